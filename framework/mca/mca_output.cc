@@ -1,0 +1,101 @@
+#include "mca_output.h"
+
+#include "weft_config.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace weft::output {
+
+namespace {
+
+void stderr_sink(Kind kind, const std::string &text, void *)
+{
+    const char *prefix = "";
+    switch (kind) {
+    case Kind::error: prefix = "error: "; break;
+    case Kind::warning: prefix = "warning: "; break;
+    case Kind::info:
+    case Kind::verbose: break;
+    }
+    std::fprintf(stderr, "weft: %s%s\n", prefix, text.c_str());
+    std::fflush(stderr);
+}
+
+Sink g_sink = stderr_sink;
+void *g_arg = nullptr;
+
+std::string find_section(const std::string &path, std::string_view section)
+{
+    std::ifstream in(path);
+    if (!in)
+        return {};
+    std::string line, body;
+    bool inside = false;
+    const std::string header = "[" + std::string(section) + "]";
+    while (std::getline(in, line)) {
+        if (!line.empty() && line[0] == '#')
+            continue;
+        if (!line.empty() && line[0] == '[') {
+            if (inside)
+                break;
+            inside = line == header;
+            continue;
+        }
+        if (inside)
+            body += line + "\n";
+    }
+    while (!body.empty() && body.back() == '\n')
+        body.pop_back();
+    return inside || !body.empty() ? body : std::string{};
+}
+
+} // namespace
+
+void set_sink(Sink sink, void *arg)
+{
+    g_sink = sink ? sink : stderr_sink;
+    g_arg = arg;
+}
+
+void reset_sink() { set_sink(nullptr, nullptr); }
+
+void emit(Kind kind, const std::string &text) { g_sink(kind, text, g_arg); }
+
+std::string help_text(std::string_view file, std::string_view section,
+                      std::initializer_list<std::string> args)
+{
+    std::string body;
+    if (const char *dir = std::getenv("WEFT_HELP_DIR"))
+        body = find_section(std::string(dir) + "/" + std::string(file), section);
+    if (body.empty())
+        body = find_section(std::string(WEFT_PKGDATADIR) + "/" + std::string(file), section);
+    if (body.empty()) {
+        // The help file is missing (an uninstalled build without
+        // WEFT_HELP_DIR): still say everything we know.
+        std::string text = "[" + std::string(file) + ":" + std::string(section) + "]";
+        for (const auto &a : args)
+            text += " " + a;
+        return text;
+    }
+    std::string out;
+    auto it = args.begin();
+    for (size_t i = 0; i < body.size(); ++i) {
+        if (body[i] == '%' && i + 1 < body.size() && body[i + 1] == 's') {
+            out += it != args.end() ? *it++ : std::string("(?)");
+            ++i;
+        } else {
+            out += body[i];
+        }
+    }
+    return out;
+}
+
+void show_help(Kind kind, std::string_view file, std::string_view section,
+               std::initializer_list<std::string> args)
+{
+    emit(kind, help_text(file, section, args));
+}
+
+} // namespace weft::output

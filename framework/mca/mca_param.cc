@@ -1,0 +1,435 @@
+#include "mca_param.h"
+
+#include "mca_output.h"
+#include "weft_config.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+extern char **environ;
+
+namespace weft::mca {
+
+namespace {
+
+constexpr std::string_view env_prefix = "WEFT_MCA_";
+// Environment variables under WEFT_MCA_ that steer the registry itself.
+constexpr std::string_view env_controls[] = {"PARAM_FILES"};
+
+bool valid_name(std::string_view n)
+{
+    if (n.empty())
+        return false;
+    for (char c : n)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    return true;
+}
+
+std::string describe_source(weft_mca_param_source_t src, const std::string &detail)
+{
+    switch (src) {
+    case WEFT_MCA_SOURCE_DEFAULT: return "the default";
+    case WEFT_MCA_SOURCE_FILE: return "param file " + detail;
+    case WEFT_MCA_SOURCE_ENV: return "environment variable " + detail;
+    case WEFT_MCA_SOURCE_CMDLINE: return "the command line (--mca)";
+    case WEFT_MCA_SOURCE_API: return "the program";
+    }
+    return "an unknown source";
+}
+
+} // namespace
+
+const char *source_name(weft_mca_param_source_t source)
+{
+    switch (source) {
+    case WEFT_MCA_SOURCE_DEFAULT: return "default";
+    case WEFT_MCA_SOURCE_FILE: return "file";
+    case WEFT_MCA_SOURCE_ENV: return "environment";
+    case WEFT_MCA_SOURCE_CMDLINE: return "command line";
+    case WEFT_MCA_SOURCE_API: return "api";
+    }
+    return "unknown";
+}
+
+Registry &Registry::instance()
+{
+    static Registry registry;
+    return registry;
+}
+
+void Registry::reset()
+{
+    params_.clear();
+    by_name_.clear();
+    cmdline_.clear();
+    env_.clear();
+    files_.clear();
+    warned_.clear();
+    sources_loaded_ = false;
+}
+
+void Registry::load_file(const std::string &path, bool must_exist)
+{
+    std::ifstream in(path);
+    if (!in) {
+        if (must_exist)
+            output::warning("param file " + path + " (from WEFT_MCA_PARAM_FILES) cannot be read: " +
+                            std::strerror(errno));
+        return;
+    }
+    std::string line;
+    for (int lineno = 1; std::getline(in, line); ++lineno) {
+        if (auto hash = line.find('#'); hash != std::string::npos)
+            line.erase(hash);
+        std::string t = trim(line);
+        if (t.empty())
+            continue;
+        const std::string where = path + ":" + std::to_string(lineno);
+        auto eq = t.find('=');
+        std::string name = eq == std::string::npos ? std::string{} : trim(t.substr(0, eq));
+        if (!valid_name(name)) {
+            output::warning(where + ": expected 'name = value', got '" + t + "'; line ignored");
+            continue;
+        }
+        // An earlier file wins: the user's file is read before the system one.
+        files_.try_emplace(name, Given{trim(t.substr(eq + 1)), where});
+    }
+}
+
+void Registry::load_sources()
+{
+    if (sources_loaded_)
+        return;
+    sources_loaded_ = true;
+    for (char **e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        if (kv.substr(0, env_prefix.size()) != env_prefix)
+            continue;
+        auto eq = kv.find('=');
+        if (eq == std::string_view::npos)
+            continue;
+        std::string name(kv.substr(env_prefix.size(), eq - env_prefix.size()));
+        bool control = false;
+        for (auto c : env_controls)
+            control |= name == c;
+        if (!control)
+            env_[name] = Given{std::string(kv.substr(eq + 1)),
+                               std::string(env_prefix) + name};
+    }
+    if (const char *list = std::getenv("WEFT_MCA_PARAM_FILES")) {
+        for (const auto &path : split(list, ':'))
+            load_file(path, true);
+    } else {
+        if (const char *home = std::getenv("HOME"))
+            load_file(std::string(home) + "/.weft/mca-params.conf", false);
+        load_file(std::string(WEFT_SYSCONFDIR) + "/weft-mca-params.conf", false);
+    }
+}
+
+const Registry::Given *Registry::lookup(const std::map<std::string, Given> &from, const Param &p,
+                                        std::string &as)
+{
+    if (auto it = from.find(p.full_name); it != from.end()) {
+        as = p.full_name;
+        return &it->second;
+    }
+    for (const auto &syn : p.synonyms) {
+        if (auto it = from.find(syn); it != from.end()) {
+            as = syn;
+            if (!warned_[syn]) {
+                warned_[syn] = true;
+                output::warning("parameter " + syn + " is deprecated; use " + p.full_name);
+            }
+            return &it->second;
+        }
+    }
+    return nullptr;
+}
+
+weft_status_t Registry::set(Param &p, std::string_view value, weft_mca_param_source_t source,
+                            const std::string &detail)
+{
+    std::string expected;
+    auto v = parse_value(p.type, value, p.enums, expected);
+    if (!v) {
+        output::error("parameter " + p.full_name + ": value '" + std::string(value) + "' from " +
+                      describe_source(source, detail) + " is not valid: expected " + expected);
+        return WEFT_ERR_BAD_PARAM;
+    }
+    p.value = std::move(*v);
+    p.source = source;
+    p.source_detail = detail;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t Registry::resolve(Param &p)
+{
+    struct Layer {
+        const std::map<std::string, Given> *from;
+        weft_mca_param_source_t source;
+    };
+    const Layer layers[] = {{&cmdline_, WEFT_MCA_SOURCE_CMDLINE},
+                            {&env_, WEFT_MCA_SOURCE_ENV},
+                            {&files_, WEFT_MCA_SOURCE_FILE}};
+    for (const auto &layer : layers) {
+        std::string as;
+        if (const Given *g = lookup(*layer.from, p, as)) {
+            std::string detail = g->detail;
+            if (layer.source == WEFT_MCA_SOURCE_ENV)
+                detail = std::string(env_prefix) + as;
+            return set(p, g->value, layer.source, detail);
+        }
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_status_t Registry::register_table(const char *framework, const char *component,
+                                       const weft_mca_param_def_t *defs, size_t count,
+                                       size_t def_size, Param **handles)
+{
+    load_sources();
+    if (!framework || !valid_name(framework) || (component && !valid_name(component)) ||
+        (count && !defs) || def_size < offsetof(weft_mca_param_def_t, enum_values)) {
+        output::error("parameter table registration with an invalid framework, component or "
+                      "table size");
+        return WEFT_ERR_BAD_PARAM;
+    }
+    const std::string owner =
+        std::string(framework) + (component ? "/" + std::string(component) : "");
+    const std::string prefix =
+        std::string(framework) + "_" + (component ? std::string(component) + "_" : "");
+    weft_status_t result = WEFT_SUCCESS;
+
+    for (size_t i = 0; i < count; ++i) {
+        weft_mca_param_def_t d{};
+        std::memcpy(&d, reinterpret_cast<const char *>(defs) + i * def_size,
+                    std::min(def_size, sizeof d));
+        Param *handle = nullptr;
+        weft_status_t rc;
+        if (!d.name || !valid_name(d.name)) {
+            output::error(owner + ": parameter '" + std::string(d.name ? d.name : "") +
+                          "' cannot be registered: its name must match [a-z0-9_]+");
+            rc = WEFT_ERR_BAD_PARAM;
+        } else {
+            rc = register_one(prefix + d.name, framework, component, d, &handle);
+        }
+        if (handles)
+            handles[i] = handle;
+        // A bad row or a bad user value makes the table fail, but every good
+        // row is still registered so that the rest of the component is known.
+        if (rc != WEFT_SUCCESS && (result == WEFT_SUCCESS || rc == WEFT_ERR_BAD_PARAM))
+            result = rc;
+    }
+    return result;
+}
+
+weft_status_t Registry::register_one(const std::string &full_name, const char *framework,
+                                     const char *component, const weft_mca_param_def_t &d,
+                                     Param **handle)
+{
+    load_sources();
+    *handle = nullptr;
+    const std::string owner =
+        std::string(framework) + (component ? "/" + std::string(component) : "");
+    auto bad_row = [&](const std::string &why) {
+        output::error(owner + ": parameter " + full_name + " cannot be registered: " + why);
+        return WEFT_ERR_BAD_PARAM;
+    };
+    if (!valid_name(full_name))
+        return bad_row("its name must match [a-z0-9_]+");
+    if (!d.help || !*d.help)
+        return bad_row("it has no help text");
+    if (d.level < 1 || d.level > 9)
+        return bad_row("its level " + std::to_string(d.level) + " is not in 1-9");
+    if (d.type < WEFT_MCA_PARAM_BOOL || d.type > WEFT_MCA_PARAM_LIST)
+        return bad_row("its type " + std::to_string(int(d.type)) + " is unknown");
+    if (find(full_name)) {
+        output::error(owner + ": parameter " + full_name + " is registered twice");
+        return WEFT_ERR_EXISTS;
+    }
+    auto p = std::make_unique<Param>();
+    p->full_name = full_name;
+    p->framework = framework;
+    p->component = component ? component : "";
+    p->type = d.type;
+    p->default_text = d.default_value ? d.default_value : "";
+    p->help = d.help;
+    p->level = d.level;
+    p->scope = d.scope;
+    if (d.type == WEFT_MCA_PARAM_ENUM) {
+        for (auto *e = d.enum_values; e && e->name; ++e)
+            p->enums.push_back({e->name, e->value});
+        if (p->enums.empty())
+            return bad_row("it is an enum without values");
+    }
+    if (d.synonyms)
+        p->synonyms = split(d.synonyms, ',');
+    std::string expected;
+    auto v = parse_value(p->type, p->default_text, p->enums, expected);
+    if (!v)
+        return bad_row("its default '" + p->default_text + "' is not valid: expected " + expected);
+    p->value = std::move(*v);
+    // A bad user value leaves the default in place; the error is printed.
+    weft_status_t rc = resolve(*p);
+    by_name_[p->full_name] = p.get();
+    for (const auto &syn : p->synonyms)
+        by_name_.try_emplace(syn, p.get());
+    *handle = p.get();
+    params_.push_back(std::move(p));
+    return rc;
+}
+
+Param *Registry::find(std::string_view name) const
+{
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+}
+
+weft_status_t Registry::cmdline_set(const std::string &name, const std::string &value)
+{
+    if (!valid_name(name)) {
+        output::error("--mca " + name + ": a parameter name must match [a-z0-9_]+");
+        return WEFT_ERR_BAD_PARAM;
+    }
+    cmdline_[name] = Given{value, "--mca"};
+    if (Param *p = find(name))
+        return set(*p, value, WEFT_MCA_SOURCE_CMDLINE, "--mca");
+    return WEFT_SUCCESS;
+}
+
+std::string Registry::nearest(const std::string &name) const
+{
+    std::string best;
+    size_t best_d = std::string::npos;
+    for (const auto &[known, p] : by_name_) {
+        (void)p;
+        size_t d = edit_distance(name, known);
+        if (d < best_d) {
+            best_d = d;
+            best = known;
+        }
+    }
+    // Only suggest names that are plausibly what was meant.
+    if (best_d == std::string::npos || best_d > std::max<size_t>(3, name.size() / 3))
+        return {};
+    return best;
+}
+
+int Registry::warn_unknown()
+{
+    load_sources();
+    int unknown = 0;
+    auto check = [&](const std::map<std::string, Given> &from, const char *where, bool file) {
+        for (const auto &[name, given] : from) {
+            if (find(name))
+                continue;
+            ++unknown;
+            if (warned_[name])
+                continue;
+            warned_[name] = true;
+            std::string msg = "unknown parameter " + name + " (from " + where +
+                              (file ? " " + given.detail : "") + ")";
+            std::string near = nearest(name);
+            msg += near.empty() ? "; see weft_info --all for the known ones"
+                                : "; did you mean " + near + "?";
+            output::warning(msg);
+        }
+    };
+    check(cmdline_, "the command line", false);
+    check(env_, "the environment", false);
+    check(files_, "param file", true);
+    return unknown;
+}
+
+} // namespace weft::mca
+
+using weft::mca::Registry;
+
+extern "C" {
+
+weft_status_t weft_mca_param_register_table(const char *framework, const char *component,
+                                            const weft_mca_param_def_t *defs, size_t count,
+                                            size_t def_size, weft_mca_param_t **handles)
+{
+    return Registry::instance().register_table(framework, component, defs, count, def_size,
+                                               handles);
+}
+
+weft_mca_param_t *weft_mca_param_find(const char *full_name)
+{
+    return full_name ? Registry::instance().find(full_name) : nullptr;
+}
+
+int weft_mca_param_bool(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_BOOL && p->value.b;
+}
+
+int64_t weft_mca_param_int(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_INT ? p->value.i : 0;
+}
+
+uint64_t weft_mca_param_size(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_SIZE ? p->value.size : 0;
+}
+
+double weft_mca_param_double(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_DOUBLE ? p->value.d : 0.0;
+}
+
+const char *weft_mca_param_string(const weft_mca_param_t *p)
+{
+    if (!p)
+        return "";
+    switch (p->type) {
+    case WEFT_MCA_PARAM_STRING:
+    case WEFT_MCA_PARAM_ENUM:
+    case WEFT_MCA_PARAM_LIST: return p->value.text.c_str();
+    default: return "";
+    }
+}
+
+int weft_mca_param_enum(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_ENUM ? int(p->value.i) : 0;
+}
+
+size_t weft_mca_param_list_count(const weft_mca_param_t *p)
+{
+    return p && p->type == WEFT_MCA_PARAM_LIST ? p->value.items.size() : 0;
+}
+
+const char *weft_mca_param_list_item(const weft_mca_param_t *p, size_t i)
+{
+    if (!p || p->type != WEFT_MCA_PARAM_LIST || i >= p->value.items.size())
+        return nullptr;
+    return p->value.items[i].c_str();
+}
+
+weft_mca_param_source_t weft_mca_param_source(const weft_mca_param_t *p)
+{
+    return p ? p->source : WEFT_MCA_SOURCE_DEFAULT;
+}
+
+weft_status_t weft_mca_param_set(weft_mca_param_t *p, const char *value)
+{
+    if (!p || !value)
+        return WEFT_ERR_BAD_PARAM;
+    return Registry::instance().set(*p, value, WEFT_MCA_SOURCE_API, "");
+}
+
+weft_status_t weft_mca_cmdline_set(const char *name, const char *value)
+{
+    if (!name || !value)
+        return WEFT_ERR_BAD_PARAM;
+    return Registry::instance().cmdline_set(name, value);
+}
+
+int weft_mca_param_warn_unknown(void) { return Registry::instance().warn_unknown(); }
+
+} // extern "C"

@@ -1,0 +1,89 @@
+// The parameter registry. It owns every parameter's storage; components hold
+// handles (weft_mca_param_t *) and read through the typed accessors.
+//
+// Sources, highest first: command line (weft_mca_cmdline_set), environment
+// WEFT_MCA_<name>, param files (WEFT_MCA_PARAM_FILES, or
+// $HOME/.weft/mca-params.conf then $sysconfdir/weft-mca-params.conf; an
+// earlier file wins), the default from the component's table.
+#ifndef WEFT_MCA_PARAM_H
+#define WEFT_MCA_PARAM_H
+
+#include "mca_parse.h"
+
+#include <weft/mca.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct weft_mca_param {
+    std::string full_name;
+    std::string framework;
+    std::string component; // empty for framework-level parameters
+    weft_mca_param_type_t type = WEFT_MCA_PARAM_STRING;
+    std::string default_text;
+    std::string help;
+    int level = 1;
+    weft_mca_param_scope_t scope = WEFT_MCA_SCOPE_LOCAL;
+    std::vector<weft::mca::EnumEntry> enums;
+    std::vector<std::string> synonyms;
+
+    weft::mca::Value value;
+    weft_mca_param_source_t source = WEFT_MCA_SOURCE_DEFAULT;
+    std::string source_detail; // file:line or the environment variable name
+};
+
+namespace weft::mca {
+
+using Param = weft_mca_param;
+
+const char *source_name(weft_mca_param_source_t source);
+
+class Registry {
+  public:
+    static Registry &instance();
+
+    weft_status_t register_table(const char *framework, const char *component,
+                                 const weft_mca_param_def_t *defs, size_t count, size_t def_size,
+                                 Param **handles);
+    // Register one parameter under its full name (the framework selection
+    // parameters are named like the framework, without a suffix).
+    weft_status_t register_one(const std::string &full_name, const char *framework,
+                               const char *component, const weft_mca_param_def_t &def,
+                               Param **handle);
+    Param *find(std::string_view name) const;
+    weft_status_t set(Param &p, std::string_view value, weft_mca_param_source_t source,
+                      const std::string &detail);
+    weft_status_t cmdline_set(const std::string &name, const std::string &value);
+    int warn_unknown();
+
+    // Every parameter, in registration order.
+    const std::vector<std::unique_ptr<Param>> &all() const { return params_; }
+
+    // Forget everything: parameters, given values, warnings. For tests and
+    // for re-initialisation after finalize.
+    void reset();
+
+  private:
+    struct Given {
+        std::string value;
+        std::string detail;
+    };
+
+    void load_sources();
+    void load_file(const std::string &path, bool must_exist);
+    weft_status_t resolve(Param &p);
+    const Given *lookup(const std::map<std::string, Given> &from, const Param &p, std::string &as);
+    std::string nearest(const std::string &name) const;
+
+    std::vector<std::unique_ptr<Param>> params_;
+    std::map<std::string, Param *, std::less<>> by_name_;
+    std::map<std::string, Given> cmdline_, env_, files_;
+    std::map<std::string, bool> warned_;
+    bool sources_loaded_ = false;
+};
+
+} // namespace weft::mca
+
+#endif

@@ -1,0 +1,309 @@
+#include "mca_select.h"
+
+#include "mca_output.h"
+#include "mca_param.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+namespace weft::mca {
+
+bool Filter::names_it(const std::string &name) const
+{
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool Filter::allows(const std::string &name) const
+{
+    if (!given)
+        return true;
+    return exclude != names_it(name);
+}
+
+weft_status_t parse_filter(const Framework &fw, const std::vector<std::string> &items,
+                           const std::vector<Component *> &known,
+                           const std::vector<Rejected> &rejected, Filter &out, std::string &error)
+{
+    out = Filter{};
+    const std::string fwname = fw.name;
+    std::string joined;
+    for (size_t i = 0; i < items.size(); ++i)
+        joined += (i ? "," : "") + items[i];
+    for (size_t i = 0; i < items.size(); ++i) {
+        std::string name = items[i];
+        if (name[0] == '^') {
+            if (i != 0) {
+                error = fwname + " = '" + joined + "': '^' may only start the list, where it " +
+                        "excludes every component listed (e.g. ^a,b); an include list names " +
+                        "components without it";
+                return WEFT_ERR_BAD_PARAM;
+            }
+            out.exclude = true;
+            name.erase(0, 1);
+        }
+        if (name.empty() || name.find('^') != std::string::npos) {
+            error = fwname + " = '" + joined + "': '" + items[i] + "' is not a component name";
+            return WEFT_ERR_BAD_PARAM;
+        }
+        bool exists = std::any_of(known.begin(), known.end(),
+                                  [&](const Component *c) { return c->name == name; });
+        if (!exists) {
+            auto rej = std::find_if(rejected.begin(), rejected.end(), [&](const Rejected &r) {
+                return r.framework == fwname && r.name == name;
+            });
+            if (rej != rejected.end()) {
+                error = fwname + " = '" + joined + "': component " + fwname + "/" + name +
+                        " was found but cannot be used: " + rej->reason + " (" + rej->origin + ")";
+            } else {
+                std::string avail;
+                for (const auto *c : known)
+                    avail += (avail.empty() ? "" : ", ") + c->name;
+                error = fwname + " = '" + joined + "': there is no " + fwname + " component '" +
+                        name + "' (available: " + (avail.empty() ? "none" : avail) + ")";
+            }
+            return WEFT_ERR_BAD_PARAM;
+        }
+        out.names.push_back(name);
+    }
+    out.given = !out.names.empty();
+    return WEFT_SUCCESS;
+}
+
+FrameworkBase::FrameworkBase(const Framework &fw) : fw_(fw) {}
+
+int FrameworkBase::verbose() const
+{
+    int own = verbose_param_ ? int(weft_mca_param_int(verbose_param_)) : 0;
+    return std::max(own, Repository::instance().verbose());
+}
+
+void FrameworkBase::note(int level, const std::string &text) const
+{
+    if (verbose() >= level)
+        output::emit(output::Kind::verbose, std::string(fw_.name) + ": " + text);
+}
+
+weft_status_t FrameworkBase::register_params()
+{
+    if (select_param_)
+        return WEFT_SUCCESS;
+    const std::string help = std::string("Which ") + fw_.name + " components may be used (" +
+                             fw_.description +
+                             "): a comma-separated include list, or an exclude list starting "
+                             "with ^ (e.g. ^name1,name2). Empty: all of them.";
+    const weft_mca_param_def_t select_def = {.name = "",
+                                             .type = WEFT_MCA_PARAM_LIST,
+                                             .default_value = "",
+                                             .help = help.c_str(),
+                                             .level = 2,
+                                             .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+                                             .enum_values = nullptr,
+                                             .synonyms = nullptr};
+    const weft_mca_param_def_t verbose_def = {
+        .name = "verbose",
+        .type = WEFT_MCA_PARAM_INT,
+        .default_value = "0",
+        .help = "Verbosity of this framework's base: 0 is quiet, 10 shows every component "
+                "opened and queried with its priority or refusal.",
+        .level = 5,
+        .scope = WEFT_MCA_SCOPE_LOCAL,
+        .enum_values = nullptr,
+        .synonyms = nullptr};
+    auto &reg = Registry::instance();
+    weft_status_t a = reg.register_one(fw_.name, fw_.name, nullptr, select_def, &select_param_);
+    weft_status_t b = weft_mca_param_register_table(fw_.name, "base", &verbose_def, 1,
+                                                    sizeof verbose_def, &verbose_param_);
+    return a != WEFT_SUCCESS ? a : b;
+}
+
+weft_status_t FrameworkBase::open()
+{
+    auto &repo = Repository::instance();
+    weft_status_t rc = repo.scan();
+    weft_status_t prc = register_params();
+    if (rc == WEFT_SUCCESS)
+        rc = prc;
+    auto comps = repo.components(fw_.name);
+
+    std::vector<std::string> items;
+    for (size_t i = 0; i < weft_mca_param_list_count(select_param_); ++i)
+        items.emplace_back(weft_mca_param_list_item(select_param_, i));
+    std::string error;
+    if (parse_filter(fw_, items, comps, repo.rejected(), filter_, error) != WEFT_SUCCESS) {
+        output::error(error);
+        return WEFT_ERR_BAD_PARAM;
+    }
+    if (rc != WEFT_SUCCESS)
+        return rc;
+
+    for (Component *c : comps) {
+        if (!filter_.allows(c->name)) {
+            note(10, c->name + ": excluded by the selection list");
+            continue;
+        }
+        if ((c->desc->flags & WEFT_MCA_FLAG_EXPLICIT_ONLY) && !(filter_.given && !filter_.exclude)) {
+            note(10, c->name + ": only used when named in the selection list");
+            continue;
+        }
+        if (c->opened) {
+            opened_.push_back(c);
+            continue;
+        }
+        weft_status_t orc = c->desc->open ? c->desc->open() : WEFT_SUCCESS;
+        if (orc != WEFT_SUCCESS) {
+            std::string msg = c->name + ": open failed: " + weft_status_string(orc);
+            if (filter_.given && !filter_.exclude) {
+                output::error(std::string(fw_.name) + "/" + msg);
+                return orc;
+            }
+            note(1, msg);
+            continue;
+        }
+        c->opened = true;
+        opened_.push_back(c);
+        note(10, c->name + ": opened (" + c->origin + ")");
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_status_t FrameworkBase::query(std::vector<Candidate> &accepted)
+{
+    accepted.clear();
+    std::vector<std::pair<std::string, std::string>> refusals;
+    for (Component *c : opened_) {
+        int priority = 0;
+        char why[256] = "";
+        weft_status_t rc = c->desc->query(&priority, why, sizeof why);
+        why[sizeof why - 1] = '\0';
+        if (rc == WEFT_SUCCESS) {
+            accepted.push_back({c, priority});
+            note(10, c->name + ": priority " + std::to_string(priority));
+        } else {
+            std::string reason = why[0] ? why : weft_status_string(rc);
+            refusals.emplace_back(c->name, reason);
+            note(10, c->name + ": cannot run: " + reason);
+        }
+    }
+    std::stable_sort(accepted.begin(), accepted.end(), [](const Candidate &a, const Candidate &b) {
+        return a.priority != b.priority ? a.priority > b.priority
+                                        : a.component->name < b.component->name;
+    });
+
+    const bool include = filter_.given && !filter_.exclude;
+    std::string named_refusals;
+    size_t named_refused = 0;
+    for (const auto &[name, reason] : refusals) {
+        if (include && filter_.names_it(name)) {
+            ++named_refused;
+            named_refusals += "\n  " + std::string(fw_.name) + "/" + name + ": " + reason;
+        }
+    }
+    bool fail = fw_.pick == Pick::all ? named_refused > 0
+                                      : include && named_refused == filter_.names.size();
+    if (fail) {
+        std::string list = weft_mca_param_string(select_param_);
+        output::show_help(output::Kind::error, "help-mca.txt", "named-cannot-run",
+                          {fw_.name, fw_.name, list, named_refusals, fw_.name});
+        return WEFT_ERR_NOT_AVAILABLE;
+    }
+    if (accepted.empty() && fw_.pick == Pick::one) {
+        std::string all;
+        for (const auto &[name, reason] : refusals)
+            all += "\n  " + std::string(fw_.name) + "/" + name + ": " + reason;
+        output::show_help(output::Kind::error, "help-mca.txt", "none-can-run",
+                          {fw_.name, all.empty() ? std::string(" none is available") : all,
+                           fw_.name});
+        return WEFT_ERR_NOT_FOUND;
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_status_t FrameworkBase::select_one(Component *&selected)
+{
+    selected = nullptr;
+    std::vector<Candidate> accepted;
+    weft_status_t rc = query(accepted);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    selected = accepted.front().component;
+    note(1, "selected " + selected->name + " (priority " +
+                std::to_string(accepted.front().priority) + ")");
+    for (Component *c : std::vector<Component *>(opened_))
+        if (c != selected)
+            close_one(c);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t FrameworkBase::select_all(std::vector<Candidate> &selected)
+{
+    weft_status_t rc = query(selected);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    for (Component *c : std::vector<Component *>(opened_)) {
+        bool keep = std::any_of(selected.begin(), selected.end(),
+                                [&](const Candidate &s) { return s.component == c; });
+        if (!keep)
+            close_one(c);
+    }
+    return WEFT_SUCCESS;
+}
+
+void FrameworkBase::close_one(Component *c)
+{
+    if (c->opened && c->desc->close)
+        c->desc->close();
+    c->opened = false;
+    opened_.erase(std::remove(opened_.begin(), opened_.end(), c), opened_.end());
+}
+
+void FrameworkBase::close()
+{
+    while (!opened_.empty())
+        close_one(opened_.back());
+}
+
+namespace {
+
+std::map<std::string, std::unique_ptr<FrameworkBase>, std::less<>> &bases()
+{
+    static std::map<std::string, std::unique_ptr<FrameworkBase>, std::less<>> b;
+    return b;
+}
+
+} // namespace
+
+FrameworkBase *framework_base(std::string_view name)
+{
+    auto &b = bases();
+    if (auto it = b.find(name); it != b.end())
+        return it->second.get();
+    const Framework *fw = find_framework(name);
+    if (!fw)
+        return nullptr;
+    auto [it, ok] = b.emplace(std::string(name), std::make_unique<FrameworkBase>(*fw));
+    (void)ok;
+    return it->second.get();
+}
+
+weft_status_t register_all()
+{
+    weft_status_t rc = Repository::instance().scan();
+    for (const Framework *fw : frameworks()) {
+        weft_status_t frc = framework_base(fw->name)->register_params();
+        if (rc == WEFT_SUCCESS)
+            rc = frc;
+    }
+    return rc;
+}
+
+void reset_all()
+{
+    for (auto &[name, base] : bases())
+        base->close();
+    bases().clear();
+    Repository::instance().reset();
+    Registry::instance().reset();
+}
+
+} // namespace weft::mca

@@ -1,0 +1,330 @@
+/*
+ * coll/coll.h: the collective operations (coll) framework ABI, version 1.0.
+ *
+ * Collectives are chosen per communicator and per operation: every component is asked about
+ * each new communicator, and for each operation the module of highest priority that provides it
+ * (non-NULL) wins. Components: basic (everything, simply, over the PML), ftagree (the fault-
+ * tolerant agreement, chosen when FT is enabled), tuned (later). coll/base provides a non-FT
+ * agreement built on allreduce for when FT is off.
+ *
+ * Lifecycle, and who calls what:
+ *
+ *   1. register, open, query   coll/base through the MCA repository (weft/mca.h); every
+ *                              component that accepts in query stays open.
+ *   2. init_query              coll/base, once per component at MPI init, with the thread
+ *                              levels; an error drops the component.
+ *   3. comm_query              coll/base, for each new communicator (MPI_COMM_WORLD and
+ *                              MPI_COMM_SELF included), on every remaining component. It returns
+ *                              a module for this communicator with a priority, or NULL.
+ *   4. module_enable           coll/base, on each module that won at least one operation, once
+ *                              the choice for the whole communicator is made; the module may
+ *                              then communicate on comm (e.g. to set up shared state).
+ *   5. use                     framework/mpi calls the winning module's operation for each
+ *                              collective on comm, passing that module back.
+ *   6. module_disable          coll/base, once for every module comm_query returned (enabled or
+ *                              not), when comm is freed or the module was not chosen; it is the
+ *                              last call the module gets for comm and the module frees itself.
+ *   7. close                   coll/base at MPI finalize.
+ *
+ * Threading: see weft/module.h. Operations are class "mpi"; MPI forbids concurrent collectives
+ * on one communicator, so a module needs no lock for its per-communicator state. Progress of
+ * non-blocking collectives runs from the progress engine, class "any".
+ *
+ * Failures (ulfm-components.md): when a process of comm fails, framework/mpi revokes the
+ * collectives on comm (pml_revoke_comm with coll_only), so a collective completes at every rank,
+ * in error at some: WEFT_ERR_PROC_FAILED or WEFT_ERR_REVOKED. A module must not wait forever on
+ * a dead process, and a non-blocking collective whose sub-request fails ends its schedule and
+ * completes its top-level request with that error. coll_agree and coll_iagree work on revoked
+ * communicators and with failed processes.
+ *
+ * A component exports one symbol, mca_coll_<name>_component, of type weft_coll_component_t,
+ * with mca.framework "coll" and framework_abi_major/minor WEFT_COLL_ABI_MAJOR/MINOR. New
+ * operations are appended to weft_coll_module_t (bumping WEFT_COLL_ABI_MINOR); callers check
+ * WEFT_MODULE_HAS_OP before calling any operation added after 1.0.
+ */
+#ifndef WEFT_COLL_H
+#define WEFT_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <weft/mca.h>
+#include <weft/module.h>
+#include <weft/status.h>
+#include <weft/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_COLL_ABI_MAJOR 1
+#define WEFT_COLL_ABI_MINOR 0
+
+typedef struct weft_coll_module weft_coll_module_t;
+typedef struct weft_coll_component weft_coll_component_t;
+
+/*
+ * Contract shared by the collective operations below, unless an operation says otherwise:
+ *   arguments  as in the MPI standard: counts in elements of the datatype, displacements in
+ *              elements (in bytes for alltoallw), root as a rank in comm; sendbuf may be
+ *              WEFT_IN_PLACE where MPI allows MPI_IN_PLACE. Arrays have one entry per rank of
+ *              comm (of the remote group for an inter-communicator). module is the one that
+ *              comm_query returned for comm.
+ *   blocking   yes for the plain forms: they return when this rank's part is done. no for the
+ *              i-forms: *request is created by the module, belongs to the caller (released
+ *              through framework/mpi's request functions) and completes as the operation does.
+ *   memory     buffers, count/displacement/datatype arrays, datatypes, op and comm are the
+ *              caller's and must stay unchanged until the operation completes.
+ *   returns    WEFT_SUCCESS; WEFT_ERR_BAD_PARAM; WEFT_ERR_OUT_OF_RESOURCE; WEFT_ERR_TRUNCATE;
+ *              WEFT_ERR_PROC_FAILED (a process of comm failed); WEFT_ERR_REVOKED (comm, or its
+ *              collectives, were revoked). An i-form that returns WEFT_SUCCESS reports later
+ *              errors in the request.
+ *   thread     mpi.
+ */
+struct weft_coll_module {
+    uint32_t struct_size; /* sizeof(weft_coll_module_t) as the component was built */
+    uint32_t reserved;    /* zero */
+
+    /* Begin serving comm: the module may now communicate on it. Blocking: yes (it may set up
+     * state with its peers). Returns WEFT_SUCCESS or an error, after which coll/base falls back
+     * to the next module for each operation. Thread: mpi. */
+    weft_status_t (*coll_module_enable)(weft_coll_module_t *module, weft_comm_t *comm);
+
+    /* Stop serving comm and free the module. Never waits for a dead process. Blocking: local.
+     * Returns WEFT_SUCCESS or an error (the module is gone either way). Thread: mpi. */
+    weft_status_t (*coll_module_disable)(weft_coll_module_t *module, weft_comm_t *comm);
+
+    /* Blocking collectives: see the shared contract above. */
+
+    weft_status_t (*coll_barrier)(weft_comm_t *comm, weft_coll_module_t *module);
+
+    weft_status_t (*coll_bcast)(void *buf, size_t count, weft_datatype_t *dtype, int root,
+                                weft_comm_t *comm, weft_coll_module_t *module);
+
+    /* recvbuf is significant at root only. */
+    weft_status_t (*coll_reduce)(const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_datatype_t *dtype, weft_op_t *op, int root,
+                                 weft_comm_t *comm, weft_coll_module_t *module);
+
+    weft_status_t (*coll_allreduce)(const void *sendbuf, void *recvbuf, size_t count,
+                                    weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                                    weft_coll_module_t *module);
+
+    /* recvbuf, recvcount and recvtype are significant at root only. */
+    weft_status_t (*coll_gather)(const void *sendbuf, size_t sendcount,
+                                 weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                 weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                 weft_coll_module_t *module);
+
+    /* The receive arguments are significant at root only. */
+    weft_status_t (*coll_gatherv)(const void *sendbuf, size_t sendcount,
+                                  weft_datatype_t *sendtype, void *recvbuf,
+                                  const size_t *recvcounts, const ptrdiff_t *displs,
+                                  weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                  weft_coll_module_t *module);
+
+    /* The send arguments are significant at root only. */
+    weft_status_t (*coll_scatter)(const void *sendbuf, size_t sendcount,
+                                  weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                  weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                  weft_coll_module_t *module);
+
+    /* The send arguments are significant at root only. */
+    weft_status_t (*coll_scatterv)(const void *sendbuf, const size_t *sendcounts,
+                                   const ptrdiff_t *displs, weft_datatype_t *sendtype,
+                                   void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                   int root, weft_comm_t *comm, weft_coll_module_t *module);
+
+    weft_status_t (*coll_allgather)(const void *sendbuf, size_t sendcount,
+                                    weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                    weft_datatype_t *recvtype, weft_comm_t *comm,
+                                    weft_coll_module_t *module);
+
+    weft_status_t (*coll_allgatherv)(const void *sendbuf, size_t sendcount,
+                                     weft_datatype_t *sendtype, void *recvbuf,
+                                     const size_t *recvcounts, const ptrdiff_t *displs,
+                                     weft_datatype_t *recvtype, weft_comm_t *comm,
+                                     weft_coll_module_t *module);
+
+    weft_status_t (*coll_alltoall)(const void *sendbuf, size_t sendcount,
+                                   weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                   weft_datatype_t *recvtype, weft_comm_t *comm,
+                                   weft_coll_module_t *module);
+
+    weft_status_t (*coll_alltoallv)(const void *sendbuf, const size_t *sendcounts,
+                                    const ptrdiff_t *sdispls, weft_datatype_t *sendtype,
+                                    void *recvbuf, const size_t *recvcounts,
+                                    const ptrdiff_t *rdispls, weft_datatype_t *recvtype,
+                                    weft_comm_t *comm, weft_coll_module_t *module);
+
+    /* Displacements in bytes; one datatype per rank. */
+    weft_status_t (*coll_alltoallw)(const void *sendbuf, const size_t *sendcounts,
+                                    const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes,
+                                    void *recvbuf, const size_t *recvcounts,
+                                    const ptrdiff_t *rdispls, weft_datatype_t *const *recvtypes,
+                                    weft_comm_t *comm, weft_coll_module_t *module);
+
+    weft_status_t (*coll_reduce_scatter)(const void *sendbuf, void *recvbuf,
+                                         const size_t *recvcounts, weft_datatype_t *dtype,
+                                         weft_op_t *op, weft_comm_t *comm,
+                                         weft_coll_module_t *module);
+
+    weft_status_t (*coll_reduce_scatter_block)(const void *sendbuf, void *recvbuf,
+                                               size_t recvcount, weft_datatype_t *dtype,
+                                               weft_op_t *op, weft_comm_t *comm,
+                                               weft_coll_module_t *module);
+
+    weft_status_t (*coll_scan)(const void *sendbuf, void *recvbuf, size_t count,
+                               weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                               weft_coll_module_t *module);
+
+    /* recvbuf is undefined at rank 0. */
+    weft_status_t (*coll_exscan)(const void *sendbuf, void *recvbuf, size_t count,
+                                 weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                                 weft_coll_module_t *module);
+
+    /* Non-blocking collectives: the same as the blocking ones, plus *request; see the shared
+     * contract above. */
+
+    weft_status_t (*coll_ibarrier)(weft_comm_t *comm, weft_request_t **request,
+                                   weft_coll_module_t *module);
+
+    weft_status_t (*coll_ibcast)(void *buf, size_t count, weft_datatype_t *dtype, int root,
+                                 weft_comm_t *comm, weft_request_t **request,
+                                 weft_coll_module_t *module);
+
+    weft_status_t (*coll_ireduce)(const void *sendbuf, void *recvbuf, size_t count,
+                                  weft_datatype_t *dtype, weft_op_t *op, int root,
+                                  weft_comm_t *comm, weft_request_t **request,
+                                  weft_coll_module_t *module);
+
+    weft_status_t (*coll_iallreduce)(const void *sendbuf, void *recvbuf, size_t count,
+                                     weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                                     weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_igather)(const void *sendbuf, size_t sendcount,
+                                  weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                  weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                  weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_igatherv)(const void *sendbuf, size_t sendcount,
+                                   weft_datatype_t *sendtype, void *recvbuf,
+                                   const size_t *recvcounts, const ptrdiff_t *displs,
+                                   weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                   weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_iscatter)(const void *sendbuf, size_t sendcount,
+                                   weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                   weft_datatype_t *recvtype, int root, weft_comm_t *comm,
+                                   weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_iscatterv)(const void *sendbuf, const size_t *sendcounts,
+                                    const ptrdiff_t *displs, weft_datatype_t *sendtype,
+                                    void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                    int root, weft_comm_t *comm, weft_request_t **request,
+                                    weft_coll_module_t *module);
+
+    weft_status_t (*coll_iallgather)(const void *sendbuf, size_t sendcount,
+                                     weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                     weft_datatype_t *recvtype, weft_comm_t *comm,
+                                     weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_iallgatherv)(const void *sendbuf, size_t sendcount,
+                                      weft_datatype_t *sendtype, void *recvbuf,
+                                      const size_t *recvcounts, const ptrdiff_t *displs,
+                                      weft_datatype_t *recvtype, weft_comm_t *comm,
+                                      weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ialltoall)(const void *sendbuf, size_t sendcount,
+                                    weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
+                                    weft_datatype_t *recvtype, weft_comm_t *comm,
+                                    weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ialltoallv)(const void *sendbuf, const size_t *sendcounts,
+                                     const ptrdiff_t *sdispls, weft_datatype_t *sendtype,
+                                     void *recvbuf, const size_t *recvcounts,
+                                     const ptrdiff_t *rdispls, weft_datatype_t *recvtype,
+                                     weft_comm_t *comm, weft_request_t **request,
+                                     weft_coll_module_t *module);
+
+    weft_status_t (*coll_ialltoallw)(const void *sendbuf, const size_t *sendcounts,
+                                     const ptrdiff_t *sdispls,
+                                     weft_datatype_t *const *sendtypes, void *recvbuf,
+                                     const size_t *recvcounts, const ptrdiff_t *rdispls,
+                                     weft_datatype_t *const *recvtypes, weft_comm_t *comm,
+                                     weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ireduce_scatter)(const void *sendbuf, void *recvbuf,
+                                          const size_t *recvcounts, weft_datatype_t *dtype,
+                                          weft_op_t *op, weft_comm_t *comm,
+                                          weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ireduce_scatter_block)(const void *sendbuf, void *recvbuf,
+                                                size_t recvcount, weft_datatype_t *dtype,
+                                                weft_op_t *op, weft_comm_t *comm,
+                                                weft_request_t **request,
+                                                weft_coll_module_t *module);
+
+    weft_status_t (*coll_iscan)(const void *sendbuf, void *recvbuf, size_t count,
+                                weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                                weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_iexscan)(const void *sendbuf, void *recvbuf, size_t count,
+                                  weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
+                                  weft_request_t **request, weft_coll_module_t *module);
+
+    /*
+     * Agreement (MPIX_Comm_agree), fault tolerant. *flag: in, this rank's contribution; out,
+     * the bitwise AND of the contributions of every process of comm that did not fail, the
+     * same at every rank that returns. *group: in, the failures this rank has acknowledged
+     * (borrowed; NULL for none); out, a new group (the caller's, to release) of the processes
+     * all survivors agree have failed. Works on a revoked comm. Blocking: yes, but completes
+     * despite failures during the call. Returns WEFT_SUCCESS; WEFT_ERR_PROC_FAILED (some process
+     * of comm failed that was not in the acknowledged group; *flag and *group are still
+     * agreed); WEFT_ERR_OUT_OF_RESOURCE. Thread: mpi.
+     */
+    weft_status_t (*coll_agree)(int *flag, weft_group_t **group, weft_comm_t *comm,
+                                weft_coll_module_t *module);
+
+    /* Non-blocking coll_agree: flag and *group are read at the call and written when *request
+     * completes, and must stay valid until then; the error is reported in the request.
+     * Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM, WEFT_ERR_OUT_OF_RESOURCE.
+     * Thread: mpi. */
+    weft_status_t (*coll_iagree)(int *flag, weft_group_t **group, weft_comm_t *comm,
+                                 weft_request_t **request, weft_coll_module_t *module);
+
+    /* Operations added in 1.1 and later go here, at the end. */
+};
+
+struct weft_coll_component {
+    weft_mca_component_t mca; /* mca.struct_size = sizeof(weft_coll_component_t) */
+
+    /* Say whether the component can work with these thread levels. Called once at MPI init.
+     * Returns WEFT_SUCCESS, or an error to be dropped. Blocking: local. Thread: init. */
+    weft_status_t (*init_query)(int enable_progress_threads, int enable_mpi_threads);
+
+    /* Offer a module for comm with *priority (higher wins, per operation), or return NULL to
+     * decline. The module is the component's until coll_module_disable frees it. The answer
+     * must depend only on what every rank of comm knows alike, so that all ranks choose the
+     * same module for each operation. Blocking: local. Thread: mpi. */
+    weft_coll_module_t *(*comm_query)(weft_comm_t *comm, int *priority);
+};
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+#include <type_traits>
+
+static_assert(std::is_standard_layout_v<weft_coll_module_t> &&
+                  std::is_trivially_copyable_v<weft_coll_module_t>,
+              "weft_coll_module_t must stay a plain C struct");
+static_assert(std::is_standard_layout_v<weft_coll_component_t> &&
+                  std::is_trivially_copyable_v<weft_coll_component_t>,
+              "weft_coll_component_t must stay a plain C struct");
+static_assert(offsetof(weft_coll_component_t, mca) == 0,
+              "the MCA descriptor must be the first member of weft_coll_component_t");
+static_assert(offsetof(weft_coll_module_t, struct_size) == 0,
+              "struct_size must be the first member of weft_coll_module_t");
+#endif
+
+#endif /* WEFT_COLL_H */

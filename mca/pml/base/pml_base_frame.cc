@@ -1,0 +1,18 @@
+// The pml framework as the core sees it: name, ABI and how it picks.
+#include "mca_framework.h"
+
+#include <pml/pml.h>
+
+namespace weft::pml::base {
+
+extern const mca::Framework framework;
+const mca::Framework framework = {
+    .name = "pml",
+    .description = "point-to-point messaging layer, one per job",
+    .abi_major = WEFT_PML_ABI_MAJOR,
+    .abi_minor = WEFT_PML_ABI_MINOR,
+    .min_component_size = sizeof(weft_pml_component_t),
+    .pick = mca::Pick::one,
+};
+
+} // namespace weft::pml::base

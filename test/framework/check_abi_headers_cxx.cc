@@ -1,0 +1,355 @@
+/*
+ * check_abi_headers_cxx.cc: the framework ABI headers compile as C++20 (which also runs their
+ * static_asserts), and a module and a component of each framework can be written with
+ * designated initializers. The same code as check_abi_headers.c: C++20 enforces declaration
+ * order, and g++ -Wextra wants every field named, so a reordered or grown struct shows here.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <weft/mca.h>
+#include <weft/module.h>
+#include <weft/status.h>
+#include <weft/types.h>
+
+#include <bml/bml.h>
+#include <boot/boot.h>
+#include <btl/btl.h>
+#include <coll/coll.h>
+#include <mtl/mtl.h>
+#include <pml/pml.h>
+
+/* Typed defaults: an operation a component lacks is NULL or one of these, never a cast. */
+
+static weft_status_t check_query(int *priority, char *why, size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    *priority = 0;
+    return WEFT_SUCCESS;
+}
+
+static weft_status_t check_btl_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
+                                   void *local_address, uint64_t remote_address,
+                                   weft_btl_registration_handle_t *local_handle,
+                                   const weft_btl_registration_handle_t *remote_handle,
+                                   size_t size, uint32_t flags, uint8_t order,
+                                   weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext,
+                                   void *cbdata)
+{
+    (void)module;
+    (void)endpoint;
+    (void)local_address;
+    (void)remote_address;
+    (void)local_handle;
+    (void)remote_handle;
+    (void)size;
+    (void)flags;
+    (void)order;
+    (void)cbfunc;
+    (void)cbcontext;
+    (void)cbdata;
+    return WEFT_ERR_NOT_SUPPORTED;
+}
+
+static int check_pml_progress(weft_pml_module_t *module)
+{
+    (void)module;
+    return 0;
+}
+
+static weft_status_t check_boot_poll_event(weft_boot_module_t *module, weft_boot_event_t *ev)
+{
+    (void)module;
+    (void)ev;
+    return WEFT_ERR_NOT_FOUND;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+weft_btl_module_t check_btl_module = {
+    .struct_size = sizeof(weft_btl_module_t),
+    .btl_flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_SEND_INPLACE,
+    .btl_component = NULL,
+    .btl_eager_limit = 4096,
+    .btl_rndv_eager_limit = 4096,
+    .btl_max_send_size = 65536,
+    .btl_rdma_pipeline_send_length = 65536,
+    .btl_rdma_pipeline_frag_size = 1048576,
+    .btl_min_rdma_pipeline_size = 262144,
+    .btl_put_limit = 0,
+    .btl_get_limit = 0,
+    .btl_put_alignment = 0,
+    .btl_get_alignment = 0,
+    .btl_registration_handle_size = 0,
+    .btl_exclusivity = 0,
+    .btl_latency = 10,
+    .btl_bandwidth = 10000,
+    .reserved = 0,
+    .btl_add_procs = NULL,
+    .btl_del_procs = NULL,
+    .btl_register = NULL,
+    .btl_register_error = NULL,
+    .btl_finalize = NULL,
+    .btl_alloc = NULL,
+    .btl_free = NULL,
+    .btl_prepare_src = NULL,
+    .btl_send = NULL,
+    .btl_sendi = NULL,
+    .btl_put = check_btl_put,
+    .btl_get = NULL,
+    .btl_register_mem = NULL,
+    .btl_deregister_mem = NULL,
+    .btl_flush = NULL,
+    .btl_dump = NULL,
+};
+
+weft_btl_component_t check_btl_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_btl_component_t, "btl", WEFT_BTL_ABI_MAJOR,
+                                      WEFT_BTL_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init = NULL,
+    .progress = NULL,
+};
+
+weft_bml_module_t check_bml_module = {
+    .struct_size = sizeof(weft_bml_module_t),
+    .reserved = 0,
+    .bml_add_procs = NULL,
+    .bml_del_procs = NULL,
+    .bml_add_btl = NULL,
+    .bml_del_btl = NULL,
+    .bml_del_proc_btl = NULL,
+    .bml_register = NULL,
+    .bml_register_error = NULL,
+    .bml_finalize = NULL,
+    .bml_progress = NULL,
+    .bml_endpoint_get = NULL,
+    .bml_endpoint_info = NULL,
+    .bml_endpoint_count = NULL,
+    .bml_endpoint_btl = NULL,
+    .bml_endpoint_next = NULL,
+    .bml_endpoint_find = NULL,
+};
+
+weft_bml_component_t check_bml_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_bml_component_t, "bml", WEFT_BML_ABI_MAJOR,
+                                      WEFT_BML_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init = NULL,
+};
+
+weft_pml_module_t check_pml_module = {
+    .struct_size = sizeof(weft_pml_module_t),
+    .pml_flags = WEFT_PML_FLAG_FT,
+    .pml_max_contextid = 65535,
+    .pml_max_tag = 0x7fffffff,
+    .pml_add_procs = NULL,
+    .pml_del_procs = NULL,
+    .pml_enable = NULL,
+    .pml_progress = check_pml_progress,
+    .pml_add_comm = NULL,
+    .pml_del_comm = NULL,
+    .pml_irecv_init = NULL,
+    .pml_irecv = NULL,
+    .pml_recv = NULL,
+    .pml_isend_init = NULL,
+    .pml_isend = NULL,
+    .pml_send = NULL,
+    .pml_iprobe = NULL,
+    .pml_probe = NULL,
+    .pml_improbe = NULL,
+    .pml_mprobe = NULL,
+    .pml_imrecv = NULL,
+    .pml_mrecv = NULL,
+    .pml_start = NULL,
+    .pml_dump = NULL,
+    .pml_revoke_comm = NULL,
+};
+
+weft_pml_component_t check_pml_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
+                                      WEFT_PML_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init = NULL,
+    .finalize = NULL,
+};
+
+weft_mtl_module_t check_mtl_module = {
+    .struct_size = sizeof(weft_mtl_module_t),
+    .mtl_flags = WEFT_MTL_FLAG_PROC_FAILURE,
+    .mtl_max_contextid = 65535,
+    .mtl_max_tag = 0x7fffffff,
+    .mtl_request_size = sizeof(weft_mtl_request_t),
+    .mtl_add_procs = NULL,
+    .mtl_del_procs = NULL,
+    .mtl_finalize = NULL,
+    .mtl_send = NULL,
+    .mtl_isend = NULL,
+    .mtl_irecv = NULL,
+    .mtl_iprobe = NULL,
+    .mtl_improbe = NULL,
+    .mtl_imrecv = NULL,
+    .mtl_cancel = NULL,
+    .mtl_add_comm = NULL,
+    .mtl_del_comm = NULL,
+    .mtl_progress = NULL,
+};
+
+weft_mtl_component_t check_mtl_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_mtl_component_t, "mtl", WEFT_MTL_ABI_MAJOR,
+                                      WEFT_MTL_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init = NULL,
+};
+
+weft_coll_module_t check_coll_module = {
+    .struct_size = sizeof(weft_coll_module_t),
+    .reserved = 0,
+    .coll_module_enable = NULL,
+    .coll_module_disable = NULL,
+    .coll_barrier = NULL,
+    .coll_bcast = NULL,
+    .coll_reduce = NULL,
+    .coll_allreduce = NULL,
+    .coll_gather = NULL,
+    .coll_gatherv = NULL,
+    .coll_scatter = NULL,
+    .coll_scatterv = NULL,
+    .coll_allgather = NULL,
+    .coll_allgatherv = NULL,
+    .coll_alltoall = NULL,
+    .coll_alltoallv = NULL,
+    .coll_alltoallw = NULL,
+    .coll_reduce_scatter = NULL,
+    .coll_reduce_scatter_block = NULL,
+    .coll_scan = NULL,
+    .coll_exscan = NULL,
+    .coll_ibarrier = NULL,
+    .coll_ibcast = NULL,
+    .coll_ireduce = NULL,
+    .coll_iallreduce = NULL,
+    .coll_igather = NULL,
+    .coll_igatherv = NULL,
+    .coll_iscatter = NULL,
+    .coll_iscatterv = NULL,
+    .coll_iallgather = NULL,
+    .coll_iallgatherv = NULL,
+    .coll_ialltoall = NULL,
+    .coll_ialltoallv = NULL,
+    .coll_ialltoallw = NULL,
+    .coll_ireduce_scatter = NULL,
+    .coll_ireduce_scatter_block = NULL,
+    .coll_iscan = NULL,
+    .coll_iexscan = NULL,
+    .coll_agree = NULL,
+    .coll_iagree = NULL,
+};
+
+weft_coll_component_t check_coll_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
+                                      WEFT_COLL_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init_query = NULL,
+    .comm_query = NULL,
+};
+
+weft_boot_module_t check_boot_module = {
+    .struct_size = sizeof(weft_boot_module_t),
+    .boot_flags = WEFT_BOOT_FLAG_FAILURE_EVENTS,
+    .boot_event_fd = -1,
+    .reserved = 0,
+    .boot_init = NULL,
+    .boot_barrier = NULL,
+    .boot_allgather = NULL,
+    .boot_bcast = NULL,
+    .boot_abort = NULL,
+    .boot_finalize = NULL,
+    .boot_poll_event = check_boot_poll_event,
+};
+
+weft_boot_component_t check_boot_component = {
+    .mca =
+        {
+            WEFT_MCA_COMPONENT_HEADER(weft_boot_component_t, "boot", WEFT_BOOT_ABI_MAJOR,
+                                      WEFT_BOOT_ABI_MINOR, "check", 1, 0, 0),
+            .register_params = NULL,
+            .open = NULL,
+            .query = check_query,
+            .close = NULL,
+        },
+    .init = NULL,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Returns 0 if the size checks answer as they must, else the number of the failed check. */
+static int check_has_op(void)
+{
+    weft_btl_module_t *btl = &check_btl_module;
+    weft_pml_module_t *pml = &check_pml_module;
+    weft_boot_module_t *boot = &check_boot_module;
+    weft_coll_component_t *coll = &check_coll_component;
+
+    if (!WEFT_MODULE_HAS_OP(btl, weft_btl_module_t, btl_put)) {
+        return 1;
+    }
+    if (WEFT_MODULE_HAS_OP(btl, weft_btl_module_t, btl_get)) { /* NULL: not provided */
+        return 2;
+    }
+    if (!WEFT_MODULE_HAS_OP(pml, weft_pml_module_t, pml_progress)) {
+        return 3;
+    }
+    /* A module built before boot_poll_event was appended: shorter struct, no such op. */
+    weft_boot_module_t old_boot = check_boot_module;
+    old_boot.struct_size = (uint32_t)offsetof(weft_boot_module_t, boot_poll_event);
+    boot = &old_boot;
+    if (WEFT_MODULE_HAS_OP(boot, weft_boot_module_t, boot_poll_event)) {
+        return 4;
+    }
+    if (!WEFT_MODULE_HAS_FIELD(boot, weft_boot_module_t, boot_event_fd)) {
+        return 5;
+    }
+    if (WEFT_COMPONENT_HAS_OP(coll, weft_coll_component_t, comm_query)) {
+        return 6;
+    }
+    if (coll->mca.struct_size != sizeof(weft_coll_component_t)) {
+        return 7;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    return check_has_op();
+}
