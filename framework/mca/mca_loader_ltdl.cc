@@ -1,6 +1,8 @@
 #include "mca_loader.h"
 
+#include <dlfcn.h>
 #include <ltdl.h>
+#include <unistd.h>
 
 namespace weft::mca {
 
@@ -35,7 +37,7 @@ class LtdlLoader final : public Loader {
         lt_dlhandle h = lt_dlopenadvise(path.c_str(), advise);
         lt_dladvise_destroy(&advise);
         if (!h)
-            error = last_error();
+            error = explain(path, last_error());
         return h;
     }
 
@@ -50,6 +52,22 @@ class LtdlLoader final : public Loader {
     void close(void *handle) override { lt_dlclose(static_cast<lt_dlhandle>(handle)); }
 
   private:
+    // libltdl reports most failures to open an existing file as "file not
+    // found". Ask the system loader what really went wrong (an unresolved
+    // symbol, a missing library) so that the user sees the cause.
+    static std::string explain(const std::string &path, std::string ltdl_error)
+    {
+        if (access(path.c_str(), R_OK) != 0)
+            return ltdl_error;
+        dlerror();
+        if (void *h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+            dlclose(h);
+            return ltdl_error;
+        }
+        const char *why = dlerror();
+        return why ? ltdl_error + " (" + why + ")" : ltdl_error;
+    }
+
     static std::string last_error()
     {
         const char *e = lt_dlerror();
