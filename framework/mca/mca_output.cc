@@ -1,10 +1,7 @@
 #include "mca_output.h"
 
-#include "weft_config.h"
-
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <sstream>
 
 namespace weft::output {
 
@@ -26,11 +23,14 @@ void stderr_sink(Kind kind, const std::string &text, void *)
 Sink g_sink = stderr_sink;
 void *g_arg = nullptr;
 
-std::string find_section(const std::string &path, std::string_view section)
+std::string find_section(std::string_view file, std::string_view section)
 {
-    std::ifstream in(path);
-    if (!in)
+    const HelpFile *h = help_files;
+    while (h->name && file != h->name)
+        ++h;
+    if (!h->name)
         return {};
+    std::istringstream in(h->text);
     std::string line, body;
     bool inside = false;
     const std::string header = "[" + std::string(section) + "]";
@@ -66,14 +66,10 @@ void emit(Kind kind, const std::string &text) { g_sink(kind, text, g_arg); }
 std::string help_text(std::string_view file, std::string_view section,
                       std::initializer_list<std::string> args)
 {
-    std::string body;
-    if (const char *dir = std::getenv("WEFT_HELP_DIR"))
-        body = find_section(std::string(dir) + "/" + std::string(file), section);
-    if (body.empty())
-        body = find_section(std::string(WEFT_PKGDATADIR) + "/" + std::string(file), section);
+    std::string body = find_section(file, section);
     if (body.empty()) {
-        // The help file is missing (an uninstalled build without
-        // WEFT_HELP_DIR): still say everything we know.
+        // A programming error (a section that does not exist): still say
+        // everything we know.
         std::string text = "[" + std::string(file) + ":" + std::string(section) + "]";
         for (const auto &a : args)
             text += " " + a;

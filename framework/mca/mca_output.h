@@ -1,7 +1,8 @@
 // User-facing messages. Short ones are built in place; multi-line ones live
 // in help files (help-<topic>.txt, sections in [brackets], %s placeholders
-// filled in order), installed in $pkgdatadir and found through WEFT_HELP_DIR
-// first, so that the text can be read and edited in one place.
+// filled in order), so that the text can be read and edited in one place.
+// The files are compiled into the library (config/embed-help.sh): a message
+// never depends on finding an installed data file.
 #ifndef WEFT_MCA_OUTPUT_H
 #define WEFT_MCA_OUTPUT_H
 
@@ -23,6 +24,12 @@ void emit(Kind kind, const std::string &text);
 inline void error(const std::string &text) { emit(Kind::error, text); }
 inline void warning(const std::string &text) { emit(Kind::warning, text); }
 inline void info(const std::string &text) { emit(Kind::info, text); }
+
+struct HelpFile {
+    const char *name; // e.g. "help-mca.txt"
+    const char *text;
+};
+extern const HelpFile help_files[]; // ended by {nullptr, nullptr}
 
 // Text of help file `file`, section `section`, with %s filled from args.
 std::string help_text(std::string_view file, std::string_view section,
