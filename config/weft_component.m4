@@ -21,8 +21,8 @@ AC_DEFUN([WEFT_COMPONENT], [
              [WEFT_CONFIG_$1_$2([], [weft_build=no])])
     weft_static=no
     AS_CASE([$weft_static_requested],
-        [*" $1-$2 "*], [weft_static=yes; weft_static_matched="$weft_static_matched$1-$2 "],
-        [*" $1 "*], [weft_static=yes; weft_static_matched="$weft_static_matched$1 "])
+        [*" $1-$2 "*], [weft_static=yes; weft_static_matched="${weft_static_matched}$1-$2 "],
+        [*" $1 "*], [weft_static=yes; weft_static_matched="${weft_static_matched}$1 "])
     AS_IF([test "$weft_build" = yes],
           [AS_IF([test "$weft_static" = yes],
                  [weft_line="yes, static"

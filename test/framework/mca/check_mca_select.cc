@@ -74,7 +74,9 @@ START_TEST(test_unknown_component)
 {
     std::string chosen;
     ck_assert_int_eq(select_btl("alpha,nosuch", chosen), WEFT_ERR_BAD_PARAM);
-    ck_assert_int_eq(count_messages(Kind::error, "there is no btl component 'nosuch' (available: alpha, beta, gamma)"), 1);
+    // (a build may link real components in statically; they are listed first)
+    ck_assert_int_eq(count_messages(Kind::error, "there is no btl component 'nosuch' (available: "), 1);
+    ck_assert_int_eq(count_messages(Kind::error, "alpha, beta, gamma)"), 1);
     // Excluding a name that does not exist is an error too (a typo would
     // otherwise silently exclude nothing).
     ck_assert_int_eq(select_btl("^alpah", chosen), WEFT_ERR_BAD_PARAM);
