@@ -23,7 +23,9 @@ AC_DEFUN([WEFT_CHECK_PACKAGE], [
                 [$2_CPPFLAGS=$WEFT_$2_PC_CFLAGS
                  $2_LIBS=$WEFT_$2_PC_LIBS],
                 [$2_LIBS=-l$7])],
-        [$2_CPPFLAGS="-I$weft_with/include"
+        [AS_IF([test -f "$weft_with/include/$6"], [],
+               [AC_MSG_ERROR([--with-$3=$weft_with: $weft_with/include/$6 not found])])
+         $2_CPPFLAGS="-I$weft_with/include"
          AS_IF([test -d "$weft_with/lib64"], [$2_LDFLAGS="-L$weft_with/lib64"], [$2_LDFLAGS="-L$weft_with/lib"])
          $2_LIBS=-l$7])
     AS_IF([test "$weft_with" != no], [

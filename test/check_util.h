@@ -17,7 +17,7 @@ extern char **environ;
 
 // ck_assert_str_eq keeps raw pointers past the end of the full expression,
 // which dangles for std::string temporaries; this copies first.
-#define WEFT_ASSERT_STR_EQ(a, b)                                                                  \
+#define WEFT_ASSERT_STR_EQ(a, b)                                                                   \
     do {                                                                                           \
         const std::string weft_a_ = (a), weft_b_ = (b);                                            \
         ck_assert_msg(weft_a_ == weft_b_, "'%s' == '%s' failed", weft_a_.c_str(),                  \

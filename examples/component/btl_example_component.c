@@ -36,8 +36,8 @@ static weft_status_t example_register_params(void)
          .synonyms = NULL},
     };
     weft_mca_param_t *handles[2];
-    weft_status_t rc = weft_mca_param_register_table("btl", "example", defs, 2, sizeof defs[0],
-                                                     handles);
+    weft_status_t rc =
+        weft_mca_param_register_table("btl", "example", defs, 2, sizeof defs[0], handles);
     priority_param = handles[0];
     greeting_param = handles[1];
     return rc;
@@ -75,10 +75,8 @@ static weft_btl_module_t **example_init(int *num_modules, int enable_progress_th
 const weft_btl_component_t mca_btl_example_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_btl_component_t, "btl", WEFT_BTL_ABI_MAJOR,
                                       WEFT_BTL_ABI_MINOR, "example", 0, 1, 0),
-            .register_params = example_register_params,
-            .open = example_open,
-            .query = example_query,
-            .close = NULL},
+            .register_params = example_register_params, .open = example_open,
+            .query = example_query, .close = NULL},
     .init = example_init,
     .progress = NULL,
 };

@@ -3,12 +3,24 @@
 #include <string_view>
 
 namespace weft {
-namespace boot::base { extern const mca::Framework framework; }
-namespace pml::base { extern const mca::Framework framework; }
-namespace bml::base { extern const mca::Framework framework; }
-namespace btl::base { extern const mca::Framework framework; }
-namespace mtl::base { extern const mca::Framework framework; }
-namespace coll::base { extern const mca::Framework framework; }
+namespace boot::base {
+extern const mca::Framework framework;
+}
+namespace pml::base {
+extern const mca::Framework framework;
+}
+namespace bml::base {
+extern const mca::Framework framework;
+}
+namespace btl::base {
+extern const mca::Framework framework;
+}
+namespace mtl::base {
+extern const mca::Framework framework;
+}
+namespace coll::base {
+extern const mca::Framework framework;
+}
 } // namespace weft
 
 namespace weft::mca {

@@ -75,8 +75,8 @@ void Registry::load_file(const std::string &path, bool must_exist)
     std::ifstream in(path);
     if (!in) {
         if (must_exist)
-            output::warning("param file " + path + " (from WEFT_MCA_PARAM_FILES) cannot be read: " +
-                            std::strerror(errno));
+            output::warning("param file " + path +
+                            " (from WEFT_MCA_PARAM_FILES) cannot be read: " + std::strerror(errno));
         return;
     }
     std::string line;
@@ -115,8 +115,7 @@ void Registry::load_sources()
         for (auto c : env_controls)
             control |= name == c;
         if (!control)
-            env_[name] = Given{std::string(kv.substr(eq + 1)),
-                               std::string(env_prefix) + name};
+            env_[name] = Given{std::string(kv.substr(eq + 1)), std::string(env_prefix) + name};
     }
     if (const char *list = std::getenv("WEFT_MCA_PARAM_FILES")) {
         for (const auto &path : split(list, ':'))

@@ -112,12 +112,11 @@ std::string Repository::check(const weft_mca_component_t *d, std::string_view fw
 
 weft_status_t Repository::register_base_params()
 {
-    static const weft_mca_enum_value_t loaders[] = {
-        {"dlopen", 0},
+    static const weft_mca_enum_value_t loaders[] = {{"dlopen", 0},
 #ifdef WEFT_HAVE_LTDL
-        {"libltdl", 1},
+                                                    {"libltdl", 1},
 #endif
-        {nullptr, 0}};
+                                                    {nullptr, 0}};
     static const std::string default_path = std::string(WEFT_PKGLIBDIR) + ":$HOME/.weft/components";
     const weft_mca_param_def_t defs[] = {
         {.name = "component_path",
@@ -150,8 +149,7 @@ weft_status_t Repository::register_base_params()
          .synonyms = nullptr},
     };
     weft_mca_param_t *h[3] = {};
-    weft_status_t rc =
-        weft_mca_param_register_table("mca", "base", defs, 3, sizeof defs[0], h);
+    weft_status_t rc = weft_mca_param_register_table("mca", "base", defs, 3, sizeof defs[0], h);
     path_param_ = h[0];
     loader_param_ = h[1];
     verbose_param_ = h[2];
@@ -162,8 +160,8 @@ void Repository::reject(std::string_view fw, std::string_view name, const std::s
                         const std::string &reason, bool loud)
 {
     rejected_.push_back({std::string(fw), std::string(name), origin, reason});
-    std::string text = std::string(fw) + "/" + std::string(name) + ": " + reason + "; " + origin +
-                       " ignored";
+    std::string text =
+        std::string(fw) + "/" + std::string(name) + ": " + reason + "; " + origin + " ignored";
     if (loud)
         output::warning(text);
     else if (verbose() > 0)
@@ -180,8 +178,8 @@ void Repository::add(const weft_mca_component_t *desc, const std::string &origin
     c->origin = origin;
     c->handle = handle;
     if (verbose() >= 10)
-        output::emit(output::Kind::verbose, std::string(fw) + "/" + c->name + ": found (" +
-                                                origin + ")");
+        output::emit(output::Kind::verbose,
+                     std::string(fw) + "/" + c->name + ": found (" + origin + ")");
     components_.push_back(std::move(c));
 }
 

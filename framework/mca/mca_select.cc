@@ -142,7 +142,8 @@ weft_status_t FrameworkBase::open()
             note(10, c->name + ": excluded by the selection list");
             continue;
         }
-        if ((c->desc->flags & WEFT_MCA_FLAG_EXPLICIT_ONLY) && !(filter_.given && !filter_.exclude)) {
+        if ((c->desc->flags & WEFT_MCA_FLAG_EXPLICIT_ONLY) &&
+            !(filter_.given && !filter_.exclude)) {
             note(10, c->name + ": only used when named in the selection list");
             continue;
         }
@@ -211,9 +212,9 @@ weft_status_t FrameworkBase::query(std::vector<Candidate> &accepted)
         std::string all;
         for (const auto &[name, reason] : refusals)
             all += "\n  " + std::string(fw_.name) + "/" + name + ": " + reason;
-        output::show_help(output::Kind::error, "help-mca.txt", "none-can-run",
-                          {fw_.name, all.empty() ? std::string(" none is available") : all,
-                           fw_.name});
+        output::show_help(
+            output::Kind::error, "help-mca.txt", "none-can-run",
+            {fw_.name, all.empty() ? std::string(" none is available") : all, fw_.name});
         return WEFT_ERR_NOT_FOUND;
     }
     return WEFT_SUCCESS;

@@ -87,10 +87,10 @@ typedef struct weft_bml_btl {
 /* What the PML needs to know about a peer as a whole. The caller sets struct_size; the BML
  * fills only the fields that fit, so the struct can grow. */
 typedef struct weft_bml_endpoint_info {
-    uint32_t struct_size;  /* sizeof(weft_bml_endpoint_info_t) as the caller was built */
-    uint32_t btl_flags_or; /* OR of btl_flags over the peer's rails */
-    weft_proc_t *proc;     /* the peer */
-    size_t max_send_size;  /* smallest btl_max_send_size over the send list */
+    uint32_t struct_size;             /* sizeof(weft_bml_endpoint_info_t) as the caller was built */
+    uint32_t btl_flags_or;            /* OR of btl_flags over the peer's rails */
+    weft_proc_t *proc;                /* the peer */
+    size_t max_send_size;             /* smallest btl_max_send_size over the send list */
     size_t rdma_pipeline_send_length; /* largest over the send list */
     size_t rdma_pipeline_frag_size;   /* smallest over the RDMA list */
     size_t min_rdma_pipeline_size;    /* largest over the RDMA list */

@@ -53,8 +53,8 @@ extern "C" {
 typedef struct weft_boot_module weft_boot_module_t;
 typedef struct weft_boot_component weft_boot_component_t;
 
-/* boot_flags */
-#define WEFT_BOOT_FLAG_FAILURE_EVENTS 0x0001u /* the launcher reports process failures as events */
+/* boot_flags. FAILURE_EVENTS: the launcher reports process failures as events. */
+#define WEFT_BOOT_FLAG_FAILURE_EVENTS 0x0001u
 
 /* Kinds of launcher events (weft_boot_event_t.kind). */
 typedef enum weft_boot_event_kind {

@@ -85,50 +85,54 @@ typedef uint8_t weft_btl_tag_t;
 
 /* Tag ranges, so that layers never collide. */
 #define WEFT_BTL_TAG_BTL_FIRST 0x00 /* a BTL's own control messages (openib failover notices) */
-#define WEFT_BTL_TAG_BTL_LAST 0x3f
+#define WEFT_BTL_TAG_BTL_LAST  0x3f
 #define WEFT_BTL_TAG_PML_FIRST 0x40 /* the PML's headers: MATCH, RNDV, ACK, FRAG, PUT, FIN... */
-#define WEFT_BTL_TAG_PML_LAST 0x5f
-#define WEFT_BTL_TAG_FT_FIRST 0x60 /* revoke notices and agreement (framework/mpi, coll) */
-#define WEFT_BTL_TAG_FT_LAST 0x6f
-#define WEFT_BTL_TAG_MAX 0xff
+#define WEFT_BTL_TAG_PML_LAST  0x5f
+#define WEFT_BTL_TAG_FT_FIRST  0x60 /* revoke notices and agreement (framework/mpi, coll) */
+#define WEFT_BTL_TAG_FT_LAST   0x6f
+#define WEFT_BTL_TAG_MAX       0xff
 
 /* Order channel: descriptors given the same order value to the same endpoint arrive in the
  * order they were sent. WEFT_BTL_NO_ORDER lets the module choose. */
 #define WEFT_BTL_NO_ORDER 0xff
 
 /* btl_flags: what the module can do. */
-#define WEFT_BTL_FLAG_SEND 0x0001u         /* send/sendi active messages */
-#define WEFT_BTL_FLAG_PUT 0x0002u          /* btl_put */
-#define WEFT_BTL_FLAG_GET 0x0004u          /* btl_get */
-#define WEFT_BTL_FLAG_RDMA (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET)
+#define WEFT_BTL_FLAG_SEND         0x0001u /* send/sendi active messages */
+#define WEFT_BTL_FLAG_PUT          0x0002u /* btl_put */
+#define WEFT_BTL_FLAG_GET          0x0004u /* btl_get */
+#define WEFT_BTL_FLAG_RDMA         (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET)
 #define WEFT_BTL_FLAG_SEND_INPLACE 0x0008u /* prepare_src may send from user memory, no copy */
-#define WEFT_BTL_FLAG_FAILOVER_SUPPORT 0x0010u /* reports link errors and errors out every
-                                                * affected fragment instead of aborting */
-#define WEFT_BTL_FLAG_ACTIVE_THREAD 0x0020u    /* may run callbacks on a thread of its own */
-#define WEFT_BTL_FLAG_PROC_FAILURE 0x0040u     /* can tell a dead peer from a broken link */
+#define WEFT_BTL_FLAG_FAILOVER_SUPPORT                                                             \
+    0x0010u                                 /* reports link errors and errors out every            \
+                                             * affected fragment instead of aborting */
+#define WEFT_BTL_FLAG_ACTIVE_THREAD 0x0020u /* may run callbacks on a thread of its own */
+#define WEFT_BTL_FLAG_PROC_FAILURE  0x0040u /* can tell a dead peer from a broken link */
 
 /* des_flags and the flags argument of alloc/prepare_src/sendi. */
-#define WEFT_BTL_DES_FLAG_PRIORITY 0x0001u      /* latency-critical: send ahead of bulk data */
-#define WEFT_BTL_DES_FLAG_BTL_OWNERSHIP 0x0002u /* the module frees the descriptor itself after
-                                                 * completion (after the callback, if any) */
-#define WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK 0x0004u /* call des_cbfunc even when send completes
-                                                   * inside the call */
+#define WEFT_BTL_DES_FLAG_PRIORITY 0x0001u /* latency-critical: send ahead of bulk data */
+#define WEFT_BTL_DES_FLAG_BTL_OWNERSHIP                                                            \
+    0x0002u /* the module frees the descriptor itself after                                        \
+             * completion (after the callback, if any) */
+#define WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK                                                          \
+    0x0004u /* call des_cbfunc even when send completes                                            \
+             * inside the call */
 
 /* flags of btl_register_mem: which accesses the region must allow. */
-#define WEFT_BTL_REG_FLAG_LOCAL_WRITE 0x0001u
-#define WEFT_BTL_REG_FLAG_REMOTE_READ 0x0002u
+#define WEFT_BTL_REG_FLAG_LOCAL_WRITE  0x0001u
+#define WEFT_BTL_REG_FLAG_REMOTE_READ  0x0002u
 #define WEFT_BTL_REG_FLAG_REMOTE_WRITE 0x0004u
 
 /* flags of the error callback. */
-#define WEFT_BTL_ERROR_FLAG_FATAL 0x0001u       /* the whole module is unusable */
-#define WEFT_BTL_ERROR_FLAG_LINK 0x0002u        /* the link to proc broke; proc may be alive */
+#define WEFT_BTL_ERROR_FLAG_FATAL       0x0001u /* the whole module is unusable */
+#define WEFT_BTL_ERROR_FLAG_LINK        0x0002u /* the link to proc broke; proc may be alive */
 #define WEFT_BTL_ERROR_FLAG_PROC_FAILED 0x0004u /* the module believes proc is dead */
 
 /* flags of a received message. */
-#define WEFT_BTL_RECV_FLAG_SEND_FAILED 0x0001u /* not a message from the peer: a fragment this
-                                                * process sent with sendi that may not have
-                                                * arrived, handed back to the sender's callback
-                                                * for the tag so that it can be resent */
+#define WEFT_BTL_RECV_FLAG_SEND_FAILED                                                             \
+    0x0001u /* not a message from the peer: a fragment this                                        \
+             * process sent with sendi that may not have                                           \
+             * arrived, handed back to the sender's callback                                       \
+             * for the tag so that it can be resent */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Descriptors and callbacks                                                                  */
@@ -148,8 +152,7 @@ typedef struct weft_btl_descriptor weft_btl_descriptor_t;
  * per send that returned WEFT_IN_PROGRESS (and for WEFT_SUCCESS with ALWAYS_CALLBACK).
  * Thread: any. status: WEFT_SUCCESS, WEFT_ERR_LINK_DOWN, WEFT_ERR_UNREACH, WEFT_ERR_PROC_FAILED.
  */
-typedef void (*weft_btl_completion_fn_t)(weft_btl_module_t *module,
-                                         weft_btl_endpoint_t *endpoint,
+typedef void (*weft_btl_completion_fn_t)(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
                                          weft_btl_descriptor_t *des, weft_status_t status);
 
 /*
@@ -171,7 +174,7 @@ struct weft_btl_descriptor {
 /* A message as it arrives; valid only during the receive callback, which copies what it keeps.
  * Layout frozen for ABI major 1. */
 typedef struct weft_btl_recv_descriptor {
-    weft_btl_endpoint_t *endpoint;     /* the sender's endpoint in this module */
+    weft_btl_endpoint_t *endpoint;      /* the sender's endpoint in this module */
     const weft_btl_segment_t *segments; /* the message, header first */
     size_t segment_count;
     void *cbdata;   /* as given to btl_register */
@@ -190,8 +193,8 @@ typedef void (*weft_btl_recv_fn_t)(weft_btl_module_t *module,
  * Called before the affected fragments are completed in error, so that the PML can map the
  * rail out first. Thread: any. Must not block.
  */
-typedef void (*weft_btl_error_fn_t)(weft_btl_module_t *module, uint32_t flags,
-                                    weft_proc_t *proc, const char *description, void *cbdata);
+typedef void (*weft_btl_error_fn_t)(weft_btl_module_t *module, uint32_t flags, weft_proc_t *proc,
+                                    const char *description, void *cbdata);
 
 /*
  * Completion of a put or get: local_address is ready to reuse (put) or holds the data (get),
@@ -208,15 +211,15 @@ typedef void (*weft_btl_rdma_completion_fn_t)(weft_btl_module_t *module,
 /* ------------------------------------------------------------------------------------------ */
 
 struct weft_btl_module {
-    uint32_t struct_size; /* sizeof(weft_btl_module_t) as the component was built */
-    uint32_t btl_flags;   /* WEFT_BTL_FLAG_* */
+    uint32_t struct_size;                /* sizeof(weft_btl_module_t) as the component was built */
+    uint32_t btl_flags;                  /* WEFT_BTL_FLAG_* */
     weft_btl_component_t *btl_component; /* the component that made this module */
 
     /* Limits, read by the PML to pick a protocol per message (ob1-protocols.rst). Set by the
      * component before init returns and constant afterwards. */
-    size_t btl_eager_limit;      /* largest eager message, PML header included */
-    size_t btl_rndv_eager_limit; /* data carried by the first fragment of a rendezvous */
-    size_t btl_max_send_size;    /* largest send fragment, PML header included */
+    size_t btl_eager_limit;               /* largest eager message, PML header included */
+    size_t btl_rndv_eager_limit;          /* data carried by the first fragment of a rendezvous */
+    size_t btl_max_send_size;             /* largest send fragment, PML header included */
     size_t btl_rdma_pipeline_send_length; /* bytes sent by send/receive before RDMA pipelining */
     size_t btl_rdma_pipeline_frag_size;   /* largest RDMA fragment in the pipeline */
     size_t btl_min_rdma_pipeline_size;    /* smallest message for the RDMA pipeline */
@@ -319,9 +322,9 @@ struct weft_btl_module {
      * Thread: any.
      */
     weft_status_t (*btl_sendi)(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
-                               weft_convertor_t *convertor, const void *header,
-                               size_t header_size, size_t payload_size, uint8_t order,
-                               uint32_t flags, weft_btl_tag_t tag, weft_btl_descriptor_t **des);
+                               weft_convertor_t *convertor, const void *header, size_t header_size,
+                               size_t payload_size, uint8_t order, uint32_t flags,
+                               weft_btl_tag_t tag, weft_btl_descriptor_t **des);
 
     /*
      * Write size bytes from local_address (registered, local_handle) to remote_address at the

@@ -103,31 +103,28 @@ struct weft_coll_module {
 
     /* recvbuf is significant at root only. */
     weft_status_t (*coll_reduce)(const void *sendbuf, void *recvbuf, size_t count,
-                                 weft_datatype_t *dtype, weft_op_t *op, int root,
-                                 weft_comm_t *comm, weft_coll_module_t *module);
+                                 weft_datatype_t *dtype, weft_op_t *op, int root, weft_comm_t *comm,
+                                 weft_coll_module_t *module);
 
     weft_status_t (*coll_allreduce)(const void *sendbuf, void *recvbuf, size_t count,
                                     weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
                                     weft_coll_module_t *module);
 
     /* recvbuf, recvcount and recvtype are significant at root only. */
-    weft_status_t (*coll_gather)(const void *sendbuf, size_t sendcount,
-                                 weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
-                                 weft_datatype_t *recvtype, int root, weft_comm_t *comm,
-                                 weft_coll_module_t *module);
+    weft_status_t (*coll_gather)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                 void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                 int root, weft_comm_t *comm, weft_coll_module_t *module);
 
     /* The receive arguments are significant at root only. */
-    weft_status_t (*coll_gatherv)(const void *sendbuf, size_t sendcount,
-                                  weft_datatype_t *sendtype, void *recvbuf,
-                                  const size_t *recvcounts, const ptrdiff_t *displs,
+    weft_status_t (*coll_gatherv)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                  void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
                                   weft_datatype_t *recvtype, int root, weft_comm_t *comm,
                                   weft_coll_module_t *module);
 
     /* The send arguments are significant at root only. */
-    weft_status_t (*coll_scatter)(const void *sendbuf, size_t sendcount,
-                                  weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
-                                  weft_datatype_t *recvtype, int root, weft_comm_t *comm,
-                                  weft_coll_module_t *module);
+    weft_status_t (*coll_scatter)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                  void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                  int root, weft_comm_t *comm, weft_coll_module_t *module);
 
     /* The send arguments are significant at root only. */
     weft_status_t (*coll_scatterv)(const void *sendbuf, const size_t *sendcounts,
@@ -146,10 +143,9 @@ struct weft_coll_module {
                                      weft_datatype_t *recvtype, weft_comm_t *comm,
                                      weft_coll_module_t *module);
 
-    weft_status_t (*coll_alltoall)(const void *sendbuf, size_t sendcount,
-                                   weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
-                                   weft_datatype_t *recvtype, weft_comm_t *comm,
-                                   weft_coll_module_t *module);
+    weft_status_t (*coll_alltoall)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                   void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                   weft_comm_t *comm, weft_coll_module_t *module);
 
     weft_status_t (*coll_alltoallv)(const void *sendbuf, const size_t *sendcounts,
                                     const ptrdiff_t *sdispls, weft_datatype_t *sendtype,
@@ -169,10 +165,9 @@ struct weft_coll_module {
                                          weft_op_t *op, weft_comm_t *comm,
                                          weft_coll_module_t *module);
 
-    weft_status_t (*coll_reduce_scatter_block)(const void *sendbuf, void *recvbuf,
-                                               size_t recvcount, weft_datatype_t *dtype,
-                                               weft_op_t *op, weft_comm_t *comm,
-                                               weft_coll_module_t *module);
+    weft_status_t (*coll_reduce_scatter_block)(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                               weft_datatype_t *dtype, weft_op_t *op,
+                                               weft_comm_t *comm, weft_coll_module_t *module);
 
     weft_status_t (*coll_scan)(const void *sendbuf, void *recvbuf, size_t count,
                                weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
@@ -202,21 +197,20 @@ struct weft_coll_module {
                                      weft_datatype_t *dtype, weft_op_t *op, weft_comm_t *comm,
                                      weft_request_t **request, weft_coll_module_t *module);
 
-    weft_status_t (*coll_igather)(const void *sendbuf, size_t sendcount,
-                                  weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
-                                  weft_datatype_t *recvtype, int root, weft_comm_t *comm,
-                                  weft_request_t **request, weft_coll_module_t *module);
+    weft_status_t (*coll_igather)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                  void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                  int root, weft_comm_t *comm, weft_request_t **request,
+                                  weft_coll_module_t *module);
 
-    weft_status_t (*coll_igatherv)(const void *sendbuf, size_t sendcount,
-                                   weft_datatype_t *sendtype, void *recvbuf,
-                                   const size_t *recvcounts, const ptrdiff_t *displs,
+    weft_status_t (*coll_igatherv)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                   void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
                                    weft_datatype_t *recvtype, int root, weft_comm_t *comm,
                                    weft_request_t **request, weft_coll_module_t *module);
 
-    weft_status_t (*coll_iscatter)(const void *sendbuf, size_t sendcount,
-                                   weft_datatype_t *sendtype, void *recvbuf, size_t recvcount,
-                                   weft_datatype_t *recvtype, int root, weft_comm_t *comm,
-                                   weft_request_t **request, weft_coll_module_t *module);
+    weft_status_t (*coll_iscatter)(const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                                   void *recvbuf, size_t recvcount, weft_datatype_t *recvtype,
+                                   int root, weft_comm_t *comm, weft_request_t **request,
+                                   weft_coll_module_t *module);
 
     weft_status_t (*coll_iscatterv)(const void *sendbuf, const size_t *sendcounts,
                                     const ptrdiff_t *displs, weft_datatype_t *sendtype,
@@ -248,11 +242,11 @@ struct weft_coll_module {
                                      weft_coll_module_t *module);
 
     weft_status_t (*coll_ialltoallw)(const void *sendbuf, const size_t *sendcounts,
-                                     const ptrdiff_t *sdispls,
-                                     weft_datatype_t *const *sendtypes, void *recvbuf,
-                                     const size_t *recvcounts, const ptrdiff_t *rdispls,
-                                     weft_datatype_t *const *recvtypes, weft_comm_t *comm,
-                                     weft_request_t **request, weft_coll_module_t *module);
+                                     const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes,
+                                     void *recvbuf, const size_t *recvcounts,
+                                     const ptrdiff_t *rdispls, weft_datatype_t *const *recvtypes,
+                                     weft_comm_t *comm, weft_request_t **request,
+                                     weft_coll_module_t *module);
 
     weft_status_t (*coll_ireduce_scatter)(const void *sendbuf, void *recvbuf,
                                           const size_t *recvcounts, weft_datatype_t *dtype,

@@ -63,7 +63,7 @@ typedef struct weft_mtl_message weft_mtl_message_t;
 
 /* mtl_flags */
 #define WEFT_MTL_FLAG_PROC_FAILURE 0x0001u /* reports peer failures instead of aborting */
-#define WEFT_MTL_FLAG_CANCEL_SEND 0x0002u  /* mtl_cancel can cancel sends, not only receives */
+#define WEFT_MTL_FLAG_CANCEL_SEND  0x0002u /* mtl_cancel can cancel sends, not only receives */
 
 typedef struct weft_mtl_request weft_mtl_request_t;
 
@@ -79,9 +79,9 @@ typedef void (*weft_mtl_completion_fn_t)(weft_mtl_request_t *request);
  * the requests a failure or a revoke interrupts. Layout frozen for ABI major 1.
  */
 struct weft_mtl_request {
-    weft_request_t *request;               /* the MPI request this serves; set by cm */
+    weft_request_t *request;                /* the MPI request this serves; set by cm */
     weft_mtl_completion_fn_t completion_cb; /* set by cm; called by the MTL */
-    weft_comm_t *comm;                     /* set by cm */
+    weft_comm_t *comm;                      /* set by cm */
     int32_t peer; /* set by cm: destination, or source as posted (may be WEFT_ANY_SOURCE) */
     int32_t tag;  /* set by cm: as posted (may be WEFT_ANY_TAG) */
     /* Set by the MTL before the callback: source, tag and byte count of what was received,
@@ -105,7 +105,7 @@ struct weft_mtl_module {
     uint32_t mtl_flags;         /* WEFT_MTL_FLAG_* */
     uint32_t mtl_max_contextid; /* largest communicator context id the network can match on */
     int32_t mtl_max_tag;        /* largest user tag */
-    size_t mtl_request_size; /* bytes cm allocates per request, base included (>= sizeof base) */
+    size_t mtl_request_size;    /* bytes cm allocates per request, base included (>= sizeof base) */
 
     /* Resolve the network addresses of procs. Blocking: local. Returns WEFT_SUCCESS,
      * WEFT_ERR_UNREACH, WEFT_ERR_OUT_OF_RESOURCE. Thread: init. */

@@ -65,8 +65,8 @@ typedef struct weft_pml_component weft_pml_component_t;
 
 /* pml_flags */
 #define WEFT_PML_FLAG_REQUIRE_WORLD 0x0001u /* add_procs must get all of MPI_COMM_WORLD at once */
-#define WEFT_PML_FLAG_FT 0x0002u            /* survives process failures; revoke_comm works */
-#define WEFT_PML_FLAG_FAILOVER 0x0004u      /* survives the loss of a rail (bfo) */
+#define WEFT_PML_FLAG_FT            0x0002u /* survives process failures; revoke_comm works */
+#define WEFT_PML_FLAG_FAILOVER      0x0004u /* survives the loss of a rail (bfo) */
 
 /*
  * Contract shared by the communication operations below, unless an operation says otherwise:
@@ -137,9 +137,8 @@ struct weft_pml_module {
     /* Create an inactive persistent send; pml_start starts it. Blocking: no. See the shared
      * contract above. */
     weft_status_t (*pml_isend_init)(weft_pml_module_t *module, const void *buf, size_t count,
-                                    weft_datatype_t *dtype, int dst, int tag,
-                                    weft_send_mode_t mode, weft_comm_t *comm,
-                                    weft_request_t **request);
+                                    weft_datatype_t *dtype, int dst, int tag, weft_send_mode_t mode,
+                                    weft_comm_t *comm, weft_request_t **request);
 
     /* Start a send. Blocking: no (a buffered send copies into the attached buffer first).
      * See the shared contract above. */
@@ -168,8 +167,7 @@ struct weft_pml_module {
      * (created by the PML; the caller gives it to imrecv/mrecv, which consume it). *message is
      * NULL when nothing matched. Blocking: no. See the shared contract above. */
     weft_status_t (*pml_improbe)(weft_pml_module_t *module, int src, int tag, weft_comm_t *comm,
-                                 int *matched, weft_message_t **message,
-                                 weft_msg_status_t *status);
+                                 int *matched, weft_message_t **message, weft_msg_status_t *status);
 
     /* Wait for a matching message and remove it from matching, as improbe. Blocking: yes.
      * See the shared contract above. */
@@ -191,8 +189,7 @@ struct weft_pml_module {
     /* Start count inactive persistent requests made by irecv_init/isend_init. The requests
      * stay the caller's. Blocking: no. Returns the shared statuses; on an error, requests
      * before the failing one were started. Thread: mpi. */
-    weft_status_t (*pml_start)(weft_pml_module_t *module, size_t count,
-                               weft_request_t **requests);
+    weft_status_t (*pml_start)(weft_pml_module_t *module, size_t count, weft_request_t **requests);
 
     /* Print the PML's state for comm (NULL: everything) to the debug output; verbose 0-9.
      * Blocking: local. Returns WEFT_SUCCESS. Thread: any. */
@@ -207,8 +204,7 @@ struct weft_pml_module {
      * complete everywhere while point-to-point goes on. Idempotent. Blocking: no. Returns
      * WEFT_SUCCESS, WEFT_ERR_NOT_SUPPORTED (the module lacks WEFT_PML_FLAG_FT). Thread: any.
      */
-    weft_status_t (*pml_revoke_comm)(weft_pml_module_t *module, weft_comm_t *comm,
-                                     int coll_only);
+    weft_status_t (*pml_revoke_comm)(weft_pml_module_t *module, weft_comm_t *comm, int coll_only);
 
     /* Operations added in 1.1 and later go here, at the end. */
 };

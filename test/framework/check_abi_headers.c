@@ -4,9 +4,9 @@
  * check_abi_headers_cxx.cc holds the same code for C++20, whose rules are stricter (order is
  * enforced, and g++ -Wextra wants every field named), which is why every field is named here.
  */
-#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <weft/mca.h>
 #include <weft/module.h>
@@ -30,13 +30,11 @@ static weft_status_t check_query(int *priority, char *why, size_t why_len)
     return WEFT_SUCCESS;
 }
 
-static weft_status_t check_btl_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
-                                   void *local_address, uint64_t remote_address,
-                                   weft_btl_registration_handle_t *local_handle,
-                                   const weft_btl_registration_handle_t *remote_handle,
-                                   size_t size, uint32_t flags, uint8_t order,
-                                   weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext,
-                                   void *cbdata)
+static weft_status_t
+check_btl_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
+              uint64_t remote_address, weft_btl_registration_handle_t *local_handle,
+              const weft_btl_registration_handle_t *remote_handle, size_t size, uint32_t flags,
+              uint8_t order, weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     (void)module;
     (void)endpoint;
@@ -353,6 +351,8 @@ static int check_has_op(void)
 int main(void)
 {
     int rc = check_has_op();
-    printf("ABI headers: modules and components of 6 frameworks filled by designated initializers; size checks %s\n", rc == 0 ? "pass" : "FAIL");
+    printf("ABI headers: modules and components of 6 frameworks filled by designated initializers; "
+           "size checks %s\n",
+           rc == 0 ? "pass" : "FAIL");
     return rc;
 }

@@ -37,25 +37,24 @@ struct Options {
 
 void usage(FILE *out)
 {
-    std::fputs(
-        "Usage: weft_info [options]\n"
-        "\n"
-        "Without options: the build and one line per component found.\n"
-        "\n"
-        "  --param FW COMP    parameters of component COMP of framework FW; COMP may be\n"
-        "                     'all' (every component and the framework's own), FW may be\n"
-        "                     'all' too; may be repeated\n"
-        "  --level N          show parameters of level 1..N (default 1; --all implies 9)\n"
-        "  --all              everything: build, components, every parameter\n"
-        "  --config           print a param file with every parameter at its current value\n"
-        "  --select FW        run FW's selection here and show what it picks, and why not\n"
-        "                     the others (repeatable)\n"
-        "  --components       only the component lines\n"
-        "  --parsable         stable key:value lines instead of prose\n"
-        "  --mca NAME VALUE   set a parameter as mpirun's --mca does (also -mca)\n"
-        "  --version          print the version and exit\n"
-        "  --help             this text\n",
-        out);
+    std::fputs("Usage: weft_info [options]\n"
+               "\n"
+               "Without options: the build and one line per component found.\n"
+               "\n"
+               "  --param FW COMP    parameters of component COMP of framework FW; COMP may be\n"
+               "                     'all' (every component and the framework's own), FW may be\n"
+               "                     'all' too; may be repeated\n"
+               "  --level N          show parameters of level 1..N (default 1; --all implies 9)\n"
+               "  --all              everything: build, components, every parameter\n"
+               "  --config           print a param file with every parameter at its current value\n"
+               "  --select FW        run FW's selection here and show what it picks, and why not\n"
+               "                     the others (repeatable)\n"
+               "  --components       only the component lines\n"
+               "  --parsable         stable key:value lines instead of prose\n"
+               "  --mca NAME VALUE   set a parameter as mpirun's --mca does (also -mca)\n"
+               "  --version          print the version and exit\n"
+               "  --help             this text\n",
+               out);
 }
 
 std::string version_of(const weft_mca_component_t *d)
@@ -174,10 +173,7 @@ std::string expected_values(const Param &p)
     return out;
 }
 
-std::string display_value(const Param &p)
-{
-    return p.value.text;
-}
+std::string display_value(const Param &p) { return p.value.text; }
 
 std::vector<std::string> wrap(const std::string &text, size_t width)
 {
@@ -232,8 +228,8 @@ void print_param(const Param &p, bool parsable)
     std::printf("  MCA %s %s: parameter \"%s\" (current value: \"%s\", source: %s)\n",
                 p.framework.c_str(), comp.c_str(), p.full_name.c_str(), display_value(p).c_str(),
                 where.c_str());
-    std::printf("        type %s, level %d, scope %s, default \"%s\"\n", type_name(p.type),
-                p.level, p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all ranks equal" : "local",
+    std::printf("        type %s, level %d, scope %s, default \"%s\"\n", type_name(p.type), p.level,
+                p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all ranks equal" : "local",
                 p.default_text.c_str());
     for (const auto &line : wrap(p.help, 88))
         std::printf("        %s\n", line.c_str());
@@ -273,7 +269,8 @@ int print_params(const Options &o)
             ++shown;
         }
         if (!any && comp != "all") {
-            weft::output::error("--param " + fw + " " + comp + ": no such component (see weft_info)");
+            weft::output::error("--param " + fw + " " + comp +
+                                ": no such component (see weft_info)");
             return 2;
         }
     }
@@ -299,8 +296,8 @@ void print_config()
         for (const auto &line : wrap(p->help, 76))
             std::printf("# %s\n", line.c_str());
         std::printf("# type %s, level %d, default \"%s\"%s%s", type_name(p->type), p->level,
-                    p->default_text.c_str(), p->enums.empty() ? "" : ", one of: ",
-                    expected_values(*p).c_str());
+                    p->default_text.c_str(),
+                    p->enums.empty() ? "" : ", one of: ", expected_values(*p).c_str());
         std::printf(", now from %s\n", source_name(p->source));
         std::printf("%s = %s\n", p->full_name.c_str(), display_value(*p).c_str());
     }

@@ -96,7 +96,7 @@ typedef struct weft_mca_component {
 } weft_mca_component_t;
 
 /* Convenience initializer for the frozen fields of a descriptor. */
-#define WEFT_MCA_COMPONENT_HEADER(fw_struct, fw_name, fw_major, fw_minor, comp_name, c_major,       \
+#define WEFT_MCA_COMPONENT_HEADER(fw_struct, fw_name, fw_major, fw_minor, comp_name, c_major,      \
                                   c_minor, c_patch)                                                \
     .struct_size = sizeof(fw_struct), .mca_abi_major = WEFT_MCA_ABI_MAJOR,                         \
     .mca_abi_minor = WEFT_MCA_ABI_MINOR, .framework = fw_name, .framework_abi_major = fw_major,    \

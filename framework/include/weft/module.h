@@ -37,17 +37,17 @@
 
 /* True if the module `mod` (a pointer to a struct of type `type`) is long enough to hold field
  * `field`: use it for appended data fields. */
-#define WEFT_MODULE_HAS_FIELD(mod, type, field)                                                   \
+#define WEFT_MODULE_HAS_FIELD(mod, type, field)                                                    \
     (offsetof(type, field) + sizeof((mod)->field) <= (mod)->struct_size)
 
 /* True if the module `mod` is long enough to hold operation `field` and provides it.
  * Evaluates `mod` more than once. */
-#define WEFT_MODULE_HAS_OP(mod, type, field)                                                      \
+#define WEFT_MODULE_HAS_OP(mod, type, field)                                                       \
     (WEFT_MODULE_HAS_FIELD(mod, type, field) && (mod)->field != NULL)
 
 /* The same check for a framework's component struct, whose size is in its `mca` header. */
-#define WEFT_COMPONENT_HAS_OP(comp, type, field)                                                  \
-    (offsetof(type, field) + sizeof((comp)->field) <= (comp)->mca.struct_size &&               \
+#define WEFT_COMPONENT_HAS_OP(comp, type, field)                                                   \
+    (offsetof(type, field) + sizeof((comp)->field) <= (comp)->mca.struct_size &&                   \
      (comp)->field != NULL)
 
 #endif /* WEFT_MODULE_H */

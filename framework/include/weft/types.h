@@ -55,9 +55,9 @@ typedef struct weft_iovec {
 /* Wildcards and sentinels as every framework sees them; framework/mpi maps the MPI constants
  * onto these (or defines the MPI constants with the same values). */
 #define WEFT_ANY_SOURCE (-1)
-#define WEFT_PROC_NULL (-2)
-#define WEFT_ANY_TAG (-1)
-#define WEFT_IN_PLACE ((void *)1)
+#define WEFT_PROC_NULL  (-2)
+#define WEFT_ANY_TAG    (-1)
+#define WEFT_IN_PLACE   ((void *)1)
 
 /* MPI send modes, for the PML and MTL send operations. */
 typedef enum weft_send_mode {

@@ -47,8 +47,7 @@ weft_status_t register_params()
          .synonyms = nullptr},
     };
     weft_mca_param_t *h[2] = {};
-    weft_status_t rc =
-        weft_mca_param_register_table("btl", "openib", defs, 2, sizeof defs[0], h);
+    weft_status_t rc = weft_mca_param_register_table("btl", "openib", defs, 2, sizeof defs[0], h);
     if_include = h[0];
     if_exclude = h[1];
     return rc;
@@ -66,8 +65,7 @@ weft_status_t query(int *priority, char *why, size_t why_len)
 {
     const auto include = list_of(if_include), exclude = list_of(if_exclude);
     if (!include.empty() && !exclude.empty()) {
-        std::snprintf(why, why_len,
-                      "btl_openib_if_include and btl_openib_if_exclude are both set");
+        std::snprintf(why, why_len, "btl_openib_if_include and btl_openib_if_exclude are both set");
         return WEFT_ERR_BAD_PARAM;
     }
     int n = 0;
@@ -87,8 +85,10 @@ weft_status_t query(int *priority, char *why, size_t why_len)
         return WEFT_ERR_NOT_AVAILABLE;
     }
     *priority = 0;
-    std::snprintf(why, why_len, "found %zu verbs device(s) (%s...) but this build has no openib "
-                  "data path yet", usable.size(), usable.front().c_str());
+    std::snprintf(why, why_len,
+                  "found %zu verbs device(s) (%s...) but this build has no openib "
+                  "data path yet",
+                  usable.size(), usable.front().c_str());
     return WEFT_ERR_NOT_SUPPORTED;
 }
 
@@ -107,10 +107,8 @@ extern const weft_btl_component_t mca_btl_openib_component;
 const weft_btl_component_t mca_btl_openib_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_btl_component_t, "btl", WEFT_BTL_ABI_MAJOR,
                                       WEFT_BTL_ABI_MINOR, "openib", 0, 1, 0),
-            .register_params = weft::btl::openib::register_params,
-            .open = nullptr,
-            .query = weft::btl::openib::query,
-            .close = nullptr},
+            .register_params = weft::btl::openib::register_params, .open = nullptr,
+            .query = weft::btl::openib::query, .close = nullptr},
     .init = weft::btl::openib::init,
     .progress = nullptr,
 };

@@ -29,8 +29,8 @@ weft_mca_param_t *register_one(weft_mca_param_def_t d, weft_status_t expect = WE
 {
     weft_mca_param_t *h = nullptr;
     weft_status_t rc = weft_mca_param_register_table("test", "unit", &d, 1, sizeof d, &h);
-    ck_assert_msg(rc == expect, "registration returned %d, expected %d; messages:\n%s", rc,
-                  expect, test::all_messages().c_str());
+    ck_assert_msg(rc == expect, "registration returned %d, expected %d; messages:\n%s", rc, expect,
+                  test::all_messages().c_str());
     return h;
 }
 
@@ -132,10 +132,10 @@ START_TEST(test_unknown_name_suggestion)
     setenv("WEFT_MCA_PARAM_FILES", test::temp_file("zzz_totally_different = 1\n").c_str(), 1);
     register_one(def("eager_limit", WEFT_MCA_PARAM_SIZE, "64k"));
     ck_assert_int_eq(weft_mca_param_warn_unknown(), 3);
-    ck_assert_int_eq(
-        count_messages(Kind::warning, "unknown parameter test_unit_eagr_limit (from the "
-                                      "environment); did you mean test_unit_eager_limit?"),
-        1);
+    ck_assert_int_eq(count_messages(Kind::warning,
+                                    "unknown parameter test_unit_eagr_limit (from the "
+                                    "environment); did you mean test_unit_eager_limit?"),
+                     1);
     ck_assert_int_eq(count_messages(Kind::warning, "unknown parameter test_unit_eager_limt (from "
                                                    "the command line); did you mean "
                                                    "test_unit_eager_limit?"),
@@ -168,16 +168,17 @@ START_TEST(test_bad_values)
     for (const auto &c : cases) {
         test::isolate();
         setenv("WEFT_MCA_test_unit_p", c.bad, 1);
-        auto *p = register_one(def("p", c.type, c.dflt, c.type == WEFT_MCA_PARAM_ENUM ? mech : nullptr),
-                               WEFT_ERR_BAD_PARAM);
+        auto *p =
+            register_one(def("p", c.type, c.dflt, c.type == WEFT_MCA_PARAM_ENUM ? mech : nullptr),
+                         WEFT_ERR_BAD_PARAM);
         // The parameter stays known, at its default.
         ck_assert_ptr_nonnull(p);
         ck_assert_int_eq(weft_mca_param_source(p), WEFT_MCA_SOURCE_DEFAULT);
-        std::string want = std::string("parameter test_unit_p: value '") + c.bad +
-                           "' from environment variable WEFT_MCA_test_unit_p is not valid: " +
-                           c.expected;
-        ck_assert_msg(count_messages(Kind::error, want) == 1, "wanted '%s', got:\n%s",
-                      want.c_str(), test::all_messages().c_str());
+        std::string want =
+            std::string("parameter test_unit_p: value '") + c.bad +
+            "' from environment variable WEFT_MCA_test_unit_p is not valid: " + c.expected;
+        ck_assert_msg(count_messages(Kind::error, want) == 1, "wanted '%s', got:\n%s", want.c_str(),
+                      test::all_messages().c_str());
     }
     // A bad command-line value for a registered parameter keeps the old one.
     test::isolate();
@@ -197,7 +198,9 @@ START_TEST(test_bad_tables)
     auto d = def("no_help", WEFT_MCA_PARAM_INT, "1");
     d.help = "";
     register_one(d, WEFT_ERR_BAD_PARAM);
-    ck_assert_int_eq(count_messages(Kind::error, "test_unit_no_help cannot be registered: it has no help text"), 1);
+    ck_assert_int_eq(
+        count_messages(Kind::error, "test_unit_no_help cannot be registered: it has no help text"),
+        1);
 
     d = def("level_zero", WEFT_MCA_PARAM_INT, "1");
     d.level = 0;
@@ -228,7 +231,10 @@ START_TEST(test_synonyms)
     setenv("WEFT_MCA_test_old_name", "12k", 1);
     auto *p = register_one(def("new_name", WEFT_MCA_PARAM_SIZE, "1k", nullptr, "test_old_name"));
     ck_assert_uint_eq(weft_mca_param_size(p), 12 * 1024);
-    ck_assert_int_eq(count_messages(Kind::warning, "parameter test_old_name is deprecated; use test_unit_new_name"), 1);
+    ck_assert_int_eq(
+        count_messages(Kind::warning,
+                       "parameter test_old_name is deprecated; use test_unit_new_name"),
+        1);
     ck_assert_ptr_eq(weft_mca_param_find("test_old_name"), p);
     // A known synonym is not an unknown name.
     ck_assert_int_eq(weft_mca_param_warn_unknown(), 0);

@@ -80,7 +80,8 @@ START_TEST(test_scan_fixtures)
 
     assert_rejected("oldabi", "built for MCA ABI 2.0, this is 3.0");
     assert_rejected("newapi", "built for btl API 1.7, this is 1.0");
-    assert_rejected("misnamed", "the descriptor says component 'other' but the file is named for 'misnamed'");
+    assert_rejected("misnamed",
+                    "the descriptor says component 'other' but the file is named for 'misnamed'");
     // The loader's error names the missing symbol, with either backend: both
     // fail at load time because components are linked with -z now.
     assert_rejected("unresolved", "undefined symbol: weft_fixture_function_that_exists_nowhere");
@@ -103,9 +104,8 @@ START_TEST(test_static_and_so_loaded_once)
     mca::Repository::instance().add_static(&mca_pml_dup_component.mca);
     mca::Repository::instance().scan();
     auto pmls = mca::Repository::instance().components("pml");
-    ck_assert_int_eq(std::count_if(pmls.begin(), pmls.end(),
-                                   [](auto *c) { return c->name == "dup"; }),
-                     1);
+    ck_assert_int_eq(
+        std::count_if(pmls.begin(), pmls.end(), [](auto *c) { return c->name == "dup"; }), 1);
     mca::Component *dup = find("pml", "dup");
     WEFT_ASSERT_STR_EQ(dup->origin.c_str(), "static");
     ck_assert_ptr_eq(dup->desc, &mca_pml_dup_component.mca);
@@ -125,9 +125,8 @@ START_TEST(test_component_path_order)
     test::isolate_components(dir + ":" + dir + ":/nonexistent/dir");
     mca::Repository::instance().scan();
     auto btls = mca::Repository::instance().components("btl");
-    ck_assert_int_eq(std::count_if(btls.begin(), btls.end(),
-                                   [](auto *c) { return c->name == "alpha"; }),
-                     1);
+    ck_assert_int_eq(
+        std::count_if(btls.begin(), btls.end(), [](auto *c) { return c->name == "alpha"; }), 1);
     ck_assert_int_eq(count_messages(Kind::error, ""), 0);
 }
 END_TEST
@@ -141,28 +140,35 @@ START_TEST(test_check_fields)
 
     d = mca_pml_dup_component.mca;
     d.mca_abi_minor = WEFT_MCA_ABI_MINOR + 1;
-    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for MCA ABI 3.1, this is 3.0") == 0);
+    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for MCA ABI 3.1, this is 3.0") ==
+              0);
 
     d = mca_pml_dup_component.mca;
     d.framework_abi_major = 2;
-    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for pml API 2.0, this is 1.0") == 0);
+    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for pml API 2.0, this is 1.0") ==
+              0);
 
     d = mca_pml_dup_component.mca;
     d.struct_size = sizeof(weft_mca_component_t) - 8;
-    ck_assert(mca::Repository::check(&d, "pml", "dup").find("bytes, pml API 1.0 needs at least") != std::string::npos);
+    ck_assert(mca::Repository::check(&d, "pml", "dup").find("bytes, pml API 1.0 needs at least") !=
+              std::string::npos);
 
     d = mca_pml_dup_component.mca;
     d.query = nullptr;
-    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "pml", "dup").c_str(), "the descriptor has no query function");
+    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "pml", "dup").c_str(),
+                       "the descriptor has no query function");
 
     d = mca_pml_dup_component.mca;
     std::memset(d.name, 'x', sizeof d.name);
-    ck_assert(mca::Repository::check(&d, "pml", "dup").find("not NUL-terminated") != std::string::npos);
+    ck_assert(mca::Repository::check(&d, "pml", "dup").find("not NUL-terminated") !=
+              std::string::npos);
 
     d = mca_pml_dup_component.mca;
-    ck_assert(mca::Repository::check(&d, "btl", "dup").find("the descriptor says framework 'pml'") == 0);
+    ck_assert(
+        mca::Repository::check(&d, "btl", "dup").find("the descriptor says framework 'pml'") == 0);
     std::strcpy(d.framework, "nosuch");
-    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "nosuch", "dup").c_str(), "unknown framework 'nosuch'");
+    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "nosuch", "dup").c_str(),
+                       "unknown framework 'nosuch'");
 }
 END_TEST
 
@@ -170,7 +176,8 @@ START_TEST(test_bad_loader_value)
 {
     test::isolate_components("/nonexistent", "ltdl_please");
     ck_assert_int_eq(mca::Repository::instance().scan(), WEFT_ERR_BAD_PARAM);
-    ck_assert_int_eq(count_messages(Kind::error, "parameter mca_base_loader: value 'ltdl_please'"), 1);
+    ck_assert_int_eq(count_messages(Kind::error, "parameter mca_base_loader: value 'ltdl_please'"),
+                     1);
     // It falls back to its default backend and still works.
     WEFT_ASSERT_STR_EQ(mca::Repository::instance().loader_name().c_str(), WEFT_DEFAULT_LOADER);
 }

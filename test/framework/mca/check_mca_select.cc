@@ -64,7 +64,8 @@ START_TEST(test_caret_not_first)
 {
     std::string chosen;
     ck_assert_int_eq(select_btl("alpha,^beta", chosen), WEFT_ERR_BAD_PARAM);
-    ck_assert_int_eq(count_messages(Kind::error, "btl = 'alpha,^beta': '^' may only start the list"), 1);
+    ck_assert_int_eq(
+        count_messages(Kind::error, "btl = 'alpha,^beta': '^' may only start the list"), 1);
     ck_assert_int_eq(select_btl("^^alpha", chosen), WEFT_ERR_BAD_PARAM);
     ck_assert_int_eq(count_messages(Kind::error, "'^^alpha' is not a component name"), 1);
 }
@@ -75,7 +76,8 @@ START_TEST(test_unknown_component)
     std::string chosen;
     ck_assert_int_eq(select_btl("alpha,nosuch", chosen), WEFT_ERR_BAD_PARAM);
     // (a build may link real components in statically; they are listed first)
-    ck_assert_int_eq(count_messages(Kind::error, "there is no btl component 'nosuch' (available: "), 1);
+    ck_assert_int_eq(count_messages(Kind::error, "there is no btl component 'nosuch' (available: "),
+                     1);
     ck_assert_int_eq(count_messages(Kind::error, "alpha, beta, gamma)"), 1);
     // Excluding a name that does not exist is an error too (a typo would
     // otherwise silently exclude nothing).
@@ -83,7 +85,9 @@ START_TEST(test_unknown_component)
     ck_assert_int_eq(count_messages(Kind::error, "there is no btl component 'alpah'"), 1);
     // A component found but rejected is named with the reason.
     ck_assert_int_eq(select_btl("oldabi", chosen), WEFT_ERR_BAD_PARAM);
-    ck_assert_int_eq(count_messages(Kind::error, "component btl/oldabi was found but cannot be used: built for MCA ABI 2.0, this is 3.0"), 1);
+    ck_assert_int_eq(count_messages(Kind::error, "component btl/oldabi was found but cannot be "
+                                                 "used: built for MCA ABI 2.0, this is 3.0"),
+                     1);
 }
 END_TEST
 
@@ -91,7 +95,8 @@ START_TEST(test_named_component_refuses)
 {
     std::string chosen;
     ck_assert_int_eq(select_btl("alpha,gamma", chosen), WEFT_ERR_NOT_AVAILABLE);
-    ck_assert_int_eq(count_messages(Kind::error, "btl/gamma: refused because btl_gamma_refuse is set"), 1);
+    ck_assert_int_eq(
+        count_messages(Kind::error, "btl/gamma: refused because btl_gamma_refuse is set"), 1);
     ck_assert_int_eq(count_messages(Kind::error, "--mca btl alpha,gamma"), 1);
     // Made to run, it is selected.
     test::isolate_components(test::env_or_fail("WEFT_TEST_FIXTURE_DIR"));
@@ -148,7 +153,11 @@ START_TEST(test_pick_one)
     ck_assert_int_eq(base->open(), WEFT_SUCCESS);
     ck_assert_int_eq(base->select_one(one), WEFT_ERR_NOT_FOUND);
     ck_assert_ptr_null(one);
-    ck_assert_int_eq(count_messages(Kind::error, "No pml component can run here:\n  pml/dup: refused because pml_dup_refuse is set"), 1);
+    ck_assert_int_eq(
+        count_messages(
+            Kind::error,
+            "No pml component can run here:\n  pml/dup: refused because pml_dup_refuse is set"),
+        1);
 }
 END_TEST
 

@@ -13,21 +13,21 @@
 
 #include <cstdio>
 
-#define FIXTURE_STR2(x) #x
-#define FIXTURE_STR(x) FIXTURE_STR2(x)
+#define FIXTURE_STR2(x)           #x
+#define FIXTURE_STR(x)            FIXTURE_STR2(x)
 #define FIXTURE_SYMBOL2(fw, name) mca_##fw##_##name##_component
-#define FIXTURE_SYMBOL(fw, name) FIXTURE_SYMBOL2(fw, name)
+#define FIXTURE_SYMBOL(fw, name)  FIXTURE_SYMBOL2(fw, name)
 
 #ifdef FIXTURE_FW_PML
-#define FIXTURE_FW pml
-#define FIXTURE_STRUCT weft_pml_component_t
+#define FIXTURE_FW        pml
+#define FIXTURE_STRUCT    weft_pml_component_t
 #define FIXTURE_API_MAJOR WEFT_PML_ABI_MAJOR
-#define FIXTURE_FW_PART .init = nullptr, .finalize = nullptr
+#define FIXTURE_FW_PART   .init = nullptr, .finalize = nullptr
 #else
-#define FIXTURE_FW btl
-#define FIXTURE_STRUCT weft_btl_component_t
+#define FIXTURE_FW        btl
+#define FIXTURE_STRUCT    weft_btl_component_t
 #define FIXTURE_API_MAJOR WEFT_BTL_ABI_MAJOR
-#define FIXTURE_FW_PART .init = nullptr, .progress = nullptr
+#define FIXTURE_FW_PART   .init = nullptr, .progress = nullptr
 #endif
 #ifndef FIXTURE_PRIORITY
 #define FIXTURE_PRIORITY 5
@@ -122,8 +122,8 @@ weft_status_t fixture_open(void)
 weft_status_t fixture_query(int *priority, char *why, size_t why_len)
 {
     if (weft_mca_param_bool(refuse_param)) {
-        std::snprintf(why, why_len, "refused because %s_%s_refuse is set",
-                      FIXTURE_STR(FIXTURE_FW), FIXTURE_STR(FIXTURE_NAME));
+        std::snprintf(why, why_len, "refused because %s_%s_refuse is set", FIXTURE_STR(FIXTURE_FW),
+                      FIXTURE_STR(FIXTURE_NAME));
         return WEFT_ERR_NOT_AVAILABLE;
     }
     *priority = int(weft_mca_param_int(priority_param));
