@@ -207,6 +207,30 @@ int weft_mca_param_warn_unknown(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
+
+#include <type_traits>
+
+static_assert(std::is_standard_layout_v<weft_mca_component_t> &&
+                  std::is_trivially_copyable_v<weft_mca_component_t>,
+              "weft_mca_component_t must stay a plain C struct");
+static_assert(std::is_standard_layout_v<weft_mca_param_def_t> &&
+                  std::is_trivially_copyable_v<weft_mca_param_def_t>,
+              "weft_mca_param_def_t must stay a plain C struct");
+static_assert(std::is_standard_layout_v<weft_mca_enum_value_t> &&
+                  std::is_trivially_copyable_v<weft_mca_enum_value_t>,
+              "weft_mca_enum_value_t must stay a plain C struct");
+static_assert(std::is_standard_layout_v<weft_mca_version_t> &&
+                  std::is_trivially_copyable_v<weft_mca_version_t>,
+              "weft_mca_version_t must stay a plain C struct");
+/* The frozen head of the descriptor: these offsets may never change. */
+static_assert(offsetof(weft_mca_component_t, struct_size) == 0 &&
+                  offsetof(weft_mca_component_t, mca_abi_major) == 4 &&
+                  offsetof(weft_mca_component_t, mca_abi_minor) == 6 &&
+                  offsetof(weft_mca_component_t, framework) == 8 &&
+                  offsetof(weft_mca_component_t, framework_abi_major) == 8 + WEFT_MCA_NAME_MAX &&
+                  offsetof(weft_mca_component_t, name) == 12 + WEFT_MCA_NAME_MAX &&
+                  offsetof(weft_mca_component_t, version) == 12 + 2 * WEFT_MCA_NAME_MAX,
+              "the frozen head of weft_mca_component_t moved");
 #endif
 
 #endif /* WEFT_MCA_H */
