@@ -79,6 +79,7 @@ void Registry::load_file(const std::string &path, bool must_exist)
                             " (from WEFT_MCA_PARAM_FILES) cannot be read: " + std::strerror(errno));
         return;
     }
+    std::map<std::string, Given> in_file;
     std::string line;
     for (int lineno = 1; std::getline(in, line); ++lineno) {
         if (auto hash = line.find('#'); hash != std::string::npos)
@@ -93,9 +94,11 @@ void Registry::load_file(const std::string &path, bool must_exist)
             output::warning(where + ": expected 'name = value', got '" + t + "'; line ignored");
             continue;
         }
-        // An earlier file wins: the user's file is read before the system one.
-        files_.try_emplace(name, Given{trim(t.substr(eq + 1)), where});
+        in_file[name] = Given{trim(t.substr(eq + 1)), where}; // the last line wins
     }
+    // An earlier file wins: the user's file is read before the system one.
+    for (auto &[name, given] : in_file)
+        files_.try_emplace(name, std::move(given));
 }
 
 void Registry::load_sources()

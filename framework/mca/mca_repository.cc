@@ -239,7 +239,7 @@ void Repository::scan_dir(const std::string &dir)
 weft_status_t Repository::scan()
 {
     if (scanned_)
-        return WEFT_SUCCESS;
+        return scan_status_;
     scanned_ = true;
     weft_status_t result = register_base_params();
 
@@ -271,11 +271,10 @@ weft_status_t Repository::scan()
     for (auto &c : components_) {
         if (!c->desc->register_params)
             continue;
-        if (c->desc->register_params() != WEFT_SUCCESS) {
-            c->params_ok = false;
+        if (c->desc->register_params() != WEFT_SUCCESS)
             result = WEFT_ERR_BAD_PARAM;
-        }
     }
+    scan_status_ = result;
     return result;
 }
 
@@ -301,6 +300,7 @@ void Repository::reset()
     extra_static_.clear();
     loader_.reset();
     scanned_ = false;
+    scan_status_ = WEFT_SUCCESS;
     path_param_ = loader_param_ = verbose_param_ = nullptr;
 }
 

@@ -21,7 +21,6 @@ struct Component {
     std::string name;
     std::string origin; // "static" or the file it came from
     void *handle = nullptr;
-    bool params_ok = true;
     bool opened = false;
 };
 
@@ -38,8 +37,9 @@ class Repository {
     static Repository &instance();
 
     // Find and check every component, and register the parameters of each.
-    // Idempotent. Returns WEFT_ERR_BAD_PARAM if a parameter value given by the
-    // user does not parse (the message is printed), otherwise WEFT_SUCCESS.
+    // Idempotent, and every call returns the first one's result:
+    // WEFT_ERR_BAD_PARAM if a parameter value given by the user did not parse
+    // (the message is printed once), otherwise WEFT_SUCCESS.
     weft_status_t scan();
 
     // Components of one framework (all frameworks if fw is empty), in the
@@ -70,6 +70,7 @@ class Repository {
                 const std::string &reason, bool loud);
 
     bool scanned_ = false;
+    weft_status_t scan_status_ = WEFT_SUCCESS;
     std::vector<const weft_mca_component_t *> extra_static_;
     std::vector<std::unique_ptr<Component>> components_;
     std::vector<Rejected> rejected_;

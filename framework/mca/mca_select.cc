@@ -52,7 +52,10 @@ weft_status_t parse_filter(const Framework &fw, const std::vector<std::string> &
             auto rej = std::find_if(rejected.begin(), rejected.end(), [&](const Rejected &r) {
                 return r.framework == fwname && r.name == name;
             });
-            if (rej != rejected.end()) {
+            if (rej != rejected.end() && out.exclude) {
+                // Excluding a component that cannot load anyway is what the
+                // user wants; say nothing.
+            } else if (rej != rejected.end()) {
                 error = fwname + " = '" + joined + "': component " + fwname + "/" + name +
                         " was found but cannot be used: " + rej->reason + " (" + rej->origin + ")";
             } else {
@@ -62,7 +65,8 @@ weft_status_t parse_filter(const Framework &fw, const std::vector<std::string> &
                 error = fwname + " = '" + joined + "': there is no " + fwname + " component '" +
                         name + "' (available: " + (avail.empty() ? "none" : avail) + ")";
             }
-            return WEFT_ERR_BAD_PARAM;
+            if (!(rej != rejected.end() && out.exclude))
+                return WEFT_ERR_BAD_PARAM;
         }
         out.names.push_back(name);
     }
@@ -203,9 +207,10 @@ weft_status_t FrameworkBase::query(std::vector<Candidate> &accepted)
     bool fail = fw_.pick == Pick::all ? named_refused > 0
                                       : include && named_refused == filter_.names.size();
     if (fail) {
-        std::string list = weft_mca_param_string(select_param_);
+        std::string list = std::string(fw_.name) + " = '" + weft_mca_param_string(select_param_) +
+                           "', from " + source_name(weft_mca_param_source(select_param_));
         output::show_help(output::Kind::error, "help-mca.txt", "named-cannot-run",
-                          {fw_.name, fw_.name, list, named_refusals, fw_.name});
+                          {fw_.name, list, named_refusals, fw_.name});
         return WEFT_ERR_NOT_AVAILABLE;
     }
     if (accepted.empty() && fw_.pick == Pick::one) {

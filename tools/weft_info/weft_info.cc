@@ -268,7 +268,10 @@ int print_params(const Options &o)
             print_param(*p, o.parsable);
             ++shown;
         }
-        if (!any && comp != "all") {
+        bool exists = false;
+        for (Component *c : Repository::instance().components(fw == "all" ? "" : fw))
+            exists |= c->name == comp;
+        if (!any && comp != "all" && comp != "base" && !exists) {
             weft::output::error("--param " + fw + " " + comp +
                                 ": no such component (see weft_info)");
             return 2;

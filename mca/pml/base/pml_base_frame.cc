@@ -11,6 +11,8 @@ const mca::Framework framework = {
     .description = "point-to-point messaging layer, one per job",
     .abi_major = WEFT_PML_ABI_MAJOR,
     .abi_minor = WEFT_PML_ABI_MINOR,
+    // Appending to the component struct must not raise this: freeze the
+    // number of the 1.0 struct when that happens.
     .min_component_size = sizeof(weft_pml_component_t),
     .pick = mca::Pick::one,
 };

@@ -87,7 +87,8 @@ END_TEST
 START_TEST(test_file_order_and_home_file)
 {
     test::isolate();
-    std::string first = test::temp_file("test_unit_name = first\n");
+    // Within one file the last line wins; across files the first file.
+    std::string first = test::temp_file("test_unit_name = first0\ntest_unit_name = first\n");
     std::string second = test::temp_file("test_unit_name = second\ntest_unit_other = 7\n");
     setenv("WEFT_MCA_PARAM_FILES", (first + ":" + second).c_str(), 1);
     auto *a = register_one(def("name", WEFT_MCA_PARAM_STRING, "none"));
