@@ -41,7 +41,9 @@ AC_DEFUN([WEFT_COMPONENT], [
 AC_DEFUN([WEFT_STATIC_LIST_FINISH], [
     for weft_req in $weft_static_requested; do
         AS_CASE([$weft_static_matched], [*" $weft_req "*], [],
-                [AC_MSG_ERROR([--enable-mca-static: no component or framework named '$weft_req' (components: m4_defn([WEFT_COMPONENT_LIST]))])])
+                [AS_CASE([" $WEFT_FRAMEWORKS "],
+                    [*" $weft_req "*], [AC_MSG_ERROR([--enable-mca-static: framework '$weft_req' has no components in this tree])],
+                    [AC_MSG_ERROR([--enable-mca-static: no component or framework named '$weft_req' (components: m4_defn([WEFT_COMPONENT_LIST]); frameworks: $WEFT_FRAMEWORKS)])])])
     done
     AS_IF([test -z "$weft_component_summary"], [weft_component_summary="  (none in this tree)"])
     AC_SUBST([WEFT_STATIC_DECLS])

@@ -5,6 +5,7 @@
 #include "weft_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -105,6 +106,14 @@ std::string Repository::check(const weft_mca_component_t *d, std::string_view fw
         return "descriptor is " + std::to_string(d->struct_size) + " bytes, " + dfw + " API " +
                version_text(f->abi_major, 0) + " needs at least " +
                std::to_string(f->min_component_size);
+    if (d->reserved != 0 || d->version.reserved != 0)
+        return "reserved descriptor fields are not zero";
+    if (d->flags & ~uint32_t(WEFT_MCA_FLAG_KNOWN))
+        return "unknown descriptor flags 0x" + [](uint32_t f) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%x", f);
+            return std::string(buf);
+        }(d->flags & ~uint32_t(WEFT_MCA_FLAG_KNOWN));
     if (!d->query)
         return "the descriptor has no query function";
     return {};

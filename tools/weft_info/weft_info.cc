@@ -53,7 +53,9 @@ void usage(FILE *out)
                "  --parsable         stable key:value lines instead of prose\n"
                "  --mca NAME VALUE   set a parameter as mpirun's --mca does (also -mca)\n"
                "  --version          print the version and exit\n"
-               "  --help             this text\n",
+               "  --help             this text\n"
+               "\nShort forms: -a (--all), -h (--help), -V (--version), -mca (--mca);\n"
+               "--parseable is accepted for --parsable.\n",
                out);
 }
 

@@ -55,6 +55,8 @@ typedef struct weft_mca_version {
 #define WEFT_MCA_FLAG_NONE 0u
 /* The component may be chosen only when named in the selection list. */
 #define WEFT_MCA_FLAG_EXPLICIT_ONLY 1u
+/* Every flag this ABI version defines; the loader rejects others. */
+#define WEFT_MCA_FLAG_KNOWN (WEFT_MCA_FLAG_EXPLICIT_ONLY)
 
 /* Opaque handle to one registered parameter; owned by the registry, valid
  * until the registry is torn down at library finalize. */

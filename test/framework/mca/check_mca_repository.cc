@@ -154,6 +154,16 @@ START_TEST(test_check_fields)
               std::string::npos);
 
     d = mca_pml_dup_component.mca;
+    d.reserved = 1;
+    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "pml", "dup"),
+                       "reserved descriptor fields are not zero");
+
+    d = mca_pml_dup_component.mca;
+    d.flags = 0x80000001u;
+    WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "pml", "dup"),
+                       "unknown descriptor flags 0x80000000");
+
+    d = mca_pml_dup_component.mca;
     d.query = nullptr;
     WEFT_ASSERT_STR_EQ(mca::Repository::check(&d, "pml", "dup").c_str(),
                        "the descriptor has no query function");
