@@ -1,0 +1,57 @@
+// What both ends of PMGR_COLLECTIVE protocol 8 agree on (see
+// docs/protocols/pmgr-collective-wire.md): opcodes, tree packet headers, the
+// tree's shape, and Weft's event-channel extension.
+#ifndef WEFT_PMGR_PROTOCOL_H
+#define WEFT_PMGR_PROTOCOL_H
+
+#include <cstdint>
+#include <vector>
+
+namespace weft::pmgr {
+
+constexpr int version = 8;
+
+enum Opcode : int {
+    op_open = 0,
+    op_close = 1,
+    op_abort = 2,
+    op_barrier = 3,
+    op_bcast = 4,
+    op_gather = 5,
+    op_scatter = 6,
+    op_allgather = 7,
+    op_alltoall = 8,
+};
+const char *opcode_name(int op);
+
+// Tree packet headers.
+constexpr int tree_abort = 0;
+constexpr int tree_data = 1;
+
+// One socket-table entry: IPv4 address then port, both network order.
+constexpr int table_entry_size = 6;
+
+// Weft's extension: a connection that starts with this int (instead of the
+// protocol version) is a rank's job-event channel; then comes the rank.
+// mpirun writes Event records on it; the rank writes event_finalized once.
+constexpr int event_magic = 0x57454654; // "WEFT"
+constexpr int event_finalized = 1;
+struct Event {
+    int32_t kind; // weft_boot_event_kind_t
+    int32_t rank;
+    int32_t exit_code;
+    int32_t signal;
+};
+
+struct TreePosition {
+    int parent = -1;             // -1 at rank 0
+    std::vector<int> children;   // in the order the parent serves them
+    std::vector<int> child_incl; // ranks in each child's subtree
+};
+
+// The binomial tree by recursive halving rooted at rank 0.
+TreePosition tree_position(int rank, int nprocs);
+
+} // namespace weft::pmgr
+
+#endif

@@ -1,0 +1,660 @@
+// mpirun (and mpiexec): start the ranks of a job, serve their bootstrap
+// (PMGR_COLLECTIVE protocol 8), forward their output line by line, and end
+// the job when it is done or when a rank fails.
+#include "mpirun_job.h"
+#include "mpirun_options.h"
+#include "mpirun_server.h"
+
+#include "weft_config.h"
+
+#ifdef WEFT_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <string>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+namespace weft::mpirun {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Exit statuses of mpirun itself, when no rank's status applies.
+constexpr int exit_usage = 1;
+constexpr int exit_not_found = 127;
+constexpr int exit_timeout = 124;
+
+void say(const std::string &text)
+{
+    std::fprintf(stderr, "mpirun: %s\n", text.c_str());
+    std::fflush(stderr);
+}
+
+std::string describe_status(int status)
+{
+    if (WIFEXITED(status))
+        return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+               strsignal(WTERMSIG(status)) + ")";
+    return "ended (status " + std::to_string(status) + ")";
+}
+
+int exit_code_of(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}
+
+// The address of this machine that a packet to `host` leaves from: what a
+// rank there can use to reach mpirun.
+std::string route_source_addr(const std::string &host)
+{
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_DGRAM;
+    if (getaddrinfo(host.c_str(), "9", &hints, &res) != 0 || !res)
+        return {};
+    std::string out;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s >= 0 && connect(s, res->ai_addr, res->ai_addrlen) == 0) {
+        sockaddr_in me{};
+        socklen_t len = sizeof me;
+        char buf[INET_ADDRSTRLEN];
+        if (getsockname(s, reinterpret_cast<sockaddr *>(&me), &len) == 0 &&
+            inet_ntop(AF_INET, &me.sin_addr, buf, sizeof buf))
+            out = buf;
+    }
+    if (s >= 0)
+        close(s);
+    freeaddrinfo(res);
+    return out;
+}
+
+struct CoreSet {
+    std::vector<int> pus; // OS indices of a core's hardware threads
+};
+
+std::vector<CoreSet> core_sets()
+{
+    std::vector<CoreSet> out;
+#ifdef WEFT_HAVE_HWLOC
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0)
+        return out;
+    if (hwloc_topology_load(topo) == 0) {
+        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        for (int i = 0; i < n; ++i) {
+            hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, i);
+            CoreSet cs;
+            unsigned pu;
+            hwloc_bitmap_foreach_begin(pu, core->cpuset) cs.pus.push_back(int(pu));
+            hwloc_bitmap_foreach_end();
+            out.push_back(cs);
+        }
+    }
+    hwloc_topology_destroy(topo);
+#endif
+    return out;
+}
+
+class Job {
+  public:
+    Job(Options o) : opt_(std::move(o)) {}
+    int run();
+
+  private:
+    bool setup_hosts();
+    bool listen_socket();
+    std::vector<std::string> rank_env(const Rank &r) const;
+    bool spawn(Rank &r);
+    void forward(Rank &r, Stream &s, bool is_err);
+    void flush_partial(Rank &r, Stream &s, bool is_err);
+    void reap();
+    void fail(int rank, const std::string &msg, int code);
+    void terminate(int sig);
+    void handle_signal(int sig);
+    void defer_error(const std::string &err, Clock::time_point now);
+    void check_bootstrap(Clock::time_point now);
+    bool done() const;
+
+    Options opt_;
+    std::vector<Host> hosts_;
+    std::vector<Rank> ranks_;
+    std::vector<CoreSet> cores_;
+    int listen_fd_ = -1;
+    int port_ = 0;
+    int sig_fd_ = -1;
+    std::unique_ptr<Server> server_;
+    bool failing_ = false;
+    int exit_code_ = 0;
+    int signals_seen_ = 0;
+    Clock::time_point start_ = Clock::now();
+    std::optional<Clock::time_point> kill_at_;
+    std::string server_error_;
+    std::optional<Clock::time_point> server_error_at_;
+};
+
+bool Job::setup_hosts()
+{
+    if (opt_.hosts.empty())
+        opt_.hosts.push_back({"localhost", 0});
+    const int cores = local_cores();
+    for (const auto &spec : opt_.hosts) {
+        // The same host named twice adds its slots.
+        auto it = std::find_if(hosts_.begin(), hosts_.end(),
+                               [&](const Host &h) { return h.name == spec.name; });
+        if (it != hosts_.end()) {
+            it->slots += spec.slots ? spec.slots : 1;
+            continue;
+        }
+        Host h;
+        h.name = spec.name;
+        h.local = is_local_host(spec.name);
+        h.slots = spec.slots ? spec.slots : (h.local ? cores : 1);
+        hosts_.push_back(h);
+    }
+    std::string error;
+    if (!map_ranks(hosts_, opt_.np, opt_.oversubscribe, ranks_, error)) {
+        say(error);
+        return false;
+    }
+    for (auto &h : hosts_) {
+        if (h.local) {
+            h.mpirun_addr = "127.0.0.1";
+            continue;
+        }
+        h.mpirun_addr =
+            opt_.bootstrap_addr.empty() ? route_source_addr(h.name) : opt_.bootstrap_addr;
+        if (h.mpirun_addr.empty() && h.placed) {
+            say("cannot find an address of this machine that host '" + h.name +
+                "' can reach; give one with --bootstrap-addr ADDR");
+            return false;
+        }
+    }
+    // Binding: a core per rank on this machine, unless it is oversubscribed.
+    cores_ = core_sets();
+    for (auto &h : hosts_) {
+        if (!h.local)
+            continue;
+        bool bind = opt_.bind == Bind::core ||
+                    (opt_.bind == Bind::automatic && h.placed <= int(cores_.size()));
+        if (!bind || cores_.empty())
+            continue;
+        int k = 0;
+        for (auto &r : ranks_)
+            if (r.host == &h)
+                r.core = k++ % int(cores_.size());
+    }
+    return true;
+}
+
+bool Job::listen_socket()
+{
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) {
+        say(std::string("socket: ") + std::strerror(errno));
+        return false;
+    }
+    int one = 1;
+    setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    bool remote = std::any_of(hosts_.begin(), hosts_.end(),
+                              [](const Host &h) { return !h.local && h.placed; });
+    addr.sin_addr.s_addr = htonl(remote ? INADDR_ANY : INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+        listen(listen_fd_, SOMAXCONN) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+        say(std::string("cannot listen for the ranks: ") + std::strerror(errno));
+        return false;
+    }
+    port_ = ntohs(addr.sin_port);
+    return true;
+}
+
+std::vector<std::string> Job::rank_env(const Rank &r) const
+{
+    std::vector<std::string> env;
+    env.push_back("MPIRUN_NPROCS=" + std::to_string(ranks_.size()));
+    env.push_back("MPIRUN_RANK=" + std::to_string(r.rank));
+    env.push_back("MPIRUN_ID=" + std::to_string(getpid()));
+    env.push_back("MPIRUN_HOST=" + r.host->mpirun_addr);
+    env.push_back("MPIRUN_PORT=" + std::to_string(port_));
+    env.push_back("WEFT_HOSTNAME=" + r.host->name);
+    for (const auto &[name, value] : opt_.exports) {
+        if (value)
+            env.push_back(name + "=" + *value);
+        else if (const char *v = std::getenv(name.c_str()))
+            env.push_back(name + "=" + v);
+    }
+    for (const auto &[name, value] : opt_.mca)
+        env.push_back("WEFT_MCA_" + name + "=" + value);
+    if (!r.host->local) {
+        // A remote shell starts afresh: carry the settings that steer the
+        // bootstrap and Weft's parameters.
+        for (char **e = environ; *e; ++e) {
+            std::string kv = *e;
+            bool steer = (kv.rfind("MPIRUN_", 0) == 0 && kv.rfind("MPIRUN_RANK=", 0) != 0 &&
+                          kv.rfind("MPIRUN_NPROCS=", 0) != 0 && kv.rfind("MPIRUN_ID=", 0) != 0 &&
+                          kv.rfind("MPIRUN_HOST=", 0) != 0 && kv.rfind("MPIRUN_PORT=", 0) != 0) ||
+                         kv.rfind("WEFT_", 0) == 0;
+            if (steer)
+                env.push_back(kv);
+        }
+    }
+    return env;
+}
+
+bool Job::spawn(Rank &r)
+{
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        say(std::string("pipe: ") + std::strerror(errno));
+        return false;
+    }
+    std::vector<std::string> env = rank_env(r);
+    std::vector<std::string> args;
+    if (r.host->local) {
+        args = opt_.command;
+    } else {
+        // Through the launch agent, by a local shell: "{host}" is replaced,
+        // or the host is appended (ssh host ...).
+        std::string agent = opt_.launch_agent;
+        if (auto pos = agent.find("{host}"); pos != std::string::npos)
+            agent.replace(pos, 6, r.host->name);
+        else
+            agent += " " + shell_quote(r.host->name);
+        std::string cmd = "env";
+        for (const auto &kv : env)
+            cmd += " " + shell_quote(kv);
+        for (const auto &a : opt_.command)
+            cmd += " " + shell_quote(a);
+        std::string prog = agent.substr(0, agent.find(' '));
+        prog = prog.substr(prog.rfind('/') + 1);
+        if (prog == "ssh" || prog == "rsh") {
+            char cwd[4096] = ".";
+            if (!getcwd(cwd, sizeof cwd))
+                std::strcpy(cwd, ".");
+            cmd = shell_quote("cd " + shell_quote(cwd) + " && exec " + cmd);
+        }
+        args = {"/bin/sh", "-c", agent + " " + cmd};
+        env.clear();
+    }
+    std::vector<char *> argv, envp;
+    for (auto &a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> full_env;
+    for (char **e = environ; *e; ++e)
+        full_env.emplace_back(*e);
+    for (const auto &kv : env) {
+        std::string name = kv.substr(0, kv.find('='));
+        std::erase_if(full_env, [&](const std::string &x) { return x.rfind(name + "=", 0) == 0; });
+        full_env.push_back(kv);
+    }
+    for (auto &kv : full_env)
+        envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    std::vector<int> pus = r.core >= 0 ? cores_[r.core].pus : std::vector<int>{};
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        say(std::string("fork: ") + std::strerror(errno));
+        return false;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        signal(SIGPIPE, SIG_DFL);
+        dup2(out[1], STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
+        if (r.rank != 0) {
+            int devnull = open("/dev/null", O_RDONLY);
+            if (devnull >= 0)
+                dup2(devnull, STDIN_FILENO);
+        }
+        if (!pus.empty()) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            for (int pu : pus)
+                CPU_SET(pu, &set);
+            sched_setaffinity(0, sizeof set, &set);
+        }
+        execvpe(argv[0], argv.data(), envp.data());
+        std::fprintf(stderr, "mpirun: cannot run %s on %s: %s\n", argv[0], r.host->name.c_str(),
+                     std::strerror(errno));
+        _exit(exit_not_found);
+    }
+    setpgid(pid, pid);
+    close(out[1]);
+    close(err[1]);
+    r.pid = pid;
+    r.out.fd = out[0];
+    r.err.fd = err[0];
+    return true;
+}
+
+void Job::forward(Rank &r, Stream &s, bool is_err)
+{
+    char buf[65536];
+    ssize_t n = read(s.fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        flush_partial(r, s, is_err);
+        close(s.fd);
+        s.fd = -1;
+        return;
+    }
+    s.pending.append(buf, size_t(n));
+    FILE *to = is_err ? stderr : stdout;
+    size_t start = 0, nl;
+    while ((nl = s.pending.find('\n', start)) != std::string::npos) {
+        if (opt_.tag_output)
+            std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+        std::fwrite(s.pending.data() + start, 1, nl + 1 - start, to);
+        start = nl + 1;
+    }
+    s.pending.erase(0, start);
+    std::fflush(to);
+}
+
+void Job::flush_partial(Rank &r, Stream &s, bool is_err)
+{
+    if (s.pending.empty())
+        return;
+    FILE *to = is_err ? stderr : stdout;
+    if (opt_.tag_output)
+        std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+    std::fwrite(s.pending.data(), 1, s.pending.size(), to);
+    std::fputc('\n', to);
+    std::fflush(to);
+    s.pending.clear();
+}
+
+void Job::terminate(int sig)
+{
+    for (auto &r : ranks_)
+        if (r.pid > 0 && !r.exited)
+            kill(-r.pid, sig);
+}
+
+void Job::fail(int rank, const std::string &msg, int code)
+{
+    if (failing_)
+        return;
+    failing_ = true;
+    exit_code_ = code;
+    say(msg);
+    if (rank >= 0 && server_ && server_->has_event_channel(rank))
+        server_->notify_failed(rank, -1, 0);
+    terminate(SIGTERM);
+    kill_at_ = Clock::now() + std::chrono::seconds(3);
+}
+
+void Job::reap()
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        auto it =
+            std::find_if(ranks_.begin(), ranks_.end(), [&](const Rank &r) { return r.pid == pid; });
+        if (it == ranks_.end())
+            continue;
+        Rank &r = *it;
+        r.exited = true;
+        r.status = status;
+        if (failing_)
+            continue;
+        const std::string who = "rank " + std::to_string(r.rank) + " (pid " + std::to_string(pid) +
+                                ") on host " + r.host->name;
+        bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        if (bad)
+            fail(r.rank, who + " " + describe_status(status) + "; ending the job",
+                 exit_code_of(status));
+        else
+            r.exit_time = Clock::now(); // judged by check_bootstrap, once its socket is read
+    }
+}
+
+void Job::handle_signal(int sig)
+{
+    if (sig == SIGCHLD) {
+        reap();
+        return;
+    }
+    ++signals_seen_;
+    if (signals_seen_ == 1) {
+        say(std::string("received ") + strsignal(sig) + "; passing it to every rank");
+        failing_ = true;
+        exit_code_ = 128 + sig;
+        terminate(sig);
+        kill_at_ = Clock::now() + std::chrono::seconds(5);
+    } else {
+        say("received another signal; killing every rank");
+        terminate(SIGKILL);
+    }
+}
+
+// A bootstrap error waits a moment before it ends the job: when a rank
+// aborts, its abort request (the cause) arrives just after the protocol
+// trouble it leaves behind, and should be what the user reads.
+void Job::defer_error(const std::string &err, Clock::time_point now)
+{
+    if (err.empty() || server_error_at_)
+        return;
+    server_error_ = err;
+    server_error_at_ = now + std::chrono::milliseconds(300);
+}
+
+void Job::check_bootstrap(Clock::time_point now)
+{
+    defer_error(server_->tick(), now);
+    if (server_error_at_ && now >= *server_error_at_) {
+        fail(-1, server_error_ + "; ending the job", 1);
+        return;
+    }
+    // A rank that exited cleanly is judged once whatever it sent before
+    // exiting has been read (a grace period after its exit).
+    for (auto &r : ranks_) {
+        if (!r.exit_time || now < *r.exit_time + std::chrono::milliseconds(300))
+            continue;
+        r.exit_time.reset();
+        const std::string who = "rank " + std::to_string(r.rank) + " (pid " +
+                                std::to_string(r.pid) + ") on host " + r.host->name;
+        if (server_->in_collectives(r.rank)) {
+            fail(r.rank,
+                 who + " exited in the middle of the bootstrap (after pmgr_open, before "
+                       "pmgr_close); ending the job",
+                 1);
+        } else if (server_->has_event_channel(r.rank) && !server_->finalized(r.rank)) {
+            fail(r.rank, who + " exited without finalizing; ending the job", 1);
+        } else if (server_->started() && !server_->joined(r.rank) && !server_->all_closed()) {
+            // Once the bootstrap has begun, every rank must join it: one that
+            // ended without joining leaves the others waiting for ever.
+            fail(r.rank,
+                 who + " exited without joining the bootstrap that the other ranks are in; "
+                       "ending the job",
+                 1);
+        }
+        if (failing_)
+            return;
+    }
+}
+
+bool Job::done() const
+{
+    for (const auto &r : ranks_)
+        if (!r.exited || r.out.fd >= 0 || r.err.fd >= 0)
+            return false;
+    return true;
+}
+
+int Job::run()
+{
+    if (!setup_hosts())
+        return exit_usage;
+    bool any_local =
+        std::any_of(ranks_.begin(), ranks_.end(), [](const Rank &r) { return r.host->local; });
+    if (any_local && find_executable(opt_.command[0]).empty()) {
+        say("cannot run '" + opt_.command[0] + "': no such executable file (searched " +
+            (opt_.command[0].find('/') != std::string::npos ? std::string("that path")
+                                                            : std::string("PATH")) +
+            ")");
+        return exit_not_found;
+    }
+    if (!listen_socket())
+        return 1;
+    const char *dbg = std::getenv("MPIRUN_DEBUG");
+    server_ = std::make_unique<Server>(int(ranks_.size()), dbg ? std::atoi(dbg) : 0);
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+        sigaddset(&mask, s);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    sig_fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+
+    for (auto &r : ranks_) {
+        if (!spawn(r)) {
+            fail(-1, "could not start rank " + std::to_string(r.rank), 1);
+            break;
+        }
+    }
+    const bool has_deadline = opt_.timeout > 0;
+    const Clock::time_point deadline =
+        has_deadline ? start_ + std::chrono::milliseconds(int64_t(opt_.timeout * 1000))
+                     : Clock::time_point::max();
+    while (!done()) {
+        std::vector<pollfd> pfds;
+        pfds.push_back({sig_fd_, POLLIN, 0});
+        pfds.push_back({listen_fd_, POLLIN, 0});
+        const std::vector<int> server_fds = server_->fds();
+        for (int fd : server_fds)
+            pfds.push_back({fd, POLLIN, 0});
+        std::vector<std::pair<Rank *, bool>> streams;
+        for (auto &r : ranks_) {
+            if (r.out.fd >= 0) {
+                pfds.push_back({r.out.fd, POLLIN, 0});
+                streams.emplace_back(&r, false);
+            }
+            if (r.err.fd >= 0) {
+                pfds.push_back({r.err.fd, POLLIN, 0});
+                streams.emplace_back(&r, true);
+            }
+        }
+        int wait_ms = 1000;
+        auto now = Clock::now();
+        if (has_deadline && !failing_)
+            wait_ms = int(std::clamp<int64_t>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(), 0,
+                1000));
+        if (server_error_at_ || std::any_of(ranks_.begin(), ranks_.end(),
+                                            [](const Rank &r) { return r.exit_time.has_value(); }))
+            wait_ms = std::min(wait_ms, 50);
+        if (kill_at_)
+            wait_ms = int(std::clamp<int64_t>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - now).count(), 0,
+                wait_ms));
+        int n = poll(pfds.data(), pfds.size(), wait_ms);
+        if (n < 0 && errno != EINTR) {
+            say(std::string("poll: ") + std::strerror(errno));
+            terminate(SIGKILL);
+            return 1;
+        }
+        now = Clock::now();
+        if (has_deadline && !failing_ && now >= deadline) {
+            fail(-1,
+                 "the job ran past --timeout " + std::to_string(int(opt_.timeout)) +
+                     " seconds; ending it",
+                 exit_timeout);
+        }
+        if (kill_at_ && now >= *kill_at_) {
+            terminate(SIGKILL);
+            kill_at_.reset();
+        }
+        if (n <= 0) {
+            if (!failing_)
+                check_bootstrap(now);
+            continue;
+        }
+        if (pfds[0].revents) {
+            signalfd_siginfo si;
+            while (read(sig_fd_, &si, sizeof si) == sizeof si)
+                handle_signal(int(si.ssi_signo));
+        }
+        if (pfds[1].revents & POLLIN) {
+            int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd >= 0)
+                server_->accept(fd);
+        }
+        for (size_t k = 2; k < 2 + server_fds.size(); ++k) {
+            if (pfds[k].revents) {
+                defer_error(server_->readable(pfds[k].fd), now);
+                if (auto ab = server_->take_abort()) {
+                    const Rank &r = ranks_[size_t(ab->rank)];
+                    fail(ab->rank,
+                         "rank " + std::to_string(ab->rank) + " on host " + r.host->name +
+                             " called abort with code " + std::to_string(ab->code) +
+                             (ab->message.empty() ? std::string() : ": " + ab->message),
+                         ab->code ? ab->code : 1);
+                }
+            }
+        }
+        // Streams follow the server's descriptors in pfds.
+        size_t first_stream = pfds.size() - streams.size();
+        for (size_t s = 0; s < streams.size(); ++s) {
+            if (!pfds[first_stream + s].revents)
+                continue;
+            auto [r, is_err] = streams[s];
+            forward(*r, is_err ? r->err : r->out, is_err);
+        }
+        if (!failing_)
+            check_bootstrap(Clock::now());
+    }
+    if (!failing_)
+        return 0;
+    return exit_code_;
+}
+
+} // namespace
+
+} // namespace weft::mpirun
+
+int main(int argc, char **argv)
+{
+    int code = 0;
+    auto opt = weft::mpirun::parse_options(argc, argv, code);
+    if (!opt)
+        return code;
+    weft::mpirun::Job job(std::move(*opt));
+    return job.run();
+}

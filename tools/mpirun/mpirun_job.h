@@ -1,0 +1,62 @@
+// A job: its ranks, where they run, how they are started, their output and
+// their fate.
+#ifndef WEFT_MPIRUN_JOB_H
+#define WEFT_MPIRUN_JOB_H
+
+#include "mpirun_options.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace weft::mpirun {
+
+struct Host {
+    std::string name;
+    int slots = 0;
+    bool local = false;
+    int placed = 0;          // ranks placed here
+    std::string mpirun_addr; // what its ranks use as MPIRUN_HOST
+};
+
+struct Stream {
+    int fd = -1;
+    std::string pending; // bytes after the last newline
+};
+
+struct Rank {
+    int rank = 0;
+    Host *host = nullptr;
+    int core = -1; // bound core, or -1
+    pid_t pid = -1;
+    Stream out, err;
+    bool exited = false;
+    int status = 0; // waitpid status
+    // Set when it exited cleanly, until mpirun has judged whether that was
+    // too early (see Job::check_bootstrap).
+    std::optional<std::chrono::steady_clock::time_point> exit_time;
+};
+
+// Put `np` ranks (0: one per slot) on `hosts` by slot. Returns false with
+// `error` when more ranks than slots are asked for without oversubscription.
+bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector<Rank> &ranks,
+               std::string &error);
+
+// Whether `name` means this machine.
+bool is_local_host(const std::string &name);
+
+// Number of cores here (hwloc if built with it).
+int local_cores();
+
+// Find `program` as execvp would (a name with a slash as is, else in PATH).
+// Empty if not found or not executable.
+std::string find_executable(const std::string &program);
+
+// Quote a word for a POSIX shell.
+std::string shell_quote(const std::string &word);
+
+} // namespace weft::mpirun
+
+#endif

@@ -1,0 +1,46 @@
+// mpirun's command line.
+#ifndef WEFT_MPIRUN_OPTIONS_H
+#define WEFT_MPIRUN_OPTIONS_H
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weft::mpirun {
+
+enum class Bind { automatic, core, none };
+
+struct HostSpec {
+    std::string name;
+    int slots = 0; // 0: not given
+};
+
+struct Options {
+    int np = 0; // 0: one rank per slot
+    std::vector<HostSpec> hosts;
+    std::string hostfile;
+    std::vector<std::pair<std::string, std::optional<std::string>>> exports; // -x
+    std::vector<std::pair<std::string, std::string>> mca;                    // --mca
+    bool oversubscribe = false;
+    Bind bind = Bind::automatic;
+    bool tag_output = false;
+    std::string launch_agent = "ssh";
+    double timeout = 0; // seconds; 0: none
+    std::string bootstrap_addr;
+    std::vector<std::string> command; // program and its arguments
+};
+
+// Parse argv. On a usage error prints a message naming the problem and
+// returns nullopt with exit_code 1; for --help / --version prints and returns
+// nullopt with exit_code 0.
+std::optional<Options> parse_options(int argc, char **argv, int &exit_code);
+
+// Parse "h1,h2:4" into host specs; false with `error` set on bad input.
+bool parse_host_list(const std::string &text, std::vector<HostSpec> &out, std::string &error);
+// Parse a hostfile ("host [slots=N]" per line, # comments).
+bool parse_hostfile(const std::string &path, std::vector<HostSpec> &out, std::string &error);
+
+} // namespace weft::mpirun
+
+#endif
