@@ -71,7 +71,6 @@ struct State {
     bool tree_open = false;
     double open_time = 0;
     std::string hostname;
-    PmiHooks pmi{};
 };
 
 State S;
@@ -278,6 +277,8 @@ bool mpirun_io_failed(const char *op)
 
 bool mpirun_barrier()
 {
+    if (S.use_pmi)
+        return pmi_barrier();
     if (!mpirun_ok("Barrier"))
         return false;
     int v;
@@ -288,6 +289,8 @@ bool mpirun_barrier()
 
 bool mpirun_bcast(void *buf, int size, int root)
 {
+    if (S.use_pmi)
+        return pmi_bcast(buf, size_t(size), root);
     if (!mpirun_ok("Bcast"))
         return false;
     int hdr[3] = {op_bcast, root, size};
@@ -300,6 +303,14 @@ bool mpirun_bcast(void *buf, int size, int root)
 
 bool mpirun_gather(const void *send, int size, void *recv, int root)
 {
+    if (S.use_pmi) {
+        std::vector<char> all(size_t(size) * size_t(S.nprocs));
+        if (!pmi_allgather(send, size_t(size), all.data()))
+            return false;
+        if (S.rank == root)
+            std::memcpy(recv, all.data(), all.size());
+        return true;
+    }
     if (!mpirun_ok("Gather"))
         return false;
     int hdr[3] = {op_gather, root, size};
@@ -311,6 +322,15 @@ bool mpirun_gather(const void *send, int size, void *recv, int root)
 
 bool mpirun_scatter(const void *send, int size, void *recv, int root)
 {
+    if (S.use_pmi) {
+        std::vector<char> all(size_t(size) * size_t(S.nprocs));
+        if (S.rank == root)
+            std::memcpy(all.data(), send, all.size());
+        if (!pmi_bcast(all.data(), all.size(), root))
+            return false;
+        std::memcpy(recv, all.data() + size_t(S.rank) * size_t(size), size_t(size));
+        return true;
+    }
     if (!mpirun_ok("Scatter"))
         return false;
     int hdr[3] = {op_scatter, root, size};
@@ -323,6 +343,8 @@ bool mpirun_scatter(const void *send, int size, void *recv, int root)
 
 bool mpirun_allgather(const void *send, int size, void *recv)
 {
+    if (S.use_pmi)
+        return pmi_allgather(send, size_t(size), recv);
     if (!mpirun_ok("Allgather"))
         return false;
     int hdr[2] = {op_allgather, size};
@@ -334,6 +356,16 @@ bool mpirun_allgather(const void *send, int size, void *recv)
 
 bool mpirun_alltoall(const void *send, int size, void *recv)
 {
+    if (S.use_pmi) {
+        const size_t N = size_t(S.nprocs), n = size_t(size);
+        std::vector<char> all(N * N * n);
+        if (!pmi_allgather(send, N * n, all.data()))
+            return false;
+        for (size_t s = 0; s < N; ++s)
+            std::memcpy(static_cast<char *>(recv) + s * n,
+                        all.data() + (s * N + size_t(S.rank)) * n, n);
+        return true;
+    }
     if (!mpirun_ok("Alltoall"))
         return false;
     int hdr[2] = {op_alltoall, size};
@@ -602,8 +634,8 @@ bool open_tree()
     std::vector<unsigned char> table(size_t(S.nprocs) * table_entry_size);
 
     bool ok;
-    if (S.use_pmi && S.pmi.exchange_table) {
-        ok = S.pmi.exchange_table(S.pmi.arg, entry, table.data()) == 0;
+    if (S.use_pmi) {
+        ok = pmi_exchange_table(entry, table.data()) == 0;
         if (!ok)
             error("cannot exchange the tree addresses through PMI");
     } else {
@@ -614,7 +646,7 @@ bool open_tree()
         if (S.parent_fd < 0) {
             error("accepting the tree parent's connection failed: %s", std::strerror(errno));
             ok = false;
-        } else if (!(S.use_pmi && S.pmi.exchange_table)) {
+        } else if (!(S.use_pmi)) {
             ok = tree_read(S.parent_fd, table.data(), table.size(), "open");
         }
     }
@@ -637,7 +669,7 @@ bool open_tree()
             abort_tree();
             return false;
         }
-        if (!(S.use_pmi && S.pmi.exchange_table) && !tree_write(fd, table.data(), table.size()))
+        if (!(S.use_pmi) && !tree_write(fd, table.data(), table.size()))
             return tree_fail("open");
     }
     S.tree_open = true;
@@ -672,7 +704,6 @@ bool check_root(const char *fn, int root)
 
 } // namespace
 
-void set_pmi_hooks(const PmiHooks &hooks) { S.pmi = hooks; }
 int mpirun_socket() { return S.mpirun_fd; }
 bool uses_pmi() { return S.use_pmi != 0; }
 
@@ -685,9 +716,7 @@ extern "C" {
 int pmgr_init(int *, char ***, int *np_p, int *me_p, int *id_p)
 {
     double start = now();
-    const PmiHooks hooks = S.pmi;
     S = State();
-    S.pmi = hooks;
     S.inited = true;
     setvbuf(stdout, nullptr, _IONBF, 0);
     bool ok = parse_env_int("MPIRUN_CONNECT_TRIES", S.tries, false) &&
@@ -703,7 +732,7 @@ int pmgr_init(int *, char ***, int *np_p, int *me_p, int *id_p)
     int dbg = 0;
     ok = ok && parse_env_int("MPIRUN_CLIENT_DEBUG", dbg, false);
     if (ok && S.use_pmi) {
-        if (!S.pmi.init || S.pmi.init(S.pmi.arg, &S.rank, &S.nprocs, &S.id) != 0) {
+        if (pmi_init(&S.rank, &S.nprocs, &S.id) != 0) {
             error("MPIRUN_USE_PMI=1 but PMI cannot be initialized");
             ok = false;
         }
@@ -946,8 +975,8 @@ int pmgr_abort(int code, const char *fmt, ...)
     }
     if (S.tree_open || S.mpirun_fd >= 0)
         abort_tree();
-    if (S.use_pmi && S.pmi.abort) {
-        S.pmi.abort(S.pmi.arg, code, msg);
+    if (S.use_pmi) {
+        pmi_abort(code, msg);
         return PMGR_SUCCESS;
     }
     if (S.host.empty()) {
@@ -993,8 +1022,8 @@ int pmgr_close(void)
 
 int pmgr_finalize(void)
 {
-    if (S.use_pmi && S.pmi.finalize)
-        S.pmi.finalize(S.pmi.arg);
+    if (S.use_pmi)
+        pmi_finalize();
     close_tree();
     close_fd(S.mpirun_fd);
     S.inited = false;

@@ -246,6 +246,7 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
     env.push_back("MPIRUN_HOST=" + r.host->mpirun_addr);
     env.push_back("MPIRUN_PORT=" + std::to_string(port_));
     env.push_back("WEFT_HOSTNAME=" + r.host->name);
+    env.push_back("WEFT_MPIRUN_EVENTS=1"); // this mpirun serves the event channel
     for (const auto &[name, value] : opt_.exports) {
         if (value)
             env.push_back(name + "=" + *value);
