@@ -3,9 +3,11 @@
 # quiet when everything is already there. Run as root (or with sudo).
 set -eu
 
+# Build: the toolchain and the libraries Weft links. Tests: iproute2 (network
+# namespaces), MPICH's hydra launcher and a Slurm with munge (PMI tests).
 packages="build-essential autoconf automake libtool pkg-config make
 check libltdl-dev libhwloc-dev libibverbs-dev rdma-core libfabric-dev
-iproute2 procps"
+iproute2 procps mpich slurm-wlm munge"
 
 missing=""
 for p in $packages; do

@@ -402,9 +402,16 @@ void abort_tree()
     }
 }
 
+// Header and payload in one send: two small writes would meet Nagle's
+// algorithm and the peer's delayed ACK (40 ms a packet).
 bool tree_write(int fd, const void *buf, size_t n)
 {
-    return fd >= 0 && write_int(fd, tree_data) && write_all(fd, buf, n);
+    if (fd < 0 || n > size_t(INT32_MAX))
+        return false;
+    std::vector<char> packet(sizeof(int) + n);
+    std::memcpy(packet.data(), &tree_data, sizeof(int));
+    std::memcpy(packet.data() + sizeof(int), buf, n);
+    return write_all(fd, packet.data(), packet.size());
 }
 
 // Reads one data packet. An abort packet, a broken link or an unknown header
@@ -643,6 +650,9 @@ bool open_tree()
     }
     if (ok && S.tree.parent >= 0) {
         S.parent_fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+        int one = 1;
+        if (S.parent_fd >= 0)
+            setsockopt(S.parent_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (S.parent_fd < 0) {
             error("accepting the tree parent's connection failed: %s", std::strerror(errno));
             ok = false;

@@ -7,6 +7,7 @@
  */
 #include <pmgr_collective_client.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,11 @@ int main(int argc, char **argv)
     CHECK(id != 0, "job id is 0");
     CALL(pmgr_open());
     CALL(pmgr_barrier());
+    /* Fault test: this rank dies in the middle, the others are in a
+     * collective with it. */
+    const char *die = getenv("PMGR_TEST_DIE_RANK");
+    if (die && atoi(die) == me)
+        raise(SIGKILL);
     const int sizes[] = {0, 1, 6, 13, 1000};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
         run_root(0, sizes[i]);

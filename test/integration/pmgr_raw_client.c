@@ -13,7 +13,8 @@
  *
  * Environment: MPIRUN_RANK, MPIRUN_NPROCS (required), MPIRUN_HOST (dotted
  * quad or host name) and MPIRUN_PORT (required when a connection is made),
- * PMGR_TEST_TIMEOUT (seconds, default 60), PMGR_FAULT_RANK (default 1),
+ * PMGR_TEST_TIMEOUT (seconds, default 60), PMGR_FAULT_RANK (default 1;
+ * 0 when MPIRUN_NPROCS is 1),
  * PMGR_FAULT_LINGER (seconds the misbehaving rank waits for mpirun to drop
  * it before exiting 3, default 5).
  *
@@ -58,7 +59,7 @@
  * Fault modes (argv[1]; only rank PMGR_FAULT_RANK misbehaves):
  *   --bad-version    handshake "7, rank"
  *   --bad-rank       handshake "8, N"
- *   --dup-rank       handshake "8, 0"
+ *   --dup-rank       handshake "8, 0" ("8, 1" if the fault rank is 0)
  *   --mismatch-op    first round (BARRIER): sends "7, 4, 4 bytes"
  *   --mismatch-root  first BCAST: root 1 instead of 0 (data only if it is
  *                    rank 1 itself, since then it is the claimed root)
@@ -610,6 +611,9 @@ static void send_abort(void)
 	int len = (int)strlen(m) + 1;
 	int fd;
 	phase = "abort connection";
+	/* print first: mpirun may kill us as soon as it reads the message */
+	msg("injected fault %s: %ssending an abort message (code %d), then exiting %d",
+	    mode_name, np > 1 ? "sent CLOSE; " : "", ABORT_CODE, ABORT_CODE);
 	fd = connect_mpirun(1);
 	if (fd < 0)
 		die(io_exit_code(), "abort: connecting to mpirun at %s:%d failed: %s",
@@ -621,8 +625,6 @@ static void send_abort(void)
 	write_all(fd, p.buf, p.len, "abort message");
 	free(p.buf);
 	close(fd);
-	msg("injected fault %s: sent CLOSE and an abort message (code %d); exiting %d",
-	    mode_name, ABORT_CODE, ABORT_CODE);
 	exit(ABORT_CODE);
 }
 
@@ -670,6 +672,8 @@ int main(int argc, char **argv)
 	s = getenv("PMGR_FAULT_RANK");
 	if (s != NULL && *s)
 		parse_int("PMGR_FAULT_RANK", s, &fault_rank);
+	else if (np == 1)
+		fault_rank = 0;	/* default 1, but 0 in a 1-task job */
 	if (mode != M_NONE && mode != M_NO_MPIRUN && (fault_rank < 0 || fault_rank >= np))
 		die(1, "PMGR_FAULT_RANK %d is out of range for %d tasks", fault_rank, np);
 
@@ -717,7 +721,7 @@ int main(int argc, char **argv)
 		switch (mode) {
 		case M_BAD_VERSION: hs[0] = 7; break;
 		case M_BAD_RANK: hs[1] = np; break;
-		case M_DUP_RANK: hs[1] = 0; break;
+		case M_DUP_RANK: hs[1] = me == 0 ? 1 : 0; break;
 		default: break;
 		}
 	}

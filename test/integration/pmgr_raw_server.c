@@ -25,6 +25,10 @@
  *
  *   Afterwards it waits for the children, and accepts abort connections
  *   ("int code, int rank, int len, len bytes") on the listening socket.
+ *   An abort connection can also arrive before every task has connected;
+ *   a "handshake" that fails the checks (version, rank range, duplicate) is
+ *   therefore probed: if it continues with "int len, len bytes ending in
+ *   NUL" and then EOF within 500 ms, it is reported as an abort.
  *
  * Stricter than the reference (spec 3.5 allows it): EOF or a short read is
  * an error, a root outside [0, N) or a negative size is an error, and any
@@ -39,9 +43,10 @@
  *   error:   stderr "pmgr_raw_server: error: <what>", the children are
  *            killed, exit 1.  When the error happens during the collective
  *            loop (protocol error, EOF, a child dying), the server first
- *            waits up to 2 s for an abort connection, since an aborting
- *            task without a tree never sends CLOSE; if one arrives the abort
- *            line is printed after the error line and the exit status is C.
+ *            waits up to 2 s (never past the deadline) for an abort
+ *            connection, since an aborting task without a tree never sends
+ *            CLOSE; if one arrives the abort line is printed after the
+ *            error line and the exit status is C.
  *   a child fails: "pmgr_raw_server: error: child rank R (pid P) exited with
  *            status S" (or "was killed by signal S"), for the lowest failing
  *            rank, exit 1.
@@ -341,7 +346,10 @@ static void die_loop(const char *fmt, ...)
 	va_start(ap, fmt);
 	errmsg(fmt, ap);
 	va_end(ap);
-	check_abort(ABORT_GRACE_MS);
+	{
+		int rem = remaining_ms();	/* never wait past the deadline */
+		check_abort(rem < ABORT_GRACE_MS ? rem : ABORT_GRACE_MS);
+	}
 	kill_and_reap();
 	exit(1);
 }
@@ -483,6 +491,8 @@ static int rank_read_int(int r, const char *what)
 static int nconnected;
 static int nconn_seen;
 
+static void probe_abort(int fd, const int hs[2]);
+
 static void accept_handshake(void)
 {
 	int fd, hs[2];
@@ -504,6 +514,8 @@ static void accept_handshake(void)
 		die("connection #%d closed or failed after %zu of 8 handshake bytes%s%s",
 		    nconn_seen, got, rc == IO_ERR ? ": " : "",
 		    rc == IO_ERR ? strerror(errno) : "");
+	if (hs[0] != PROTO_VERSION || hs[1] < 0 || hs[1] >= ntasks || fds[hs[1]] >= 0)
+		probe_abort(fd, hs);
 	if (hs[0] != PROTO_VERSION)
 		die("handshake of connection #%d (rank %d): version %d does not match our "
 		    "version %d", nconn_seen, hs[1], hs[0], PROTO_VERSION);
@@ -515,6 +527,64 @@ static void accept_handshake(void)
 		    nconn_seen, hs[1]);
 	fds[hs[1]] = fd;
 	nconnected++;
+}
+
+/* Read up to n bytes from fd until end_ms; returns the count (stops at EOF). */
+static size_t read_until(int fd, void *p, size_t n, long long end_ms, int *eof)
+{
+	unsigned char *b = p;
+	size_t got = 0;
+	*eof = 0;
+	while (got < n) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int w = (int)(end_ms - now_ms()), rc;
+		ssize_t r;
+		if (w <= 0)
+			break;
+		rc = poll(&pfd, 1, w);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			break;
+		r = read(fd, b + got, n - got);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0) {
+			*eof = 1;
+			break;
+		}
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* A handshake connection that failed the checks may really be an abort
+ * message ("int code, int rank, int len, msg") from a task that aborted
+ * before every task connected: the first 8 bytes are then code and rank.
+ * If the rest of the connection is "int len, len bytes ending in NUL, EOF"
+ * (within 500 ms), report it as an abort and exit with its code. */
+static void probe_abort(int fd, const int hs[2])
+{
+	unsigned char m[MAX_ABORT_MSG + 1];
+	long long end = now_ms() + 500;
+	int len, eof;
+	char extra;
+	if (read_until(fd, &len, sizeof len, end, &eof) != sizeof len)
+		return;
+	if (len < 1 || len > MAX_ABORT_MSG)
+		return;
+	if (read_until(fd, m, (size_t)len, end, &eof) != (size_t)len || m[len - 1] != '\0')
+		return;
+	if (read_until(fd, &extra, 1, end, &eof) != 0 || !eof)
+		return;
+	fprintf(stderr, "pmgr_raw_server: abort from rank %d code %d: %s\n", hs[1], hs[0],
+		(char *)m);
+	fprintf(stderr, "pmgr_raw_server: (the abort connection arrived while %d of %d tasks "
+		"had connected)\n", nconnected, ntasks);
+	fflush(stderr);
+	close(fd);
+	kill_and_reap();
+	exit(hs[0] >= 1 && hs[0] <= 255 ? hs[0] : 1);
 }
 
 static void drain_handshakes(void)
@@ -579,9 +649,13 @@ static void set_current(int *cur, int val, int r, const char *field)
 		*cur = val;
 		return;
 	}
+	if (*cur != val && strcmp(field, "opcode") == 0)
+		die_loop("opcode mismatch in round %d: rank %d sent %d (%s), expected %d (%s, "
+			 "the value the lower ranks sent)", round_no, r, val, opname(val), *cur,
+			 opname(*cur));
 	if (*cur != val)
 		die_loop("%s mismatch in round %d (%s): rank %d sent %d, expected %d (the value "
-			 "rank 0 and earlier ranks sent)", field, round_no, round_op, r, val, *cur);
+			 "the lower ranks sent)", field, round_no, round_op, r, val, *cur);
 }
 
 static void check_root_size(int root, int size, int r, size_t mult)
@@ -604,7 +678,7 @@ static int process_ops(void)
 		unsigned char *buf = NULL;
 		size_t sz = 0;
 		round_no++;
-		round_op = "(opcode not read yet)";
+		round_op = "opcode not read yet";
 		for (i = 0; i < ntasks; i++) {
 			v = rank_read_int(i, "opcode");
 			set_current(&op, v, i, "opcode");

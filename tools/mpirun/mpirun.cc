@@ -434,14 +434,9 @@ void Job::reap()
         r.status = status;
         if (failing_)
             continue;
-        const std::string who = "rank " + std::to_string(r.rank) + " (pid " + std::to_string(pid) +
-                                ") on host " + r.host->name;
-        bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        if (bad)
-            fail(r.rank, who + " " + describe_status(status) + "; ending the job",
-                 exit_code_of(status));
-        else
-            r.exit_time = Clock::now(); // judged by check_bootstrap, once its socket is read
+        // Judged by check_bootstrap a moment later, once what the rank sent
+        // before it exited (its CLOSE, its abort request) has been read.
+        r.exit_time = Clock::now();
     }
 }
 
@@ -478,14 +473,44 @@ void Job::defer_error(const std::string &err, Clock::time_point now)
 void Job::check_bootstrap(Clock::time_point now)
 {
     defer_error(server_->tick(), now);
-    if (server_error_at_ && now >= *server_error_at_) {
-        fail(-1, server_error_ + "; ending the job", 1);
+    // When a bootstrap error is due, a rank that died explains it better:
+    // judge exited ranks first, at once.
+    const bool error_due = server_error_at_ && now >= *server_error_at_;
+    // A rank that exited is judged once whatever it sent before exiting has
+    // been read (a grace period after its exit): an abort request explains a
+    // failure better than the exit status does. When a failed rank is due,
+    // every failed rank competes: one killed by a signal first, then the
+    // earliest (the others usually failed because of it).
+    const auto grace = std::chrono::milliseconds(300);
+    std::vector<Rank *> failed;
+    bool failure_due = false;
+    for (auto &r : ranks_) {
+        if (!r.exit_time || (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0))
+            continue;
+        failed.push_back(&r);
+        failure_due |= error_due || now >= *r.exit_time + grace;
+    }
+    if (failure_due) {
+        std::stable_sort(failed.begin(), failed.end(), [](const Rank *a, const Rank *b) {
+            if (WIFSIGNALED(a->status) != WIFSIGNALED(b->status))
+                return WIFSIGNALED(a->status);
+            return *a->exit_time < *b->exit_time;
+        });
+        const Rank &r = *failed.front();
+        fail(r.rank,
+             "rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) + ") on host " +
+                 r.host->name + " " + describe_status(r.status) + "; ending the job",
+             exit_code_of(r.status));
         return;
     }
-    // A rank that exited cleanly is judged once whatever it sent before
-    // exiting has been read (a grace period after its exit).
     for (auto &r : ranks_) {
-        if (!r.exit_time || now < *r.exit_time + std::chrono::milliseconds(300))
+        if (!r.exit_time || !(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0))
+            continue;
+        // Nothing more can come from a rank with no connection open and no
+        // connection yet unread: judge it at once. A clean exit never
+        // explains more than a pending bootstrap error.
+        const bool settled = !server_->has_open_connection(r.rank) && !server_->has_undecided();
+        if (server_error_at_ || (!settled && now < *r.exit_time + grace))
             continue;
         r.exit_time.reset();
         const std::string who = "rank " + std::to_string(r.rank) + " (pid " +
@@ -508,12 +533,14 @@ void Job::check_bootstrap(Clock::time_point now)
         if (failing_)
             return;
     }
+    if (error_due)
+        fail(-1, server_error_ + "; ending the job", 1);
 }
 
 bool Job::done() const
 {
     for (const auto &r : ranks_)
-        if (!r.exited || r.out.fd >= 0 || r.err.fd >= 0)
+        if (!r.exited || r.out.fd >= 0 || r.err.fd >= 0 || (r.exit_time && !failing_))
             return false;
     return true;
 }

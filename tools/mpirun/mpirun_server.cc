@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -94,7 +96,7 @@ struct Server::Conn {
 Server::Server(int nprocs, int debug)
     : nprocs_(nprocs), debug_(debug), by_rank_(size_t(nprocs), nullptr),
       events_by_rank_(size_t(nprocs), nullptr), finalized_(size_t(nprocs), false),
-      closed_(size_t(nprocs), false)
+      closed_(size_t(nprocs), false), joined_(size_t(nprocs), false)
 {
 }
 
@@ -117,6 +119,8 @@ void Server::note(const std::string &text) const
 void Server::accept(int fd)
 {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Conn>();
     c->fd = fd;
     conns_[fd] = std::move(c);
@@ -137,14 +141,22 @@ std::optional<Server::Abort> Server::take_abort()
     return a;
 }
 
-bool Server::in_collectives(int rank) const
-{
-    return rank >= 0 && rank < nprocs_ && by_rank_[size_t(rank)] && !closed_[size_t(rank)];
-}
+bool Server::in_collectives(int rank) const { return joined(rank) && !closed_[size_t(rank)]; }
 
 bool Server::joined(int rank) const
 {
-    return rank >= 0 && rank < nprocs_ && (by_rank_[size_t(rank)] || closed_[size_t(rank)]);
+    return rank >= 0 && rank < nprocs_ && joined_[size_t(rank)];
+}
+
+bool Server::has_open_connection(int rank) const
+{
+    return by_rank_[size_t(rank)] || events_by_rank_[size_t(rank)];
+}
+
+bool Server::has_undecided() const
+{
+    return std::any_of(conns_.begin(), conns_.end(),
+                       [](const auto &kv) { return kv.second->kind == Conn::Kind::undecided; });
 }
 
 bool Server::all_closed() const
@@ -209,6 +221,7 @@ std::string Server::classify(Conn *c, bool &progress)
         c->rank = rank;
         c->in.erase(0, 8);
         by_rank_[size_t(rank)] = c;
+        joined_[size_t(rank)] = true;
         if (!started_) {
             started_ = true;
             start_time_ = now_s();

@@ -47,6 +47,10 @@ class Server {
     bool in_collectives(int rank) const;
     // Whether `rank` ever joined (handshake done, closed or not).
     bool joined(int rank) const;
+    // Whether `rank` still has its task or event connection open.
+    bool has_open_connection(int rank) const;
+    // Whether a connection is open that has not said what it is yet.
+    bool has_undecided() const;
     // Whether every rank has sent PMGR_CLOSE.
     bool all_closed() const;
     // Whether any rank has joined.
@@ -83,6 +87,7 @@ class Server {
     std::set<int> ever_events_;
     std::vector<bool> finalized_;
     std::vector<bool> closed_;
+    std::vector<bool> joined_;
     std::optional<Abort> abort_;
     bool started_ = false;
     bool failed_ = false;

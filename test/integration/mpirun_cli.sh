@@ -1,0 +1,104 @@
+#!/bin/sh
+# mpirun as a user drives it: non-MPI programs, exit codes and signals passed
+# through, output never lost, --tag-output, -x, --mca, hosts and slots,
+# binding, --timeout, signals to mpirun, and clear errors for bad input.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+checks=0
+ok() { checks=$((checks + 1)); }
+
+# A program that is not MPI at all runs, once per rank.
+out=$(run "$MPIRUN" --host localhost:3 -np 3 echo hello 2>&1) || fail "echo job failed: $out"
+[ "$(echo "$out" | grep -c '^hello$')" -eq 3 ] || fail "expected 3 hellos: $out"; ok
+
+# The first failing rank's status is mpirun's; the others are ended at once.
+start=$(date +%s)
+out=$(run "$MPIRUN" --host localhost:2 -np 2 sh -c 'if [ "$MPIRUN_RANK" = 1 ]; then exit 7; fi; sleep 30' 2>&1)
+rc=$?
+[ $rc -eq 7 ] || fail "exit status: expected 7, got $rc: $out"
+expect_in "rank 1 (pid" "$out" "failing rank message"
+expect_in "on host localhost exited with status 7; ending the job" "$out" "failing rank message"
+[ $(( $(date +%s) - start )) -lt 15 ] || fail "the other rank was not ended promptly"; ok
+
+# A rank killed by a signal: 128 + signal.
+out=$(run "$MPIRUN" --host localhost:2 -np 2 sh -c 'if [ "$MPIRUN_RANK" = 0 ]; then kill -9 $$; fi; sleep 30' 2>&1)
+rc=$?
+[ $rc -eq 137 ] || fail "signal status: expected 137, got $rc: $out"
+expect_in "was killed by signal 9" "$out" "signal message"; ok
+
+# Output written just before dying is not lost, and arrives whole, by line.
+out=$(run "$MPIRUN" --host localhost:2 -np 2 sh -c 'if [ "$MPIRUN_RANK" = 0 ]; then sleep 30; fi; i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done; printf "no newline"; exit 3' 2>/dev/null)
+[ "$(echo "$out" | grep -c '^line ')" -eq 3000 ] || fail "the dying rank's output lost lines"
+[ "$(echo "$out" | tail -n 1)" = "no newline" ] || fail "a last partial line was lost: $(echo "$out" | tail -n 2)"; ok
+
+# --tag-output
+out=$(run "$MPIRUN" --host localhost:2 -np 2 --tag-output sh -c 'echo out$MPIRUN_RANK; echo err$MPIRUN_RANK >&2' 2>&1)
+expect_in "[1,0]<stdout>:out0" "$out" "--tag-output"
+expect_in "[1,1]<stderr>:err1" "$out" "--tag-output"; ok
+
+# -x and --mca reach the ranks.
+out=$(WEFT_TEST_PASS=from-mpirun run "$MPIRUN" -np 1 -x FOO=bar -x WEFT_TEST_PASS --mca btl_tcp_eager_limit 8k sh -c 'echo "$FOO $WEFT_TEST_PASS $WEFT_MCA_btl_tcp_eager_limit"')
+[ "$out" = "bar from-mpirun 8k" ] || fail "-x/--mca: got '$out'"; ok
+
+# stdin goes to rank 0.
+out=$(echo "to rank 0" | run "$MPIRUN" -np 1 cat)
+[ "$out" = "to rank 0" ] || fail "stdin: got '$out'"; ok
+
+# Slots: more ranks than slots is an error that says how to allow it.
+out=$(run "$MPIRUN" --host localhost:1 -np 2 true 2>&1) && fail "oversubscription accepted"
+expect_in "2 ranks were asked for but only 1 slot are available" "$out" "slots"
+expect_in "--oversubscribe" "$out" "slots hint"
+run "$MPIRUN" --host localhost:1 -np 2 --oversubscribe true || fail "--oversubscribe refused"; ok
+
+# A hostfile; a bad one.
+printf 'localhost slots=3 # three\n\n' >"$TEST_TMP/hosts"
+out=$(run "$MPIRUN" --hostfile "$TEST_TMP/hosts" sh -c 'echo r$MPIRUN_RANK/$MPIRUN_NPROCS' | sort | tr '\n' ' ')
+[ "$out" = "r0/3 r1/3 r2/3 " ] || fail "hostfile: got '$out'"
+printf 'localhost cores=3\n' >"$TEST_TMP/badhosts"
+out=$(run "$MPIRUN" --hostfile "$TEST_TMP/badhosts" true 2>&1) && fail "bad hostfile accepted"
+expect_in "badhosts:1: 'cores=3' is not understood (expected slots=N)" "$out" "bad hostfile"; ok
+
+# Binding: one core each unless told otherwise.
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ]; then
+    out=$(run "$MPIRUN" --host localhost:2 -np 2 --bind-to core sh -c 'grep Cpus_allowed_list /proc/self/status' | awk '{print $2}' | sort -u | wc -l)
+    [ "$out" -eq 2 ] || fail "--bind-to core: ranks did not get distinct cores"
+    out=$(run "$MPIRUN" -np 1 --bind-to none sh -c 'grep Cpus_allowed_list /proc/self/status' | awk '{print $2}')
+    [ "$out" = "$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}')" ] || fail "--bind-to none still bound: $out"
+fi; ok
+
+# --timeout ends a job that runs too long.
+start=$(date +%s)
+out=$(run "$MPIRUN" -np 1 --timeout 1 sleep 30 2>&1)
+rc=$?
+[ $rc -eq 124 ] || fail "--timeout: expected 124, got $rc: $out"
+expect_in "ran past --timeout 1 seconds" "$out" "--timeout"
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "--timeout took too long"; ok
+
+# SIGTERM to mpirun reaches every rank.
+"$MPIRUN" --host localhost:2 -np 2 sh -c 'trap "echo got-term-$MPIRUN_RANK; exit 0" TERM; sleep 30 & wait' >"$TEST_TMP/term.out" 2>&1 &
+mp=$!
+sleep 1
+kill -TERM $mp
+wait $mp
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: mpirun exited $rc, expected 143"
+grep -q got-term-0 "$TEST_TMP/term.out" && grep -q got-term-1 "$TEST_TMP/term.out" || fail "SIGTERM did not reach every rank: $(cat "$TEST_TMP/term.out")"; ok
+
+# Bad input: an unknown option, no program, a missing executable.
+out=$(run "$MPIRUN" --frobnicate -np 2 true 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "bad option: rc $rc"
+expect_in "unknown option '--frobnicate'" "$out" "bad option"
+out=$(run "$MPIRUN" -np 2 2>&1) && fail "no program accepted"
+expect_in "no program to run" "$out" "no program"
+out=$(run "$MPIRUN" -np 2 /nonexistent/prog 2>&1); rc=$?
+[ $rc -eq 127 ] || fail "missing executable: rc $rc"
+expect_in "cannot run '/nonexistent/prog': no such executable file" "$out" "missing executable"
+out=$(run "$MPIRUN" -np 0 true 2>&1) && fail "-np 0 accepted"
+expect_in "-np needs a positive number of ranks" "$out" "-np 0"
+out=$(run "$MPIRUN" --host 'bad host' true 2>&1) && fail "bad host accepted"
+expect_in "is not a host name" "$out" "bad host"; ok
+
+run "$MPIRUN" --version | grep -q "mpirun (Weft)" || fail "--version"
+run "$MPIRUN" --help | grep -q -- "--launch-agent" || fail "--help"; ok
+echo "mpirun: $checks groups of checks passed"

@@ -1,0 +1,55 @@
+#!/bin/sh
+# A job whose ranks run on two "hosts": two network namespaces with their own
+# addresses on a bridge, reached through mpirun's launch agent
+# (ip netns exec {host}). The bootstrap (handshake, socket table, tree links
+# between the namespaces) and the job must complete, trees on and off.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+    echo "SKIP: needs root and iproute2 to make network namespaces"
+    exit 77
+fi
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+tag=$$
+ha="weft-a$tag"
+hb="weft-b$tag"
+br="wbr$tag"
+cleanup() {
+    ip netns del "$ha" 2>/dev/null
+    ip netns del "$hb" 2>/dev/null
+    ip link del "$br" 2>/dev/null
+    rm -rf "$TEST_TMP"
+}
+trap cleanup EXIT
+subnet="10.$((tag % 200 + 20)).$((tag / 200 % 250)).0"
+net=${subnet%.0}
+ip link add "$br" type bridge || fail "cannot make a bridge"
+ip addr add "$net.1/24" dev "$br"
+ip link set "$br" up
+i=2
+for ns in "$ha" "$hb"; do
+    ip netns add "$ns" || fail "cannot make namespace $ns"
+    ip link add "v$i-$tag" type veth peer name eth0 netns "$ns"
+    ip link set "v$i-$tag" master "$br" up
+    ip -n "$ns" addr add "$net.$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    i=$((i + 1))
+done
+
+for trees in 1 0; do
+    out=$(MPIRUN_USE_TREES=$trees run "$MPIRUN" --host "$ha:2,$hb:2" -np 4 \
+        --launch-agent 'ip netns exec {host}' --bootstrap-addr "$net.1" --timeout 60 \
+        "$WEFT_TEST_BUILDDIR/test/integration/pmgr_collectives" 2>&1) || fail "pmgr_collectives across namespaces (trees $trees): $out"
+    expect_in "pmgr collectives: 4 ranks, every call right" "$out" "pmgr_collectives"
+done
+# The ranks really ran in their namespaces, with their own addresses.
+out=$(run "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+    --bootstrap-addr "$net.1" --timeout 60 sh -c 'ip -4 -o addr show eth0 | awk "{print \$4}"' 2>&1) || fail "address probe: $out"
+expect_in "$net.2/24" "$out" "rank 0 address"
+expect_in "$net.3/24" "$out" "rank 1 address"
+out=$(run "$MPIRUN" --host "$ha:2,$hb:2" -np 4 --launch-agent 'ip netns exec {host}' \
+    --bootstrap-addr "$net.1" --timeout 60 -x WEFT_MCA_mca_base_component_path \
+    "$WEFT_TEST_BUILDDIR/test/integration/boot_exchange" 2>&1) || fail "boot_exchange across namespaces: $out"
+expect_in "boot/pmgr, 4 ranks" "$out" "boot_exchange"
+echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off"
