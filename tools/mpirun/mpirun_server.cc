@@ -143,10 +143,7 @@ std::optional<Server::Abort> Server::take_abort()
 
 bool Server::in_collectives(int rank) const { return joined(rank) && !closed_[size_t(rank)]; }
 
-bool Server::joined(int rank) const
-{
-    return rank >= 0 && rank < nprocs_ && joined_[size_t(rank)];
-}
+bool Server::joined(int rank) const { return rank >= 0 && rank < nprocs_ && joined_[size_t(rank)]; }
 
 bool Server::has_open_connection(int rank) const
 {
@@ -231,7 +228,10 @@ std::string Server::classify(Conn *c, bool &progress)
         return {};
     }
     // Not a fresh task: an abort request (code, rank, length, message, then
-    // the peer closes), or a handshake this server must refuse.
+    // the peer closes), or a handshake this server must refuse. (An abort
+    // with code 8 from a rank that never connected looks like that rank's
+    // handshake and is taken for one; its next bytes then fail as a bad
+    // packet. The wire gives no way to tell the two apart sooner.)
     if (c->in.size() >= 12) {
         const int len = int_at(c->in, 8);
         const bool plausible = rank >= 0 && rank < nprocs_ && len >= 0 && len <= max_abort_message;
