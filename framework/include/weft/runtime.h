@@ -1,0 +1,66 @@
+/*
+ * weft/runtime.h: what the runtime offers components, in C: the processes of
+ * the job, the modex (each component publishes its addresses before the
+ * exchange and reads its peers' after it), and the progress engine.
+ *
+ * Order at MPI init (framework/runtime): boot (rank, size, job id) -> every
+ * BTL component's init (it calls weft_modex_send) -> the modex exchange ->
+ * the procs exist (weft_runtime_proc) -> PML and BML add_procs (BTLs call
+ * weft_modex_recv) -> MPI_Init returns. Everything here is callable from the
+ * thread that initializes MPI; weft_progress and the proc accessors from any
+ * thread that holds the progress lock (Weft provides MPI_THREAD_FUNNELED).
+ */
+#ifndef WEFT_RUNTIME_H
+#define WEFT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <weft/status.h>
+#include <weft/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* This process and the job. Valid from boot to finalize. */
+int weft_runtime_world_rank(void);
+int weft_runtime_world_size(void);
+/* Rank among the processes of this host (0..local_size-1), and how many. */
+int weft_runtime_local_rank(void);
+int weft_runtime_local_size(void);
+const char *weft_runtime_jobid(void);
+/* Whether more processes of the job run on this host than it has cores: then
+ * waiting processes must yield the CPU. */
+int weft_runtime_oversubscribed(void);
+
+/* The process of world rank `rank` (NULL if out of range). Valid after the
+ * modex exchange, until finalize. */
+weft_proc_t *weft_runtime_proc(int rank);
+int weft_proc_rank(const weft_proc_t *proc);
+const char *weft_proc_hostname(const weft_proc_t *proc);
+/* Same host as this process (shared memory can reach it). */
+int weft_proc_is_local(const weft_proc_t *proc);
+int weft_proc_is_self(const weft_proc_t *proc);
+
+/* Publish `len` bytes under `key` (e.g. "btl.tcp") for every peer. Only
+ * before the exchange; a key is published once. Copied. */
+weft_status_t weft_modex_send(const char *key, const void *data, size_t len);
+/* The bytes `proc` published under `key`: *data stays valid until finalize.
+ * WEFT_ERR_NOT_FOUND if it published nothing under that key. */
+weft_status_t weft_modex_recv(const char *key, const weft_proc_t *proc, const void **data,
+                              size_t *len);
+
+/* The progress engine: each registered function is called by weft_progress
+ * and returns how many events it handled. Register from init only. */
+typedef int (*weft_progress_fn_t)(void);
+weft_status_t weft_progress_register(weft_progress_fn_t fn);
+weft_status_t weft_progress_unregister(weft_progress_fn_t fn);
+/* Call every progress function once; returns the events handled. */
+int weft_progress(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_RUNTIME_H */

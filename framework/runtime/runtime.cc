@@ -1,0 +1,297 @@
+#include "runtime.h"
+
+#include "mca_output.h"
+#include "mca_select.h"
+
+#include <boot/base/boot_base.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sched.h>
+#include <unistd.h>
+
+namespace weft::rt {
+
+namespace {
+
+struct State {
+    bool initialized = false;
+    weft_boot_module_t *boot = nullptr;
+    int rank = 0;
+    int size = 1;
+    int local_rank = 0;
+    int local_size = 1;
+    bool oversubscribed = false;
+    std::string jobid;
+    std::vector<weft_proc> procs;
+    std::vector<std::pair<std::string, std::string>> my_modex;
+    bool modex_done = false;
+    std::vector<weft_progress_fn_t> progress;
+    std::vector<weft_btl_module_t *> btls;
+};
+
+State S;
+
+void put_u32(std::string &out, uint32_t v) { out.append(reinterpret_cast<const char *>(&v), 4); }
+
+bool get_u32(const std::string &in, size_t &off, uint32_t &v)
+{
+    if (off + 4 > in.size())
+        return false;
+    std::memcpy(&v, in.data() + off, 4);
+    off += 4;
+    return true;
+}
+
+std::string encode_modex()
+{
+    std::string out;
+    put_u32(out, uint32_t(S.my_modex.size()));
+    for (const auto &[k, v] : S.my_modex) {
+        put_u32(out, uint32_t(k.size()));
+        out += k;
+        put_u32(out, uint32_t(v.size()));
+        out += v;
+    }
+    return out;
+}
+
+bool decode_modex(const std::string &in, std::vector<std::pair<std::string, std::string>> &out)
+{
+    size_t off = 0;
+    uint32_t n;
+    if (!get_u32(in, off, n))
+        return false;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t kl, vl;
+        if (!get_u32(in, off, kl) || off + kl > in.size())
+            return false;
+        std::string k = in.substr(off, kl);
+        off += kl;
+        if (!get_u32(in, off, vl) || off + vl > in.size())
+            return false;
+        out.emplace_back(k, in.substr(off, vl));
+        off += vl;
+    }
+    return true;
+}
+
+// Everyone's modex blob: first the lengths, then the blobs padded to the
+// longest (the bootstrap's allgather takes equal sizes).
+weft_status_t exchange_modex()
+{
+    const std::string mine = encode_modex();
+    std::vector<uint64_t> lens(size_t(S.size));
+    uint64_t my_len = mine.size();
+    if (weft_status_t rc = S.boot->boot_allgather(S.boot, &my_len, lens.data(), sizeof my_len);
+        rc != WEFT_SUCCESS)
+        return rc;
+    const uint64_t max = *std::max_element(lens.begin(), lens.end());
+    std::string padded = mine;
+    padded.resize(size_t(max));
+    std::string all(size_t(max) * size_t(S.size), '\0');
+    if (max > 0)
+        if (weft_status_t rc = S.boot->boot_allgather(S.boot, padded.data(), all.data(), max);
+            rc != WEFT_SUCCESS)
+            return rc;
+    S.procs.assign(size_t(S.size), weft_proc{});
+    for (int r = 0; r < S.size; ++r) {
+        weft_proc &p = S.procs[size_t(r)];
+        p.rank = r;
+        p.self = r == S.rank;
+        if (!decode_modex(all.substr(size_t(r) * max, size_t(lens[size_t(r)])), p.modex)) {
+            output::error("the modex data of rank " + std::to_string(r) + " is malformed");
+            return WEFT_ERR_BAD_HEADER;
+        }
+        for (const auto &[k, v] : p.modex)
+            if (k == "rt.hostname")
+                p.hostname = v;
+    }
+    const std::string &me = S.procs[size_t(S.rank)].hostname;
+    S.local_size = 0;
+    for (auto &p : S.procs) {
+        p.local = p.hostname == me;
+        if (p.local) {
+            if (p.rank < S.rank)
+                ++S.local_rank;
+            ++S.local_size;
+        }
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    S.oversubscribed = cores > 0 && S.local_size > cores;
+    S.modex_done = true;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t open_btls()
+{
+    mca::FrameworkBase *base = mca::framework_base("btl");
+    if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
+        return rc;
+    std::vector<mca::Candidate> chosen;
+    if (weft_status_t rc = base->select_all(chosen); rc != WEFT_SUCCESS)
+        return rc;
+    for (const auto &c : chosen) {
+        auto *comp = reinterpret_cast<const weft_btl_component_t *>(c.component->desc);
+        int n = 0;
+        weft_btl_module_t **mods = comp->init ? comp->init(&n, 0, 0) : nullptr;
+        for (int i = 0; i < n; ++i)
+            S.btls.push_back(mods[i]);
+        std::free(mods);
+    }
+    return WEFT_SUCCESS;
+}
+
+} // namespace
+
+bool initialized() { return S.initialized; }
+weft_boot_module_t *boot() { return S.boot; }
+const std::vector<weft_btl_module_t *> &btl_modules() { return S.btls; }
+
+weft_status_t init()
+{
+    if (S.initialized)
+        return WEFT_SUCCESS;
+    S = State{};
+    if (weft_status_t rc = mca::register_all(); rc != WEFT_SUCCESS)
+        return rc;
+    weft_mca_param_warn_unknown();
+    if (weft_status_t rc = boot::base::select(&S.boot); rc != WEFT_SUCCESS)
+        return rc;
+    char jobid[256];
+    if (weft_status_t rc = S.boot->boot_init(S.boot, &S.rank, &S.size, jobid, sizeof jobid);
+        rc != WEFT_SUCCESS) {
+        output::error(std::string("cannot bootstrap: ") + weft_status_string(rc));
+        return rc;
+    }
+    S.jobid = jobid;
+    const char *host = std::getenv("WEFT_HOSTNAME");
+    char buf[256] = "";
+    if (!host) {
+        gethostname(buf, sizeof buf - 1);
+        host = buf;
+    }
+    weft_modex_send("rt.hostname", host, std::strlen(host));
+    if (weft_status_t rc = open_btls(); rc != WEFT_SUCCESS)
+        return rc;
+    if (weft_status_t rc = exchange_modex(); rc != WEFT_SUCCESS)
+        return rc;
+    S.initialized = true;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t finalize()
+{
+    if (!S.initialized)
+        return WEFT_SUCCESS;
+    for (weft_btl_module_t *m : S.btls)
+        if (m->btl_finalize)
+            m->btl_finalize(m);
+    S.btls.clear();
+    mca::framework_base("btl")->close();
+    weft_status_t rc = S.boot->boot_finalize(S.boot);
+    boot::base::close();
+    S.initialized = false;
+    S.progress.clear();
+    return rc;
+}
+
+void idle(unsigned &idle_rounds)
+{
+    ++idle_rounds;
+    // Oversubscribed: give the core away at once, or the process we wait
+    // for may never run. Otherwise spin a while first (latency), then yield.
+    if (S.oversubscribed || idle_rounds > 20000)
+        sched_yield();
+    if (idle_rounds > 2000000)
+        usleep(50);
+}
+
+void abort(int code, const std::string &message)
+{
+    if (S.boot && S.boot->boot_abort)
+        S.boot->boot_abort(S.boot, code, message.c_str());
+    else
+        output::error(message);
+    std::_Exit(code ? code : 1);
+}
+
+} // namespace weft::rt
+
+using weft::rt::S;
+
+extern "C" {
+
+int weft_runtime_world_rank(void) { return S.rank; }
+int weft_runtime_world_size(void) { return S.size; }
+int weft_runtime_local_rank(void) { return S.local_rank; }
+int weft_runtime_local_size(void) { return S.local_size; }
+const char *weft_runtime_jobid(void) { return S.jobid.c_str(); }
+int weft_runtime_oversubscribed(void) { return S.oversubscribed; }
+
+weft_proc_t *weft_runtime_proc(int rank)
+{
+    if (rank < 0 || size_t(rank) >= S.procs.size())
+        return nullptr;
+    return &S.procs[size_t(rank)];
+}
+
+int weft_proc_rank(const weft_proc_t *p) { return p ? p->rank : -1; }
+const char *weft_proc_hostname(const weft_proc_t *p) { return p ? p->hostname.c_str() : ""; }
+int weft_proc_is_local(const weft_proc_t *p) { return p && p->local; }
+int weft_proc_is_self(const weft_proc_t *p) { return p && p->self; }
+
+weft_status_t weft_modex_send(const char *key, const void *data, size_t len)
+{
+    if (!key || (len && !data) || S.modex_done)
+        return WEFT_ERR_BAD_PARAM;
+    for (const auto &kv : S.my_modex)
+        if (kv.first == key)
+            return WEFT_ERR_EXISTS;
+    S.my_modex.emplace_back(key, std::string(static_cast<const char *>(data), len));
+    return WEFT_SUCCESS;
+}
+
+weft_status_t weft_modex_recv(const char *key, const weft_proc_t *proc, const void **data,
+                              size_t *len)
+{
+    if (!key || !proc || !data || !len)
+        return WEFT_ERR_BAD_PARAM;
+    for (const auto &[k, v] : proc->modex)
+        if (k == key) {
+            *data = v.data();
+            *len = v.size();
+            return WEFT_SUCCESS;
+        }
+    return WEFT_ERR_NOT_FOUND;
+}
+
+weft_status_t weft_progress_register(weft_progress_fn_t fn)
+{
+    if (!fn)
+        return WEFT_ERR_BAD_PARAM;
+    if (std::find(S.progress.begin(), S.progress.end(), fn) == S.progress.end())
+        S.progress.push_back(fn);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t weft_progress_unregister(weft_progress_fn_t fn)
+{
+    auto it = std::find(S.progress.begin(), S.progress.end(), fn);
+    if (it == S.progress.end())
+        return WEFT_ERR_NOT_FOUND;
+    S.progress.erase(it);
+    return WEFT_SUCCESS;
+}
+
+int weft_progress(void)
+{
+    int n = 0;
+    for (size_t i = 0; i < S.progress.size(); ++i)
+        n += S.progress[i]();
+    return n;
+}
+
+} // extern "C"

@@ -1,0 +1,59 @@
+// The runtime: bootstrap, the modex, the processes of the job, the BTL
+// modules, and the progress engine. weft/runtime.h is its C face for
+// components; this is the C++ face for the MPI layer and the PML.
+#ifndef WEFT_RUNTIME_RUNTIME_H
+#define WEFT_RUNTIME_RUNTIME_H
+
+#include <boot/boot.h>
+#include <btl/btl.h>
+#include <weft/runtime.h>
+
+#include <string>
+#include <vector>
+
+struct weft_proc {
+    int rank = -1;
+    std::string hostname;
+    bool local = false;
+    bool self = false;
+    std::vector<std::pair<std::string, std::string>> modex;
+};
+
+namespace weft::rt {
+
+// Bootstrap, open the BTLs (their init publishes modex data), exchange the
+// modex and make the procs. Errors are printed.
+weft_status_t init();
+// Close the BTLs, finalize the bootstrap. Never waits on a dead process.
+weft_status_t finalize();
+bool initialized();
+
+// The BTL modules of this process, in the order their components were
+// selected (the BML sorts them per peer).
+const std::vector<weft_btl_module_t *> &btl_modules();
+
+weft_boot_module_t *boot();
+
+// Spin on progress until pred() holds; yields the CPU when idle and the host
+// is oversubscribed (and, more gently, when idle for long otherwise).
+template <class Pred> void wait_until(Pred pred);
+// One idle step: called by waiters between progress calls that found nothing.
+void idle(unsigned &idle_rounds);
+
+// End the job: through the launcher if there is one, else exit.
+[[noreturn]] void abort(int code, const std::string &message);
+
+template <class Pred> void wait_until(Pred pred)
+{
+    unsigned idle_rounds = 0;
+    while (!pred()) {
+        if (weft_progress() > 0)
+            idle_rounds = 0;
+        else
+            idle(idle_rounds);
+    }
+}
+
+} // namespace weft::rt
+
+#endif
