@@ -1,0 +1,411 @@
+/*
+ * mpi.h: the MPI interface of Weft (MPI-3.1 names and signatures), for C and C++.
+ *
+ * A handle is a pointer to an object of framework/mpi; C code never sees inside one. A
+ * predefined handle is the address of an object the library exports (MPI_COMM_WORLD is
+ * &weft_mpi_comm_world), so it is a link-time constant usable in static initializers; the null
+ * handles are null pointers.
+ */
+#ifndef WEFT_MPI_H
+#define WEFT_MPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ versions */
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+
+/* ------------------------------------------------------------------ handle types */
+typedef struct weft_comm *MPI_Comm;
+typedef struct weft_group *MPI_Group;
+typedef struct weft_datatype *MPI_Datatype;
+typedef struct weft_request *MPI_Request;
+typedef struct weft_errhandler *MPI_Errhandler;
+typedef struct weft_op *MPI_Op;
+typedef struct weft_message *MPI_Message;
+typedef struct weft_info *MPI_Info;
+
+typedef ptrdiff_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct MPI_Status {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int _cancelled;
+    size_t _ucount; /* bytes received */
+} MPI_Status;
+
+typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2.0 name */
+
+/* ------------------------------------------------------------------ error classes */
+#define MPI_SUCCESS                   0
+#define MPI_ERR_BUFFER                1
+#define MPI_ERR_COUNT                 2
+#define MPI_ERR_TYPE                  3
+#define MPI_ERR_TAG                   4
+#define MPI_ERR_COMM                  5
+#define MPI_ERR_RANK                  6
+#define MPI_ERR_REQUEST               7
+#define MPI_ERR_ROOT                  8
+#define MPI_ERR_GROUP                 9
+#define MPI_ERR_OP                    10
+#define MPI_ERR_TOPOLOGY              11
+#define MPI_ERR_DIMS                  12
+#define MPI_ERR_ARG                   13
+#define MPI_ERR_UNKNOWN               14
+#define MPI_ERR_TRUNCATE              15
+#define MPI_ERR_OTHER                 16
+#define MPI_ERR_INTERN                17
+#define MPI_ERR_IN_STATUS             18
+#define MPI_ERR_PENDING               19
+#define MPI_ERR_ACCESS                20
+#define MPI_ERR_AMODE                 21
+#define MPI_ERR_ASSERT                22
+#define MPI_ERR_BAD_FILE              23
+#define MPI_ERR_BASE                  24
+#define MPI_ERR_CONVERSION            25
+#define MPI_ERR_DISP                  26
+#define MPI_ERR_DUP_DATAREP           27
+#define MPI_ERR_FILE_EXISTS           28
+#define MPI_ERR_FILE_IN_USE           29
+#define MPI_ERR_FILE                  30
+#define MPI_ERR_INFO_KEY              31
+#define MPI_ERR_INFO_NOKEY            32
+#define MPI_ERR_INFO_VALUE            33
+#define MPI_ERR_INFO                  34
+#define MPI_ERR_IO                    35
+#define MPI_ERR_KEYVAL                36
+#define MPI_ERR_LOCKTYPE              37
+#define MPI_ERR_NAME                  38
+#define MPI_ERR_NO_MEM                39
+#define MPI_ERR_NOT_SAME              40
+#define MPI_ERR_NO_SPACE              41
+#define MPI_ERR_NO_SUCH_FILE          42
+#define MPI_ERR_PORT                  43
+#define MPI_ERR_QUOTA                 44
+#define MPI_ERR_READ_ONLY             45
+#define MPI_ERR_RMA_CONFLICT          46
+#define MPI_ERR_RMA_SYNC              47
+#define MPI_ERR_SERVICE               48
+#define MPI_ERR_SIZE                  49
+#define MPI_ERR_SPAWN                 50
+#define MPI_ERR_UNSUPPORTED_DATAREP   51
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_WIN                   53
+#define MPI_ERR_RMA_RANGE             54
+#define MPI_ERR_RMA_ATTACH            55
+#define MPI_ERR_RMA_SHARED            56
+#define MPI_ERR_RMA_FLAVOR            57
+/* User Level Failure Mitigation (the values Open MPI uses). */
+#define MPIX_ERR_PROC_FAILED         75
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+#define MPIX_ERR_REVOKED             77
+#define MPI_ERR_LASTCODE             92
+
+/* ------------------------------------------------------------------ ranks, tags, results */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_PROC_NULL  (-2)
+#define MPI_ROOT       (-4)
+#define MPI_ANY_TAG    (-1)
+#define MPI_UNDEFINED  (-32766)
+
+#define MPI_IDENT     0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR   2
+#define MPI_UNEQUAL   3
+
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+
+/* Attribute keys of MPI_COMM_WORLD. */
+#define MPI_KEYVAL_INVALID  (-1)
+#define MPI_TAG_UB          0
+#define MPI_HOST            1
+#define MPI_IO              2
+#define MPI_WTIME_IS_GLOBAL 3
+#define MPI_APPNUM          4
+#define MPI_LASTUSEDCODE    5
+#define MPI_UNIVERSE_SIZE   6
+
+#define MPI_COMM_TYPE_SHARED 0
+#define MPI_COMBINER_NAMED   0
+
+#define MPI_MAX_PROCESSOR_NAME         256
+#define MPI_MAX_ERROR_STRING           256
+#define MPI_MAX_OBJECT_NAME            64
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_INFO_KEY               36
+#define MPI_MAX_INFO_VAL               256
+#define MPI_BSEND_OVERHEAD             64
+
+#define MPI_BOTTOM          ((void *)0)
+#define MPI_IN_PLACE        ((void *)1)
+#define MPI_STATUS_IGNORE   ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+
+/* ------------------------------------------------------------------ predefined handles */
+extern struct weft_comm weft_mpi_comm_world;
+extern struct weft_comm weft_mpi_comm_self;
+extern struct weft_group weft_mpi_group_empty;
+extern struct weft_errhandler weft_mpi_errors_are_fatal;
+extern struct weft_errhandler weft_mpi_errors_return;
+extern struct weft_message weft_mpi_message_no_proc;
+
+#define MPI_COMM_WORLD       (&weft_mpi_comm_world)
+#define MPI_COMM_SELF        (&weft_mpi_comm_self)
+#define MPI_COMM_NULL        ((MPI_Comm)0)
+#define MPI_GROUP_EMPTY      (&weft_mpi_group_empty)
+#define MPI_GROUP_NULL       ((MPI_Group)0)
+#define MPI_REQUEST_NULL     ((MPI_Request)0)
+#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL (&weft_mpi_errors_are_fatal)
+#define MPI_ERRORS_RETURN    (&weft_mpi_errors_return)
+#define MPI_MESSAGE_NULL     ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC  (&weft_mpi_message_no_proc)
+#define MPI_DATATYPE_NULL    ((MPI_Datatype)0)
+#define MPI_OP_NULL          ((MPI_Op)0)
+#define MPI_INFO_NULL        ((MPI_Info)0)
+
+/* ------------------------------------------------------------------ predefined datatypes */
+extern struct weft_datatype weft_mpi_char;
+extern struct weft_datatype weft_mpi_signed_char;
+extern struct weft_datatype weft_mpi_unsigned_char;
+extern struct weft_datatype weft_mpi_byte;
+extern struct weft_datatype weft_mpi_short;
+extern struct weft_datatype weft_mpi_unsigned_short;
+extern struct weft_datatype weft_mpi_int;
+extern struct weft_datatype weft_mpi_unsigned;
+extern struct weft_datatype weft_mpi_long;
+extern struct weft_datatype weft_mpi_unsigned_long;
+extern struct weft_datatype weft_mpi_long_long_int;
+extern struct weft_datatype weft_mpi_unsigned_long_long;
+extern struct weft_datatype weft_mpi_float;
+extern struct weft_datatype weft_mpi_double;
+extern struct weft_datatype weft_mpi_long_double;
+extern struct weft_datatype weft_mpi_wchar;
+extern struct weft_datatype weft_mpi_c_bool;
+extern struct weft_datatype weft_mpi_int8_t;
+extern struct weft_datatype weft_mpi_int16_t;
+extern struct weft_datatype weft_mpi_int32_t;
+extern struct weft_datatype weft_mpi_int64_t;
+extern struct weft_datatype weft_mpi_uint8_t;
+extern struct weft_datatype weft_mpi_uint16_t;
+extern struct weft_datatype weft_mpi_uint32_t;
+extern struct weft_datatype weft_mpi_uint64_t;
+extern struct weft_datatype weft_mpi_aint;
+extern struct weft_datatype weft_mpi_offset;
+extern struct weft_datatype weft_mpi_count;
+extern struct weft_datatype weft_mpi_c_float_complex;
+extern struct weft_datatype weft_mpi_c_double_complex;
+extern struct weft_datatype weft_mpi_c_long_double_complex;
+extern struct weft_datatype weft_mpi_packed;
+extern struct weft_datatype weft_mpi_float_int;
+extern struct weft_datatype weft_mpi_double_int;
+extern struct weft_datatype weft_mpi_long_int;
+extern struct weft_datatype weft_mpi_2int;
+extern struct weft_datatype weft_mpi_short_int;
+extern struct weft_datatype weft_mpi_long_double_int;
+extern struct weft_datatype weft_mpi_integer;
+extern struct weft_datatype weft_mpi_real;
+extern struct weft_datatype weft_mpi_double_precision;
+extern struct weft_datatype weft_mpi_logical;
+extern struct weft_datatype weft_mpi_character;
+extern struct weft_datatype weft_mpi_complex;
+extern struct weft_datatype weft_mpi_double_complex;
+extern struct weft_datatype weft_mpi_2integer;
+
+#define MPI_CHAR                  (&weft_mpi_char)
+#define MPI_SIGNED_CHAR           (&weft_mpi_signed_char)
+#define MPI_UNSIGNED_CHAR         (&weft_mpi_unsigned_char)
+#define MPI_BYTE                  (&weft_mpi_byte)
+#define MPI_SHORT                 (&weft_mpi_short)
+#define MPI_UNSIGNED_SHORT        (&weft_mpi_unsigned_short)
+#define MPI_INT                   (&weft_mpi_int)
+#define MPI_UNSIGNED              (&weft_mpi_unsigned)
+#define MPI_LONG                  (&weft_mpi_long)
+#define MPI_UNSIGNED_LONG         (&weft_mpi_unsigned_long)
+#define MPI_LONG_LONG_INT         (&weft_mpi_long_long_int)
+#define MPI_LONG_LONG             MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG    (&weft_mpi_unsigned_long_long)
+#define MPI_FLOAT                 (&weft_mpi_float)
+#define MPI_DOUBLE                (&weft_mpi_double)
+#define MPI_LONG_DOUBLE           (&weft_mpi_long_double)
+#define MPI_WCHAR                 (&weft_mpi_wchar)
+#define MPI_C_BOOL                (&weft_mpi_c_bool)
+#define MPI_INT8_T                (&weft_mpi_int8_t)
+#define MPI_INT16_T               (&weft_mpi_int16_t)
+#define MPI_INT32_T               (&weft_mpi_int32_t)
+#define MPI_INT64_T               (&weft_mpi_int64_t)
+#define MPI_UINT8_T               (&weft_mpi_uint8_t)
+#define MPI_UINT16_T              (&weft_mpi_uint16_t)
+#define MPI_UINT32_T              (&weft_mpi_uint32_t)
+#define MPI_UINT64_T              (&weft_mpi_uint64_t)
+#define MPI_AINT                  (&weft_mpi_aint)
+#define MPI_OFFSET                (&weft_mpi_offset)
+#define MPI_COUNT                 (&weft_mpi_count)
+#define MPI_C_FLOAT_COMPLEX       (&weft_mpi_c_float_complex)
+#define MPI_C_COMPLEX             MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX      (&weft_mpi_c_double_complex)
+#define MPI_C_LONG_DOUBLE_COMPLEX (&weft_mpi_c_long_double_complex)
+#define MPI_PACKED                (&weft_mpi_packed)
+#define MPI_FLOAT_INT             (&weft_mpi_float_int)
+#define MPI_DOUBLE_INT            (&weft_mpi_double_int)
+#define MPI_LONG_INT              (&weft_mpi_long_int)
+#define MPI_2INT                  (&weft_mpi_2int)
+#define MPI_SHORT_INT             (&weft_mpi_short_int)
+#define MPI_LONG_DOUBLE_INT       (&weft_mpi_long_double_int)
+/* Fortran types, as C sees them. */
+#define MPI_INTEGER          (&weft_mpi_integer)
+#define MPI_REAL             (&weft_mpi_real)
+#define MPI_DOUBLE_PRECISION (&weft_mpi_double_precision)
+#define MPI_LOGICAL          (&weft_mpi_logical)
+#define MPI_CHARACTER        (&weft_mpi_character)
+#define MPI_COMPLEX          (&weft_mpi_complex)
+#define MPI_DOUBLE_COMPLEX   (&weft_mpi_double_complex)
+#define MPI_2INTEGER         (&weft_mpi_2integer)
+
+/* ------------------------------------------------------------------ environment */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Finalize(void);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
+
+/* ------------------------------------------------------------------ errors */
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+/* ------------------------------------------------------------------ communicators */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
+/* ------------------------------------------------------------------ groups */
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Group_free(MPI_Group *group);
+
+/* ------------------------------------------------------------------ datatypes */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+/* ------------------------------------------------------------------ point-to-point */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+
+/* ------------------------------------------------------------------ requests and statuses */
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status array_of_statuses[]);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+/* ------------------------------------------------------------------ collectives */
+int MPI_Barrier(MPI_Comm comm);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WEFT_MPI_H */

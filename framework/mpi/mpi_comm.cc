@@ -1,0 +1,347 @@
+// Communicators: rank, size, dup, split, split_type, create, free, compare,
+// group, attributes, names; and the library's own point-to-point steps that
+// building them needs (context ids must agree).
+#include "mpi_internal.h"
+
+#include "runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace weft::mpi {
+
+namespace {
+
+constexpr int tag_cid = internal_tag_base - 1;
+constexpr int tag_split = internal_tag_base - 2;
+constexpr int tag_barrier = internal_tag_base - 3;
+
+uint32_t next_cid = 2; // 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF
+
+// Gather `bytes` from every rank of comm to rank 0, then give everyone all
+// of it (linear; communicator construction is not a hot path).
+weft_status_t allgather(weft_comm *comm, const void *in, void *out, size_t bytes, int tag)
+{
+    auto *o = static_cast<char *>(out);
+    if (comm->rank == 0) {
+        std::memcpy(o, in, bytes);
+        for (int r = 1; r < comm->size; ++r)
+            if (weft_status_t rc = internal_recv(comm, o + size_t(r) * bytes, bytes, r, tag);
+                rc != WEFT_SUCCESS)
+                return rc;
+        for (int r = 1; r < comm->size; ++r)
+            if (weft_status_t rc = internal_send(comm, o, bytes * size_t(comm->size), r, tag);
+                rc != WEFT_SUCCESS)
+                return rc;
+        return WEFT_SUCCESS;
+    }
+    if (weft_status_t rc = internal_send(comm, in, bytes, 0, tag); rc != WEFT_SUCCESS)
+        return rc;
+    return internal_recv(comm, o, bytes * size_t(comm->size), 0, tag);
+}
+
+// A context id every rank of `parent` agrees on and none of them uses.
+weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
+{
+    std::vector<uint32_t> all(size_t(parent->size));
+    if (weft_status_t rc = allgather(parent, &next_cid, all.data(), sizeof next_cid, tag_cid);
+        rc != WEFT_SUCCESS)
+        return rc;
+    cid = *std::max_element(all.begin(), all.end());
+    next_cid = cid + 1;
+    return WEFT_SUCCESS;
+}
+
+weft_comm *make_comm(uint32_t cid, weft_group *group, weft_errhandler *eh)
+{
+    auto *c = new weft_comm;
+    c->cid = cid;
+    c->group = group;
+    c->rank = group->my_rank;
+    c->size = int(group->ranks.size());
+    c->errhandler = eh;
+    if (eh)
+        ++eh->refs;
+    return c;
+}
+
+int bad_comm(MPI_Comm comm, const char *fn)
+{
+    if (int rc = check_state(fn); rc != MPI_SUCCESS)
+        return rc;
+    if (!valid_comm(comm))
+        return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
+    return MPI_SUCCESS;
+}
+
+int tag_ub = INT32_MAX;
+int host_val = MPI_PROC_NULL;
+int io_val = MPI_ANY_SOURCE;
+int wtime_global = 0;
+int appnum = 0;
+int universe = 0;
+int lastcode = MPI_ERR_LASTCODE;
+
+} // namespace
+
+int comm_activate(weft_comm *comm)
+{
+    weft_status_t rc = pml()->pml_add_comm(pml(), comm);
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : error_class_of(rc);
+}
+
+weft_status_t internal_send(weft_comm *comm, const void *buf, size_t bytes, int dst, int tag)
+{
+    return pml()->pml_send(pml(), buf, bytes, MPI_BYTE, dst, tag, WEFT_SEND_STANDARD, comm);
+}
+
+weft_status_t internal_recv(weft_comm *comm, void *buf, size_t bytes, int src, int tag)
+{
+    weft_msg_status_t st{};
+    return pml()->pml_recv(pml(), buf, bytes, MPI_BYTE, src, tag, comm, &st);
+}
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_rank"); rc != MPI_SUCCESS)
+        return rc;
+    if (!rank)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+    *rank = comm->rank;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_size"); rc != MPI_SUCCESS)
+        return rc;
+    if (!size)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+    *size = comm->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
+        return rc;
+    uint32_t cid;
+    if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
+        return raise(comm, error_class_of(rc), "MPI_Comm_dup");
+    group_retain(comm->group);
+    weft_comm *c = make_comm(cid, comm->group, comm->errhandler);
+    c->attrs = comm->attrs;
+    *newcomm = c;
+    return comm_activate(c);
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
+        return rc;
+    if (color < 0 && color != MPI_UNDEFINED)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_split",
+                     "color " + std::to_string(color) + " is negative and not MPI_UNDEFINED");
+    int mine[2] = {color, key};
+    std::vector<int> all(2 * size_t(comm->size));
+    if (weft_status_t rc = allgather(comm, mine, all.data(), sizeof mine, tag_split);
+        rc != WEFT_SUCCESS)
+        return raise(comm, error_class_of(rc), "MPI_Comm_split");
+    uint32_t cid;
+    if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
+        return raise(comm, error_class_of(rc), "MPI_Comm_split");
+    if (color == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    std::vector<int> members;
+    for (int r = 0; r < comm->size; ++r)
+        if (all[2 * size_t(r)] == color)
+            members.push_back(r);
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int a, int b) { return all[2 * size_t(a) + 1] < all[2 * size_t(b) + 1]; });
+    std::vector<int> world;
+    for (int r : members)
+        world.push_back(comm->group->ranks[size_t(r)]);
+    weft_comm *c = make_comm(cid, group_new(world), comm->errhandler);
+    *newcomm = c;
+    return comm_activate(c);
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_split_type"); rc != MPI_SUCCESS)
+        return rc;
+    if (split_type == MPI_UNDEFINED)
+        return MPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+    if (split_type != MPI_COMM_TYPE_SHARED)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type",
+                     "only MPI_COMM_TYPE_SHARED is known");
+    // Color: the lowest rank of comm on this host.
+    int color = comm->rank;
+    for (int r = 0; r < comm->size; ++r)
+        if (weft_proc_is_local(weft_runtime_proc(comm->group->ranks[size_t(r)]))) {
+            color = r;
+            break;
+        }
+    return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
+        return rc;
+    if (!group)
+        return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
+    for (int w : group->ranks)
+        if (std::find(comm->group->ranks.begin(), comm->group->ranks.end(), w) ==
+            comm->group->ranks.end())
+            return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create",
+                         "the group is not a subset of the communicator's group");
+    uint32_t cid;
+    if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
+        return raise(comm, error_class_of(rc), "MPI_Comm_create");
+    if (group->my_rank == MPI_UNDEFINED || group->my_rank < 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    group_retain(group);
+    weft_comm *c = make_comm(cid, group, comm->errhandler);
+    *newcomm = c;
+    return comm_activate(c);
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    if (int rc = check_state("MPI_Comm_free"); rc != MPI_SUCCESS)
+        return rc;
+    if (!comm || !valid_comm(*comm))
+        return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator");
+    weft_comm *c = *comm;
+    if (c->predefined)
+        return raise(c, MPI_ERR_COMM, "MPI_Comm_free",
+                     "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    pml()->pml_del_comm(pml(), c);
+    group_release(c->group);
+    if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
+        delete c->errhandler;
+    c->freed = true;
+    delete c;
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
+{
+    if (int rc = bad_comm(a, "MPI_Comm_compare"); rc != MPI_SUCCESS)
+        return rc;
+    if (!valid_comm(b))
+        return raise(a, MPI_ERR_COMM, "MPI_Comm_compare", "invalid second communicator");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (a->group->ranks == b->group->ranks) {
+        *result = MPI_CONGRUENT;
+        return MPI_SUCCESS;
+    }
+    auto x = a->group->ranks, y = b->group->ranks;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_group"); rc != MPI_SUCCESS)
+        return rc;
+    group_retain(comm->group);
+    *group = comm->group;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_test_inter"); rc != MPI_SUCCESS)
+        return rc;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_get_attr"); rc != MPI_SUCCESS)
+        return rc;
+    universe = weft_runtime_world_size();
+    int *v = nullptr;
+    switch (keyval) {
+    case MPI_TAG_UB: v = &tag_ub; break;
+    case MPI_HOST: v = &host_val; break;
+    case MPI_IO: v = &io_val; break;
+    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
+    case MPI_APPNUM: v = &appnum; break;
+    case MPI_UNIVERSE_SIZE: v = &universe; break;
+    case MPI_LASTUSEDCODE: v = &lastcode; break;
+    default: {
+        auto it = comm->attrs.find(keyval);
+        if (it == comm->attrs.end()) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        *static_cast<void **>(value) = it->second;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    }
+    *static_cast<int **>(value) = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_set_name"); rc != MPI_SUCCESS)
+        return rc;
+    comm->name = std::string(name ? name : "").substr(0, MPI_MAX_OBJECT_NAME - 1);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_get_name"); rc != MPI_SUCCESS)
+        return rc;
+    std::strncpy(name, comm->name.c_str(), MPI_MAX_OBJECT_NAME);
+    name[MPI_MAX_OBJECT_NAME - 1] = '\0';
+    *resultlen = int(std::strlen(name));
+    return MPI_SUCCESS;
+}
+
+// Until the coll framework serves it: fan-in to rank 0, then fan-out.
+int MPI_Barrier(MPI_Comm comm)
+{
+    if (int rc = bad_comm(comm, "MPI_Barrier"); rc != MPI_SUCCESS)
+        return rc;
+    char token = 0;
+    weft_status_t rc = WEFT_SUCCESS;
+    if (comm->rank == 0) {
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = internal_recv(comm, &token, 1, r, tag_barrier);
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = internal_send(comm, &token, 1, r, tag_barrier);
+    } else {
+        rc = internal_send(comm, &token, 1, 0, tag_barrier);
+        if (rc == WEFT_SUCCESS)
+            rc = internal_recv(comm, &token, 1, 0, tag_barrier);
+    }
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), "MPI_Barrier");
+}
+
+} // extern "C"

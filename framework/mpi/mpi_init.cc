@@ -1,0 +1,249 @@
+// MPI_Init, MPI_Finalize and the environment calls.
+#include "mpi_internal.h"
+
+#include "mca_output.h"
+#include "mca_select.h"
+#include "runtime.h"
+#include "weft_config.h"
+
+#include <pml/pml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace weft::mpi {
+
+namespace {
+
+enum class Phase { before, running, after } phase = Phase::before;
+weft_pml_module_t *the_pml = nullptr;
+const weft_pml_component_t *the_pml_component = nullptr;
+int thread_level = MPI_THREAD_SINGLE;
+
+std::vector<weft_proc_t *> all_procs()
+{
+    std::vector<weft_proc_t *> procs;
+    for (int r = 0; r < weft_runtime_world_size(); ++r)
+        procs.push_back(weft_runtime_proc(r));
+    return procs;
+}
+
+// Every rank must run the same PML: compare the names through the
+// bootstrap, so that a mismatch is an error at init, not a hang later.
+bool same_pml_everywhere(const std::string &mine)
+{
+    char name[WEFT_MCA_NAME_MAX] = {};
+    std::strncpy(name, mine.c_str(), sizeof name - 1);
+    const int n = weft_runtime_world_size();
+    std::vector<char> all(size_t(n) * sizeof name);
+    weft_boot_module_t *boot = weft::rt::boot();
+    if (boot->boot_allgather(boot, name, all.data(), sizeof name) != WEFT_SUCCESS)
+        return false;
+    for (int r = 0; r < n; ++r) {
+        const char *theirs = all.data() + size_t(r) * sizeof name;
+        if (std::strncmp(theirs, name, sizeof name) != 0) {
+            output::error("rank " + std::to_string(weft_runtime_world_rank()) + " selected pml " +
+                          mine + " but rank " + std::to_string(r) + " selected pml " + theirs +
+                          "; every rank must use the same PML (set --mca pml NAME for all)");
+            return false;
+        }
+    }
+    return true;
+}
+
+int init(int required)
+{
+    if (phase == Phase::running) {
+        output::error("MPI_Init called twice");
+        return MPI_ERR_OTHER;
+    }
+    if (phase == Phase::after) {
+        output::error("MPI_Init called after MPI_Finalize; MPI cannot be initialized again");
+        return MPI_ERR_OTHER;
+    }
+    if (weft::rt::init() != WEFT_SUCCESS)
+        weft::rt::abort(1, "MPI_Init: the runtime could not start (messages above)");
+    setup_predefined(weft_runtime_world_rank(), weft_runtime_world_size());
+
+    mca::FrameworkBase *base = mca::framework_base("pml");
+    mca::Component *chosen = nullptr;
+    if (base->open() != WEFT_SUCCESS || base->select_one(chosen) != WEFT_SUCCESS)
+        weft::rt::abort(1, "MPI_Init: no PML can run (messages above)");
+    the_pml_component = reinterpret_cast<const weft_pml_component_t *>(chosen->desc);
+    the_pml = the_pml_component->init(0, 0);
+    if (!the_pml)
+        weft::rt::abort(1, "MPI_Init: pml/" + chosen->name + " could not start");
+    if (!same_pml_everywhere(chosen->name))
+        weft::rt::abort(1, "MPI_Init: the ranks selected different PMLs");
+    auto procs = all_procs();
+    if (the_pml->pml_add_procs(the_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
+        weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");
+    comm_activate(MPI_COMM_WORLD);
+    comm_activate(MPI_COMM_SELF);
+    thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    phase = Phase::running;
+    // Nobody sends before everyone can receive.
+    weft_boot_module_t *boot = weft::rt::boot();
+    boot->boot_barrier(boot);
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
+bool initialized() { return phase != Phase::before; }
+bool finalized() { return phase == Phase::after; }
+weft_pml_module_t *pml() { return the_pml; }
+
+int check_state(const char *fn)
+{
+    if (phase == Phase::running)
+        return MPI_SUCCESS;
+    if (phase == Phase::before)
+        std::fprintf(stderr, "weft: %s called before MPI_Init; initialize MPI first\n", fn);
+    else
+        std::fprintf(stderr, "weft: %s called after MPI_Finalize; MPI cannot be used any more\n",
+                     fn);
+    std::fflush(stderr);
+    return MPI_ERR_OTHER;
+}
+
+void to_status(const weft_msg_status_t &in, MPI_Status *out)
+{
+    if (!out)
+        return;
+    out->MPI_SOURCE = in.source;
+    out->MPI_TAG = in.tag;
+    out->MPI_ERROR = in.error == WEFT_SUCCESS ? MPI_SUCCESS : error_class_of(in.error);
+    out->_cancelled = in.cancelled;
+    out->_ucount = size_t(in.count);
+}
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Init(int *, char ***) { return init(MPI_THREAD_SINGLE); }
+
+int MPI_Init_thread(int *, char ***, int required, int *provided)
+{
+    int rc = init(required);
+    if (provided)
+        *provided = thread_level;
+    return rc;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    if (int rc = check_state("MPI_Query_thread"); rc != MPI_SUCCESS)
+        return rc;
+    *provided = thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag)
+{
+    if (int rc = check_state("MPI_Is_thread_main"); rc != MPI_SUCCESS)
+        return rc;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Initialized(int *flag)
+{
+    *flag = initialized();
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag)
+{
+    *flag = finalized();
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalize(void)
+{
+    if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
+        return rc;
+    // Every rank's traffic is done before any transport closes.
+    weft_boot_module_t *boot = weft::rt::boot();
+    boot->boot_barrier(boot);
+    the_pml->pml_del_comm(the_pml, MPI_COMM_SELF);
+    the_pml->pml_del_comm(the_pml, MPI_COMM_WORLD);
+    auto procs = all_procs();
+    the_pml->pml_del_procs(the_pml, procs.data(), procs.size());
+    if (the_pml_component->finalize)
+        the_pml_component->finalize();
+    weft::mca::framework_base("pml")->close();
+    the_pml = nullptr;
+    phase = Phase::after;
+    weft::rt::finalize();
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm, int errorcode)
+{
+    weft::rt::abort(errorcode, "MPI_Abort was called with error code " + std::to_string(errorcode));
+}
+
+double MPI_Wtime(void)
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+double MPI_Wtick(void)
+{
+    timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    char buf[MPI_MAX_PROCESSOR_NAME] = "";
+    gethostname(buf, sizeof buf - 1);
+    std::strncpy(name, buf, MPI_MAX_PROCESSOR_NAME);
+    *resultlen = int(std::strlen(buf));
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    const std::string v = std::string("Weft ") + PACKAGE_VERSION;
+    std::strncpy(version, v.c_str(), MPI_MAX_LIBRARY_VERSION_STRING);
+    *resultlen = int(v.size());
+    return MPI_SUCCESS;
+}
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
+{
+    if (size < 0)
+        return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Alloc_mem", "negative size");
+    void *p = std::malloc(size_t(size) ? size_t(size) : 1);
+    if (!p)
+        return raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Alloc_mem");
+    *static_cast<void **>(baseptr) = p;
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+    std::free(base);
+    return MPI_SUCCESS;
+}
+
+} // extern "C"

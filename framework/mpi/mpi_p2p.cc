@@ -1,0 +1,442 @@
+// Point-to-point: the send modes, receives, probes, sendrecv, persistent
+// requests, and the buffer for buffered sends.
+#include "mpi_internal.h"
+
+#include "runtime.h"
+
+#include <cstring>
+#include <list>
+
+namespace weft::mpi {
+
+namespace {
+
+enum class Dir { send, recv };
+
+// Argument checks every point-to-point call shares; returns MPI_SUCCESS or
+// the error as raised on comm.
+int check(const char *fn, const void *buf, int count, MPI_Datatype type, int peer, int tag,
+          MPI_Comm comm, Dir dir)
+{
+    if (int rc = check_state(fn); rc != MPI_SUCCESS)
+        return rc;
+    if (!valid_comm(comm))
+        return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
+    if (count < 0)
+        return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
+    if (!valid_datatype(type))
+        return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+    const bool rank_ok = (peer >= 0 && peer < comm->size) || peer == MPI_PROC_NULL ||
+                         (dir == Dir::recv && peer == MPI_ANY_SOURCE);
+    if (!rank_ok)
+        return raise(comm, MPI_ERR_RANK, fn,
+                     "rank " + std::to_string(peer) + " is not in 0.." +
+                         std::to_string(comm->size - 1));
+    const bool tag_ok = (tag >= 0 && tag <= INT32_MAX) || (dir == Dir::recv && tag == MPI_ANY_TAG);
+    if (!tag_ok)
+        return raise(comm, MPI_ERR_TAG, fn, "tag " + std::to_string(tag) + " is not valid");
+    if (!buf && count > 0 && type->size > 0)
+        return raise(comm, MPI_ERR_BUFFER, fn, "buffer is NULL");
+    return MPI_SUCCESS;
+}
+
+int result(weft_status_t rc, MPI_Comm comm, const char *fn)
+{
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), fn);
+}
+
+// ---- the attached buffer (MPI_Buffer_attach) for buffered sends
+struct Block {
+    size_t offset;
+    size_t len;
+    weft_request *req; // the internal standard send from this block
+};
+char *bsend_buf = nullptr;
+size_t bsend_size = 0;
+std::list<Block> blocks; // by offset
+
+void reap_blocks()
+{
+    for (auto it = blocks.begin(); it != blocks.end();) {
+        if (it->req && it->req->complete) {
+            it->req->pml_free(it->req);
+            it = blocks.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+// First fit in the attached buffer.
+char *bsend_alloc(size_t len, std::list<Block>::iterator &where)
+{
+    reap_blocks();
+    size_t at = 0;
+    for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+        if (it->offset - at >= len) {
+            where = blocks.insert(it, Block{at, len, nullptr});
+            return bsend_buf + at;
+        }
+        at = it->offset + it->len;
+    }
+    if (bsend_size - at >= len) {
+        where = blocks.insert(blocks.end(), Block{at, len, nullptr});
+        return bsend_buf + at;
+    }
+    return nullptr;
+}
+
+// A buffered send: copy into the attached buffer and send from there; the
+// caller's request (if any) is complete at once.
+int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+          const char *fn)
+{
+    const size_t bytes = size_t(count) * type->size;
+    std::list<Block>::iterator where;
+    char *copy = bsend_alloc(bytes + MPI_BSEND_OVERHEAD, where);
+    if (!copy)
+        return raise(comm, MPI_ERR_BUFFER, fn,
+                     "the attached buffer has no room for " + std::to_string(bytes) +
+                         " bytes (attach a larger one with MPI_Buffer_attach)");
+    std::memcpy(copy, buf, bytes);
+    weft_request_t *req;
+    weft_status_t rc =
+        pml()->pml_isend(pml(), copy, bytes, MPI_BYTE, dst, tag, WEFT_SEND_STANDARD, comm, &req);
+    if (rc != WEFT_SUCCESS) {
+        blocks.erase(where);
+        return raise(comm, error_class_of(rc), fn);
+    }
+    where->req = req;
+    return MPI_SUCCESS;
+}
+
+// A request that is already complete (buffered sends).
+struct DoneRequest : weft_request {};
+void free_done(weft_request *r) { delete static_cast<DoneRequest *>(r); }
+
+MPI_Request done_request(MPI_Comm comm)
+{
+    auto *r = new DoneRequest;
+    r->kind = weft_request::Kind::generalized;
+    r->complete = true;
+    r->comm = comm;
+    r->pml_free = free_done;
+    return r;
+}
+
+weft_send_mode_t mode_of(int m)
+{
+    return m == 2 ? WEFT_SEND_SYNCHRONOUS : m == 3 ? WEFT_SEND_READY : WEFT_SEND_STANDARD;
+}
+
+int isend_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+               MPI_Request *req, int mode, const char *fn)
+{
+    if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
+        return rc;
+    if (mode == 1 && dst != MPI_PROC_NULL) {
+        if (int rc = bsend(buf, count, type, dst, tag, comm, fn); rc != MPI_SUCCESS)
+            return rc;
+        *req = done_request(comm);
+        return MPI_SUCCESS;
+    }
+    return result(
+        pml()->pml_isend(pml(), buf, size_t(count), type, dst, tag, mode_of(mode), comm, req), comm,
+        fn);
+}
+
+int send_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+              int mode, const char *fn)
+{
+    if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
+        return rc;
+    if (mode == 1 && dst != MPI_PROC_NULL)
+        return bsend(buf, count, type, dst, tag, comm, fn);
+    return result(pml()->pml_send(pml(), buf, size_t(count), type, dst, tag, mode_of(mode), comm),
+                  comm, fn);
+}
+
+int send_init_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request *req, int mode, const char *fn)
+{
+    if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
+        return rc;
+    // Buffered persistent sends use the standard protocol from the user's
+    // buffer: the buffer is the user's until the request completes anyway.
+    return result(pml()->pml_isend_init(pml(), buf, size_t(count), type, dst, tag,
+                                        mode_of(mode == 1 ? 0 : mode), comm, req),
+                  comm, fn);
+}
+
+} // namespace
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+{
+    return send_mode(buf, count, type, dst, tag, comm, 0, "MPI_Send");
+}
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+{
+    return send_mode(buf, count, type, dst, tag, comm, 1, "MPI_Bsend");
+}
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+{
+    return send_mode(buf, count, type, dst, tag, comm, 2, "MPI_Ssend");
+}
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+{
+    return send_mode(buf, count, type, dst, tag, comm, 3, "MPI_Rsend");
+}
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    return isend_mode(buf, count, type, dst, tag, comm, req, 0, "MPI_Isend");
+}
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return isend_mode(buf, count, type, dst, tag, comm, req, 1, "MPI_Ibsend");
+}
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return isend_mode(buf, count, type, dst, tag, comm, req, 2, "MPI_Issend");
+}
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return isend_mode(buf, count, type, dst, tag, comm, req, 3, "MPI_Irsend");
+}
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    return send_init_mode(buf, count, type, dst, tag, comm, req, 0, "MPI_Send_init");
+}
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return send_init_mode(buf, count, type, dst, tag, comm, req, 1, "MPI_Bsend_init");
+}
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return send_init_mode(buf, count, type, dst, tag, comm, req, 2, "MPI_Ssend_init");
+}
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    return send_init_mode(buf, count, type, dst, tag, comm, req, 3, "MPI_Rsend_init");
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    if (int rc = check("MPI_Recv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
+        return rc;
+    weft_msg_status_t st{};
+    weft_status_t rc = pml()->pml_recv(pml(), buf, size_t(count), type, src, tag, comm, &st);
+    to_status(st, status);
+    return result(rc, comm, "MPI_Recv");
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    if (int rc = check("MPI_Irecv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
+        return rc;
+    return result(pml()->pml_irecv(pml(), buf, size_t(count), type, src, tag, comm, req), comm,
+                  "MPI_Irecv");
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    if (int rc = check("MPI_Recv_init", buf, count, type, src, tag, comm, Dir::recv);
+        rc != MPI_SUCCESS)
+        return rc;
+    return result(pml()->pml_irecv_init(pml(), buf, size_t(count), type, src, tag, comm, req), comm,
+                  "MPI_Recv_init");
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag, void *rbuf,
+                 int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                 MPI_Status *status)
+{
+    MPI_Request reqs[2];
+    if (int rc = MPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &reqs[0]); rc != MPI_SUCCESS)
+        return rc;
+    if (int rc = MPI_Isend(sbuf, scount, stype, dst, stag, comm, &reqs[1]); rc != MPI_SUCCESS)
+        return rc;
+    MPI_Status st[2];
+    int rc = MPI_Waitall(2, reqs, st);
+    if (status)
+        *status = st[0];
+    return rc == MPI_ERR_IN_STATUS
+               ? st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR
+               : rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int stag, int src,
+                         int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (int rc = check("MPI_Sendrecv_replace", buf, count, type, dst, stag, comm, Dir::send);
+        rc != MPI_SUCCESS)
+        return rc;
+    std::vector<char> tmp(size_t(count) * type->size);
+    if (!tmp.empty())
+        std::memcpy(tmp.data(), buf, tmp.size());
+    return MPI_Sendrecv(tmp.data(), count, type, dst, stag, buf, count, type, src, rtag, comm,
+                        status);
+}
+
+int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (int rc = check("MPI_Iprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
+        rc != MPI_SUCCESS)
+        return rc;
+    if (src == MPI_PROC_NULL) {
+        *flag = 1;
+        weft_msg_status_t st{};
+        st.source = MPI_PROC_NULL;
+        st.tag = MPI_ANY_TAG;
+        to_status(st, status);
+        return MPI_SUCCESS;
+    }
+    weft_msg_status_t st{};
+    weft_status_t rc = pml()->pml_iprobe(pml(), src, tag, comm, flag, &st);
+    if (*flag)
+        to_status(st, status);
+    return result(rc, comm, "MPI_Iprobe");
+}
+
+int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (int rc = check("MPI_Probe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
+        rc != MPI_SUCCESS)
+        return rc;
+    weft_msg_status_t st{};
+    if (src == MPI_PROC_NULL) {
+        st.source = MPI_PROC_NULL;
+        st.tag = MPI_ANY_TAG;
+        to_status(st, status);
+        return MPI_SUCCESS;
+    }
+    weft_status_t rc = pml()->pml_probe(pml(), src, tag, comm, &st);
+    to_status(st, status);
+    return result(rc, comm, "MPI_Probe");
+}
+
+int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    if (int rc = check("MPI_Improbe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
+        rc != MPI_SUCCESS)
+        return rc;
+    weft_msg_status_t st{};
+    if (src == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        st.source = MPI_PROC_NULL;
+        st.tag = MPI_ANY_TAG;
+        to_status(st, status);
+        return MPI_SUCCESS;
+    }
+    weft_status_t rc = pml()->pml_improbe(pml(), src, tag, comm, flag, message, &st);
+    if (*flag)
+        to_status(st, status);
+    return result(rc, comm, "MPI_Improbe");
+}
+
+int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (int rc = check("MPI_Mprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
+        rc != MPI_SUCCESS)
+        return rc;
+    weft_msg_status_t st{};
+    if (src == MPI_PROC_NULL) {
+        *message = MPI_MESSAGE_NO_PROC;
+        st.source = MPI_PROC_NULL;
+        st.tag = MPI_ANY_TAG;
+        to_status(st, status);
+        return MPI_SUCCESS;
+    }
+    weft_status_t rc = pml()->pml_mprobe(pml(), src, tag, comm, message, &st);
+    to_status(st, status);
+    return result(rc, comm, "MPI_Mprobe");
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Mrecv"); rc != MPI_SUCCESS)
+        return rc;
+    if (!message || *message == MPI_MESSAGE_NULL)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Mrecv", "invalid message handle");
+    weft_msg_status_t st{};
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        st.source = MPI_PROC_NULL;
+        st.tag = MPI_ANY_TAG;
+        to_status(st, status);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = (*message)->comm;
+    weft_status_t rc = pml()->pml_mrecv(pml(), buf, size_t(count), type, message, &st);
+    to_status(st, status);
+    *message = MPI_MESSAGE_NULL;
+    return result(rc, comm, "MPI_Mrecv");
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
+{
+    if (int rc = check_state("MPI_Imrecv"); rc != MPI_SUCCESS)
+        return rc;
+    if (!message || *message == MPI_MESSAGE_NULL)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message handle");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        *req = done_request(MPI_COMM_SELF);
+        (*req)->status.source = MPI_PROC_NULL;
+        (*req)->status.tag = MPI_ANY_TAG;
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = (*message)->comm;
+    weft_status_t rc = pml()->pml_imrecv(pml(), buf, size_t(count), type, message, req);
+    *message = MPI_MESSAGE_NULL;
+    return result(rc, comm, "MPI_Imrecv");
+}
+
+int MPI_Buffer_attach(void *buffer, int size)
+{
+    if (int rc = check_state("MPI_Buffer_attach"); rc != MPI_SUCCESS)
+        return rc;
+    if (bsend_buf)
+        return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    if (size < 0 || (!buffer && size > 0))
+        return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach", "invalid buffer or size");
+    bsend_buf = static_cast<char *>(buffer);
+    bsend_size = size_t(size);
+    return MPI_SUCCESS;
+}
+
+int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    if (int rc = check_state("MPI_Buffer_detach"); rc != MPI_SUCCESS)
+        return rc;
+    // Blocks until every buffered send has left the buffer.
+    weft::rt::wait_until([] {
+        reap_blocks();
+        return blocks.empty();
+    });
+    *static_cast<void **>(buffer_addr) = bsend_buf;
+    *size = int(bsend_size);
+    bsend_buf = nullptr;
+    bsend_size = 0;
+    return MPI_SUCCESS;
+}
+
+} // extern "C"

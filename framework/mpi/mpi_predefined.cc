@@ -1,0 +1,162 @@
+// The objects behind mpi.h's predefined handles, and the handle checks that
+// every MPI function shares.
+#include "mpi_internal.h"
+
+#include <weft/runtime.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <numeric>
+
+namespace {
+
+// The layouts of the pair types (MPI_FLOAT_INT, ...) are those of these
+// structs, padding included: MINLOC and MAXLOC read them as C does.
+template <class T> struct value_int {
+    T value;
+    int index;
+};
+
+} // namespace
+
+// mpi.h declares these with C linkage, so C programs link against them.
+extern "C" {
+
+weft_errhandler weft_mpi_errors_are_fatal{.kind = weft_errhandler::Kind::fatal, .predefined = true};
+weft_errhandler weft_mpi_errors_return{.kind = weft_errhandler::Kind::ret, .predefined = true};
+
+weft_group weft_mpi_group_empty{.ranks = {}, .my_rank = MPI_UNDEFINED, .predefined = true};
+
+weft_comm weft_mpi_comm_world{.errhandler = &weft_mpi_errors_are_fatal,
+                              .name = "MPI_COMM_WORLD",
+                              .attrs = {},
+                              .predefined = true};
+weft_comm weft_mpi_comm_self{.errhandler = &weft_mpi_errors_are_fatal,
+                             .name = "MPI_COMM_SELF",
+                             .attrs = {},
+                             .predefined = true};
+
+weft_message weft_mpi_message_no_proc{.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG, .count = 0};
+
+#define WEFT_DATATYPE(var, type, mpi_name)                                                         \
+    weft_datatype var { .size = sizeof(type), .name = mpi_name }
+
+WEFT_DATATYPE(weft_mpi_char, char, "MPI_CHAR");
+WEFT_DATATYPE(weft_mpi_signed_char, signed char, "MPI_SIGNED_CHAR");
+WEFT_DATATYPE(weft_mpi_unsigned_char, unsigned char, "MPI_UNSIGNED_CHAR");
+WEFT_DATATYPE(weft_mpi_byte, unsigned char, "MPI_BYTE");
+WEFT_DATATYPE(weft_mpi_short, short, "MPI_SHORT");
+WEFT_DATATYPE(weft_mpi_unsigned_short, unsigned short, "MPI_UNSIGNED_SHORT");
+WEFT_DATATYPE(weft_mpi_int, int, "MPI_INT");
+WEFT_DATATYPE(weft_mpi_unsigned, unsigned, "MPI_UNSIGNED");
+WEFT_DATATYPE(weft_mpi_long, long, "MPI_LONG");
+WEFT_DATATYPE(weft_mpi_unsigned_long, unsigned long, "MPI_UNSIGNED_LONG");
+WEFT_DATATYPE(weft_mpi_long_long_int, long long, "MPI_LONG_LONG_INT");
+WEFT_DATATYPE(weft_mpi_unsigned_long_long, unsigned long long, "MPI_UNSIGNED_LONG_LONG");
+WEFT_DATATYPE(weft_mpi_float, float, "MPI_FLOAT");
+WEFT_DATATYPE(weft_mpi_double, double, "MPI_DOUBLE");
+WEFT_DATATYPE(weft_mpi_long_double, long double, "MPI_LONG_DOUBLE");
+WEFT_DATATYPE(weft_mpi_wchar, wchar_t, "MPI_WCHAR");
+WEFT_DATATYPE(weft_mpi_c_bool, bool, "MPI_C_BOOL"); // C's _Bool: one byte on every ABI we target
+WEFT_DATATYPE(weft_mpi_int8_t, int8_t, "MPI_INT8_T");
+WEFT_DATATYPE(weft_mpi_int16_t, int16_t, "MPI_INT16_T");
+WEFT_DATATYPE(weft_mpi_int32_t, int32_t, "MPI_INT32_T");
+WEFT_DATATYPE(weft_mpi_int64_t, int64_t, "MPI_INT64_T");
+WEFT_DATATYPE(weft_mpi_uint8_t, uint8_t, "MPI_UINT8_T");
+WEFT_DATATYPE(weft_mpi_uint16_t, uint16_t, "MPI_UINT16_T");
+WEFT_DATATYPE(weft_mpi_uint32_t, uint32_t, "MPI_UINT32_T");
+WEFT_DATATYPE(weft_mpi_uint64_t, uint64_t, "MPI_UINT64_T");
+WEFT_DATATYPE(weft_mpi_aint, MPI_Aint, "MPI_AINT");
+WEFT_DATATYPE(weft_mpi_offset, MPI_Offset, "MPI_OFFSET");
+WEFT_DATATYPE(weft_mpi_count, MPI_Count, "MPI_COUNT");
+// std::complex<T> has the layout of C's T _Complex (two T, real first).
+WEFT_DATATYPE(weft_mpi_c_float_complex, std::complex<float>, "MPI_C_FLOAT_COMPLEX");
+WEFT_DATATYPE(weft_mpi_c_double_complex, std::complex<double>, "MPI_C_DOUBLE_COMPLEX");
+WEFT_DATATYPE(weft_mpi_c_long_double_complex, std::complex<long double>,
+              "MPI_C_LONG_DOUBLE_COMPLEX");
+WEFT_DATATYPE(weft_mpi_packed, unsigned char, "MPI_PACKED");
+WEFT_DATATYPE(weft_mpi_float_int, value_int<float>, "MPI_FLOAT_INT");
+WEFT_DATATYPE(weft_mpi_double_int, value_int<double>, "MPI_DOUBLE_INT");
+WEFT_DATATYPE(weft_mpi_long_int, value_int<long>, "MPI_LONG_INT");
+WEFT_DATATYPE(weft_mpi_2int, value_int<int>, "MPI_2INT");
+WEFT_DATATYPE(weft_mpi_short_int, value_int<short>, "MPI_SHORT_INT");
+WEFT_DATATYPE(weft_mpi_long_double_int, value_int<long double>, "MPI_LONG_DOUBLE_INT");
+// Fortran's default kinds, as gfortran and ifort lay them out.
+WEFT_DATATYPE(weft_mpi_integer, int32_t, "MPI_INTEGER");
+WEFT_DATATYPE(weft_mpi_real, float, "MPI_REAL");
+WEFT_DATATYPE(weft_mpi_double_precision, double, "MPI_DOUBLE_PRECISION");
+WEFT_DATATYPE(weft_mpi_logical, int32_t, "MPI_LOGICAL");
+WEFT_DATATYPE(weft_mpi_character, char, "MPI_CHARACTER");
+WEFT_DATATYPE(weft_mpi_complex, std::complex<float>, "MPI_COMPLEX");
+WEFT_DATATYPE(weft_mpi_double_complex, std::complex<double>, "MPI_DOUBLE_COMPLEX");
+WEFT_DATATYPE(weft_mpi_2integer, value_int<int32_t>, "MPI_2INTEGER");
+
+#undef WEFT_DATATYPE
+
+} // extern "C"
+
+static_assert(sizeof(std::complex<float>) == 2 * sizeof(float));
+static_assert(sizeof(value_int<int32_t>) == 8);
+
+namespace weft::mpi {
+
+void setup_predefined(int world_rank, int world_size)
+{
+    // group_new finds this process in a group through MPI_COMM_WORLD's rank,
+    // so that comes first.
+    weft_comm &world = weft_mpi_comm_world;
+    world.cid = 0;
+    world.rank = world_rank;
+    world.size = world_size;
+    world.freed = false;
+    std::vector<int> all(size_t(std::max(world_size, 0)));
+    std::iota(all.begin(), all.end(), 0);
+    group_release(world.group);
+    world.group = group_new(std::move(all));
+
+    weft_comm &self = weft_mpi_comm_self;
+    self.cid = 1;
+    self.rank = 0;
+    self.size = 1;
+    self.freed = false;
+    group_release(self.group);
+    self.group = group_new({world_rank});
+}
+
+bool valid_comm(MPI_Comm comm) { return comm && (comm->predefined || !comm->freed); }
+
+bool valid_datatype(MPI_Datatype type) { return type && type->size > 0; }
+
+} // namespace weft::mpi
+
+using weft::mpi::raise;
+
+extern "C" int MPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_size"); rc != MPI_SUCCESS)
+        return rc;
+    if (!weft::mpi::valid_datatype(datatype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype");
+    if (!size)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
+    *size = int(datatype->size);
+    return MPI_SUCCESS;
+}
+
+extern "C" int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_get_name"); rc != MPI_SUCCESS)
+        return rc;
+    if (!weft::mpi::valid_datatype(datatype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype");
+    if (!type_name || !resultlen)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_name",
+                     !type_name ? "type_name is NULL" : "resultlen is NULL");
+    const char *name = datatype->name ? datatype->name : "";
+    size_t len = std::min(std::strlen(name), size_t(MPI_MAX_OBJECT_NAME - 1));
+    std::memcpy(type_name, name, len);
+    type_name[len] = '\0';
+    *resultlen = int(len);
+    return MPI_SUCCESS;
+}

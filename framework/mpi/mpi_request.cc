@@ -1,0 +1,319 @@
+// Completion: MPI_Wait / MPI_Test and their any / all / some forms, cancel,
+// free, persistent start, counts.
+#include "mpi_internal.h"
+
+#include "runtime.h"
+
+namespace weft::mpi {
+
+namespace {
+
+void empty_status(MPI_Status *s)
+{
+    if (!s)
+        return;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->_cancelled = 0;
+    s->_ucount = 0;
+}
+
+// A null handle or an inactive persistent request counts as done, with an
+// empty status.
+bool inactive(MPI_Request r) { return !r || (r->persistent && !r->active); }
+
+// The request is complete: report its status, release it unless it is
+// persistent, and return its MPI error code (raised on its communicator).
+int finish(MPI_Request *req, MPI_Status *status, const char *fn)
+{
+    MPI_Request r = *req;
+    weft_msg_status_t st = r->status;
+    to_status(st, status);
+    weft_comm *comm = r->comm;
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        if (r->pml_free)
+            r->pml_free(r);
+        *req = MPI_REQUEST_NULL;
+    }
+    if (st.error != WEFT_SUCCESS && !st.cancelled)
+        return raise(comm, error_class_of(st.error), fn);
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Wait"); rc != MPI_SUCCESS)
+        return rc;
+    if (!req)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait", "request pointer is NULL");
+    if (inactive(*req)) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Request r = *req;
+    weft::rt::wait_until([&] { return r->complete; });
+    return finish(req, status, "MPI_Wait");
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Test"); rc != MPI_SUCCESS)
+        return rc;
+    if (!req)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Test", "request pointer is NULL");
+    if (inactive(*req)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!(*req)->complete)
+        weft_progress();
+    *flag = (*req)->complete;
+    if (!*flag)
+        return MPI_SUCCESS;
+    return finish(req, status, "MPI_Test");
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Request_get_status"); rc != MPI_SUCCESS)
+        return rc;
+    if (inactive(req)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!req->complete)
+        weft_progress();
+    *flag = req->complete;
+    if (*flag)
+        to_status(req->status, status);
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    if (int rc = check_state("MPI_Waitall"); rc != MPI_SUCCESS)
+        return rc;
+    if (count < 0)
+        return raise(nullptr, MPI_ERR_COUNT, "MPI_Waitall", "negative count");
+    weft::rt::wait_until([&] {
+        for (int i = 0; i < count; ++i)
+            if (!inactive(reqs[i]) && !reqs[i]->complete)
+                return false;
+        return true;
+    });
+    bool error = false;
+    for (int i = 0; i < count; ++i) {
+        MPI_Status tmp, *s = statuses ? &statuses[i] : &tmp;
+        if (inactive(reqs[i])) {
+            empty_status(s);
+            continue;
+        }
+        MPI_Request r = reqs[i];
+        weft_msg_status_t st = r->status;
+        to_status(st, s);
+        if (r->persistent)
+            r->active = false;
+        else {
+            r->pml_free(r);
+            reqs[i] = MPI_REQUEST_NULL;
+        }
+        error |= st.error != WEFT_SUCCESS && !st.cancelled;
+    }
+    return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    if (int rc = check_state("MPI_Testall"); rc != MPI_SUCCESS)
+        return rc;
+    weft_progress();
+    for (int i = 0; i < count; ++i)
+        if (!inactive(reqs[i]) && !reqs[i]->complete) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    *flag = 1;
+    return MPI_Waitall(count, reqs, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Waitany"); rc != MPI_SUCCESS)
+        return rc;
+    bool any_active = false;
+    for (int i = 0; i < count; ++i)
+        any_active |= !inactive(reqs[i]);
+    if (!any_active) {
+        *index = MPI_UNDEFINED;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    int found = -1;
+    weft::rt::wait_until([&] {
+        for (int i = 0; i < count; ++i)
+            if (!inactive(reqs[i]) && reqs[i]->complete) {
+                found = i;
+                return true;
+            }
+        return false;
+    });
+    *index = found;
+    return finish(&reqs[found], status, "MPI_Waitany");
+}
+
+int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    if (int rc = check_state("MPI_Testany"); rc != MPI_SUCCESS)
+        return rc;
+    weft_progress();
+    bool any_active = false;
+    for (int i = 0; i < count; ++i) {
+        if (inactive(reqs[i]))
+            continue;
+        any_active = true;
+        if (reqs[i]->complete) {
+            *index = i;
+            *flag = 1;
+            return finish(&reqs[i], status, "MPI_Testany");
+        }
+    }
+    *index = MPI_UNDEFINED;
+    *flag = !any_active;
+    if (!any_active)
+        empty_status(status);
+    return MPI_SUCCESS;
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (int rc = check_state("MPI_Testsome"); rc != MPI_SUCCESS)
+        return rc;
+    weft_progress();
+    bool any_active = false, error = false;
+    *outcount = 0;
+    for (int i = 0; i < incount; ++i) {
+        if (inactive(reqs[i]))
+            continue;
+        any_active = true;
+        if (!reqs[i]->complete)
+            continue;
+        MPI_Status tmp, *s = statuses ? &statuses[*outcount] : &tmp;
+        indices[*outcount] = i;
+        ++*outcount;
+        MPI_Request r = reqs[i];
+        weft_msg_status_t st = r->status;
+        to_status(st, s);
+        if (r->persistent)
+            r->active = false;
+        else {
+            r->pml_free(r);
+            reqs[i] = MPI_REQUEST_NULL;
+        }
+        error |= st.error != WEFT_SUCCESS && !st.cancelled;
+    }
+    if (!any_active)
+        *outcount = MPI_UNDEFINED;
+    return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Testsome") : MPI_SUCCESS;
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (int rc = check_state("MPI_Waitsome"); rc != MPI_SUCCESS)
+        return rc;
+    bool any_active = false;
+    for (int i = 0; i < incount; ++i)
+        any_active |= !inactive(reqs[i]);
+    if (!any_active) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    weft::rt::wait_until([&] {
+        for (int i = 0; i < incount; ++i)
+            if (!inactive(reqs[i]) && reqs[i]->complete)
+                return true;
+        return false;
+    });
+    return MPI_Testsome(incount, reqs, outcount, indices, statuses);
+}
+
+int MPI_Cancel(MPI_Request *req)
+{
+    if (int rc = check_state("MPI_Cancel"); rc != MPI_SUCCESS)
+        return rc;
+    if (!req || !*req)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "null request");
+    if ((*req)->pml_cancel)
+        (*req)->pml_cancel(*req);
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    *flag = status ? status->_cancelled : 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    if (int rc = check_state("MPI_Request_free"); rc != MPI_SUCCESS)
+        return rc;
+    if (!req || !*req)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "null request");
+    (*req)->pml_free(*req);
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    if (int rc = check_state("MPI_Start"); rc != MPI_SUCCESS)
+        return rc;
+    if (!req || !*req || !(*req)->persistent)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Start", "not a persistent request");
+    if ((*req)->active)
+        return raise((*req)->comm, MPI_ERR_REQUEST, "MPI_Start", "the request is already active");
+    weft_status_t rc = (*req)->pml_start(*req);
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise((*req)->comm, error_class_of(rc), "MPI_Start");
+}
+
+int MPI_Startall(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; ++i)
+        if (int rc = MPI_Start(&reqs[i]); rc != MPI_SUCCESS)
+            return rc;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
+{
+    if (!valid_datatype(type))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
+    if (type->size == 0) {
+        *count = 0;
+        return MPI_SUCCESS;
+    }
+    *count = status->_ucount % type->size ? MPI_UNDEFINED : int(status->_ucount / type->size);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count)
+{
+    return MPI_Get_count(status, type, count);
+}
+
+} // extern "C"

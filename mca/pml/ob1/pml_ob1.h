@@ -1,0 +1,100 @@
+// pml/ob1: matching and the eager and send/receive-pipeline protocols over
+// the BML's rails. Wire format: README.md.
+#ifndef WEFT_PML_OB1_H
+#define WEFT_PML_OB1_H
+
+#include "mpi_objects.h"
+
+#include <bml/bml.h>
+#include <pml/pml.h>
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace weft::pml::ob1 {
+
+// ---- wire headers (host byte order: every rank of a job is one architecture)
+enum HdrType : uint8_t { hdr_match = 1, hdr_rndv = 2, hdr_ack = 3, hdr_frag = 4 };
+constexpr uint8_t flag_sync = 1; // the sender waits for the match (MPI_Ssend)
+
+struct MatchHdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t reserved;
+    uint32_t cid;
+    int32_t src; // sender's rank in the communicator
+    int32_t tag;
+    uint32_t seq; // per (communicator, sender, receiver) sequence number
+};
+
+struct RndvHdr {
+    MatchHdr match;
+    uint32_t reserved;
+    uint64_t total;   // bytes of the whole message
+    uint64_t send_id; // the sender's request, for the ACK
+};
+
+struct AckHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t send_id;
+    uint64_t recv_id;
+};
+
+struct FragHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t recv_id;
+    uint64_t offset;
+};
+
+// ---- requests
+struct Request : weft_request {
+    uint64_t id = 0;
+    bool is_send = false;
+    // the user's buffer
+    char *buf = nullptr;
+    size_t bytes = 0; // buffer capacity (recv) or message length (send)
+    int src = -1;     // recv: the source asked for (may be ANY)
+    weft_send_mode_t mode = WEFT_SEND_STANDARD;
+    int dst = -1;
+    // send state
+    bool acked = false;
+    uint64_t peer_recv_id = 0;
+    size_t sent = 0; // bytes handed to the BTLs
+    bool started_rndv = false;
+    // recv state
+    size_t total = 0;    // message length (may exceed bytes: truncation)
+    size_t received = 0; // bytes of the message that arrived
+    bool matched = false;
+};
+
+// A message that arrived before its receive was posted (or a whole
+// out-of-order fragment waiting for its turn).
+struct Unexpected {
+    int src;
+    int tag;
+    uint8_t type;
+    uint8_t flags;
+    uint64_t total;
+    uint64_t send_id;
+    int world_src;    // to answer
+    std::string data; // the eager data, or a rendezvous's first part
+};
+
+struct CommState {
+    std::vector<uint32_t> send_seq;                    // next to each peer
+    std::vector<uint32_t> recv_seq;                    // next expected from each peer
+    std::vector<std::map<uint32_t, Unexpected>> ahead; // arrived early, per peer
+    std::list<Request *> posted;
+    std::list<Unexpected> unexpected;
+};
+
+} // namespace weft::pml::ob1
+
+#endif

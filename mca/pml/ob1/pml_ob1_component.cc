@@ -1,0 +1,816 @@
+// pml/ob1: point-to-point messaging with MPI matching semantics.
+//
+// Protocols (see ../../../../shared seeds, ob1-protocols.rst, and README.md):
+//   eager     MATCH header + the whole message in one fragment, for messages
+//             that fit the eager rail's eager limit (not for MPI_Ssend);
+//   pipeline  RNDV header + the first part; once the receiver matched it, it
+//             answers ACK and the sender streams the rest as FRAG fragments
+//             of the send rail's max_send_size (the send/receive pipeline).
+// Every MATCH and RNDV carries a per-(communicator, sender, receiver)
+// sequence number, so messages are matched in the order they were sent even
+// when fragments overtake one another. Fragments from a peer that are not
+// well formed are reported and dropped, never trusted: ACK and FRAG name
+// requests by id, looked up in a table, never by address.
+#include "pml_ob1.h"
+
+#include "mca_output.h"
+#include "mca_select.h"
+#include "runtime.h"
+
+#include <weft/mca.h>
+#include <weft/runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::ob1 {
+
+namespace {
+
+constexpr weft_btl_tag_t tag_ob1 = WEFT_BTL_TAG_PML_FIRST;
+
+struct Pending {
+    int world_dst;
+    std::string bytes;
+};
+
+struct State {
+    weft_pml_module_t base;
+    weft_bml_module_t *bml = nullptr;
+    std::unordered_map<uint32_t, weft_comm *> comms;
+    // Fragments for communicators this process has not created yet.
+    std::unordered_map<uint32_t, std::vector<std::string>> early;
+    std::unordered_map<uint64_t, Request *> live;
+    uint64_t next_id = 1;
+    std::deque<Pending> pending;
+    size_t malformed = 0;
+};
+
+State *P;
+
+CommState &cs(weft_comm *c) { return *static_cast<CommState *>(c->pml_state); }
+
+void malformed(const std::string &what)
+{
+    ++P->malformed;
+    output::error("pml/ob1: a malformed fragment arrived (" + what + "); it was dropped");
+}
+
+weft_status_t endpoint(int world, weft_bml_endpoint_t **ep)
+{
+    weft_proc_t *proc = weft_runtime_proc(world);
+    if (!proc)
+        return WEFT_ERR_BAD_PARAM;
+    return P->bml->bml_endpoint_get(P->bml, proc, ep);
+}
+
+size_t eager_limit(int world)
+{
+    weft_bml_endpoint_t *ep;
+    weft_bml_btl_t b;
+    if (endpoint(world, &ep) != WEFT_SUCCESS ||
+        P->bml->bml_endpoint_btl(P->bml, ep, WEFT_BML_LIST_EAGER, 0, &b) != WEFT_SUCCESS)
+        return 0;
+    return b.btl->btl_eager_limit;
+}
+
+size_t max_send(int world)
+{
+    weft_bml_endpoint_t *ep;
+    if (endpoint(world, &ep) != WEFT_SUCCESS)
+        return 0;
+    weft_bml_endpoint_info_t info{};
+    info.struct_size = sizeof info;
+    P->bml->bml_endpoint_info(P->bml, ep, &info);
+    return info.max_send_size;
+}
+
+// Hand header + data to a rail now, or keep a copy to retry from progress.
+// Returns an error only when the peer cannot be reached at all.
+weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
+                         bool eager)
+{
+    weft_bml_endpoint_t *ep;
+    if (weft_status_t rc = endpoint(world, &ep); rc != WEFT_SUCCESS)
+        return rc;
+    weft_bml_btl_t b;
+    if (weft_status_t rc = P->bml->bml_endpoint_next(
+            P->bml, ep, eager ? WEFT_BML_LIST_EAGER : WEFT_BML_LIST_SEND, &b);
+        rc != WEFT_SUCCESS)
+        return rc;
+    weft_btl_descriptor_t *des = nullptr;
+    weft_status_t rc = P->pending.empty()
+                           ? b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
+                                              WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des)
+                           : WEFT_ERR_OUT_OF_RESOURCE;
+    if (rc == WEFT_SUCCESS) {
+        auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
+        std::memcpy(p, hdr, hlen);
+        if (dlen)
+            std::memcpy(p + hlen, data, dlen);
+        des->des_cbfunc = nullptr;
+        rc = b.btl->btl_send(b.btl, b.btl_endpoint, des, tag_ob1);
+        if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+            return WEFT_SUCCESS;
+        b.btl->btl_free(b.btl, des);
+        if (rc != WEFT_ERR_OUT_OF_RESOURCE)
+            return rc;
+    } else if (rc != WEFT_ERR_OUT_OF_RESOURCE) {
+        return rc;
+    }
+    Pending pend{world, std::string(static_cast<const char *>(hdr), hlen)};
+    if (dlen)
+        pend.bytes.append(static_cast<const char *>(data), dlen);
+    P->pending.push_back(std::move(pend));
+    return WEFT_SUCCESS;
+}
+
+int progress_pending()
+{
+    int n = 0;
+    while (!P->pending.empty()) {
+        Pending p = std::move(P->pending.front());
+        P->pending.pop_front();
+        const size_t before = P->pending.size();
+        // With the queue momentarily empty send_bytes tries the rail; if it
+        // queues again, the copy went to the back: put it back in front.
+        send_bytes(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0, true);
+        if (P->pending.size() > before) {
+            P->pending.push_front(std::move(P->pending.back()));
+            P->pending.pop_back();
+            break;
+        }
+        ++n;
+    }
+    return n;
+}
+
+uint64_t track(Request *r)
+{
+    r->id = P->next_id++;
+    P->live[r->id] = r;
+    return r->id;
+}
+
+void untrack(Request *r)
+{
+    if (r->id)
+        P->live.erase(r->id);
+    r->id = 0;
+}
+
+void complete(Request *r)
+{
+    untrack(r);
+    r->active = false;
+    r->complete = true;
+    if (r->freed && !r->persistent)
+        delete r;
+}
+
+bool tag_matches(int want, int got) { return want == WEFT_ANY_TAG ? got >= 0 : want == got; }
+
+bool src_matches(int want, int got) { return want == WEFT_ANY_SOURCE || want == got; }
+
+void finish_recv(Request *r)
+{
+    r->status.count = std::min(r->total, r->bytes);
+    r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;
+    complete(r);
+}
+
+void deliver(Request *r, weft_comm *comm, const Unexpected &u)
+{
+    r->matched = true;
+    r->status.source = u.src;
+    r->status.tag = u.tag;
+    r->total = u.total;
+    r->received = u.data.size();
+    if (r->buf && !u.data.empty())
+        std::memcpy(r->buf, u.data.data(), std::min(u.data.size(), r->bytes));
+    if (u.type == hdr_match) {
+        finish_recv(r);
+        return;
+    }
+    // Rendezvous: tell the sender where the rest goes.
+    AckHdr ack{};
+    ack.type = hdr_ack;
+    ack.send_id = u.send_id;
+    ack.recv_id = r->received < r->total ? track(r) : 0;
+    send_bytes(comm->group->ranks[size_t(u.src)], &ack, sizeof ack, nullptr, 0, true);
+    if (r->received >= r->total)
+        finish_recv(r);
+}
+
+void match_one(weft_comm *comm, Unexpected &&u)
+{
+    CommState &s = cs(comm);
+    for (auto it = s.posted.begin(); it != s.posted.end(); ++it) {
+        Request *r = *it;
+        if (src_matches(r->src, u.src) && tag_matches(r->tag, u.tag)) {
+            s.posted.erase(it);
+            deliver(r, comm, u);
+            return;
+        }
+    }
+    s.unexpected.push_back(std::move(u));
+}
+
+void arrive(weft_comm *comm, uint32_t seq, Unexpected &&u)
+{
+    CommState &s = cs(comm);
+    const size_t src = size_t(u.src);
+    if (seq != s.recv_seq[src]) {
+        s.ahead[src].emplace(seq, std::move(u));
+        return;
+    }
+    match_one(comm, std::move(u));
+    ++s.recv_seq[src];
+    auto &ahead = s.ahead[src];
+    for (auto it = ahead.find(s.recv_seq[src]); it != ahead.end();
+         it = ahead.find(s.recv_seq[src])) {
+        Unexpected next = std::move(it->second);
+        ahead.erase(it);
+        match_one(comm, std::move(next));
+        ++s.recv_seq[src];
+    }
+}
+
+void handle(const char *msg, size_t len);
+
+void handle_match_or_rndv(const char *msg, size_t len)
+{
+    const bool rndv = static_cast<uint8_t>(msg[0]) == hdr_rndv;
+    const size_t hlen = rndv ? sizeof(RndvHdr) : sizeof(MatchHdr);
+    if (len < hlen)
+        return malformed(std::string(rndv ? "RNDV" : "MATCH") + " shorter than its header");
+    RndvHdr h{};
+    std::memcpy(&h, msg, hlen);
+    auto it = P->comms.find(h.match.cid);
+    if (it == P->comms.end()) {
+        // The communicator exists at the sender already, not yet here.
+        P->early[h.match.cid].emplace_back(msg, len);
+        return;
+    }
+    weft_comm *comm = it->second;
+    if (h.match.src < 0 || h.match.src >= comm->size)
+        return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
+                         std::to_string(h.match.cid));
+    Unexpected u;
+    u.src = h.match.src;
+    u.tag = h.match.tag;
+    u.type = rndv ? hdr_rndv : hdr_match;
+    u.flags = h.match.flags;
+    u.data.assign(msg + hlen, len - hlen);
+    u.total = rndv ? h.total : u.data.size();
+    u.send_id = rndv ? h.send_id : 0;
+    u.world_src = comm->group->ranks[size_t(u.src)];
+    if (u.total < u.data.size())
+        return malformed("RNDV whose first part is longer than the message");
+    arrive(comm, h.match.seq, std::move(u));
+}
+
+void send_rest(Request *r);
+
+void handle(const char *msg, size_t len)
+{
+    if (len < 1)
+        return malformed("empty fragment");
+    switch (static_cast<uint8_t>(msg[0])) {
+    case hdr_match:
+    case hdr_rndv: handle_match_or_rndv(msg, len); return;
+    case hdr_ack: {
+        if (len != sizeof(AckHdr))
+            return malformed("ACK of " + std::to_string(len) + " bytes");
+        AckHdr h;
+        std::memcpy(&h, msg, sizeof h);
+        auto it = P->live.find(h.send_id);
+        if (it == P->live.end() || !it->second->is_send)
+            return malformed("ACK for an unknown send");
+        Request *r = it->second;
+        r->acked = true;
+        r->peer_recv_id = h.recv_id;
+        send_rest(r);
+        return;
+    }
+    case hdr_frag: {
+        if (len < sizeof(FragHdr))
+            return malformed("FRAG shorter than its header");
+        FragHdr h;
+        std::memcpy(&h, msg, sizeof h);
+        auto it = P->live.find(h.recv_id);
+        if (it == P->live.end() || it->second->is_send)
+            return malformed("FRAG for an unknown receive");
+        Request *r = it->second;
+        const size_t n = len - sizeof h;
+        if (h.offset + n > r->total)
+            return malformed("FRAG past the end of its message");
+        if (h.offset < r->bytes && r->buf)
+            std::memcpy(r->buf + h.offset, msg + sizeof h,
+                        std::min(n, r->bytes - size_t(h.offset)));
+        r->received += n;
+        if (r->received >= r->total)
+            finish_recv(r);
+        return;
+    }
+    default:
+        return malformed("unknown header type " + std::to_string(static_cast<uint8_t>(msg[0])));
+    }
+}
+
+void on_recv(weft_btl_module_t *, const weft_btl_recv_descriptor_t *rd)
+{
+    if (rd->segment_count == 1) {
+        handle(static_cast<const char *>(rd->segments[0].seg_addr), rd->segments[0].seg_len);
+        return;
+    }
+    std::string all;
+    for (size_t i = 0; i < rd->segment_count; ++i)
+        all.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
+    handle(all.data(), all.size());
+}
+
+void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char *description,
+              void *)
+{
+    output::error(std::string("pml/ob1: a transport reported an error") +
+                  (proc ? " with rank " + std::to_string(weft_proc_rank(proc)) : std::string()) +
+                  ": " + (description ? description : "?") +
+                  ((flags & WEFT_BTL_ERROR_FLAG_FATAL) ? " (the transport is unusable)" : ""));
+}
+
+// After the receiver's ACK: stream the rest in FRAGs, then the send is done.
+void send_rest(Request *r)
+{
+    const int world = r->comm->group->ranks[size_t(r->dst)];
+    const size_t chunk = std::max<size_t>(max_send(world), sizeof(FragHdr) + 1) - sizeof(FragHdr);
+    while (r->sent < r->bytes) {
+        const size_t n = std::min(chunk, r->bytes - r->sent);
+        FragHdr h{};
+        h.type = hdr_frag;
+        h.recv_id = r->peer_recv_id;
+        h.offset = r->sent;
+        if (send_bytes(world, &h, sizeof h, r->buf + r->sent, n, false) != WEFT_SUCCESS) {
+            r->status.error = WEFT_ERR_UNREACH;
+            break;
+        }
+        r->sent += n;
+    }
+    complete(r);
+}
+
+weft_status_t start_send(Request *r)
+{
+    r->complete = false;
+    r->active = true;
+    r->acked = false;
+    r->sent = 0;
+    r->status = weft_msg_status_t{};
+    weft_comm *comm = r->comm;
+    if (r->dst == WEFT_PROC_NULL) {
+        r->status.source = WEFT_PROC_NULL;
+        r->status.tag = WEFT_ANY_TAG;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
+    const int world = comm->group->ranks[size_t(r->dst)];
+    CommState &s = cs(comm);
+    MatchHdr m{};
+    m.cid = comm->cid;
+    m.src = comm->rank;
+    m.tag = r->tag;
+    m.seq = s.send_seq[size_t(r->dst)]++;
+    const size_t limit = eager_limit(world);
+    if (limit == 0)
+        return WEFT_ERR_UNREACH;
+    if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit) {
+        m.type = hdr_match;
+        weft_status_t rc = send_bytes(world, &m, sizeof m, r->buf, r->bytes, true);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
+    RndvHdr h{};
+    h.match = m;
+    h.match.type = hdr_rndv;
+    h.match.flags = r->mode == WEFT_SEND_SYNCHRONOUS ? flag_sync : 0;
+    h.total = r->bytes;
+    h.send_id = track(r);
+    const size_t first = std::min(r->bytes, limit > sizeof h ? limit - sizeof h : 0);
+    r->sent = first;
+    return send_bytes(world, &h, sizeof h, r->buf, first, true);
+}
+
+weft_status_t start_recv(Request *r)
+{
+    r->complete = false;
+    r->active = true;
+    r->matched = false;
+    r->received = 0;
+    r->total = 0;
+    r->status = weft_msg_status_t{};
+    if (r->src == WEFT_PROC_NULL) {
+        r->status.source = WEFT_PROC_NULL;
+        r->status.tag = WEFT_ANY_TAG;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
+    CommState &s = cs(r->comm);
+    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
+        if (src_matches(r->src, it->src) && tag_matches(r->tag, it->tag)) {
+            Unexpected u = std::move(*it);
+            s.unexpected.erase(it);
+            deliver(r, r->comm, u);
+            return WEFT_SUCCESS;
+        }
+    }
+    s.posted.push_back(r);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t start_any(weft_request *req)
+{
+    auto *r = static_cast<Request *>(req);
+    return r->is_send ? start_send(r) : start_recv(r);
+}
+
+weft_status_t cancel(weft_request *req)
+{
+    auto *r = static_cast<Request *>(req);
+    if (r->is_send || r->matched || r->complete)
+        return WEFT_SUCCESS; // too late, or a send: not cancelled
+    CommState &s = cs(r->comm);
+    s.posted.remove(r);
+    r->cancelled = true;
+    r->status.cancelled = 1;
+    complete(r);
+    return WEFT_SUCCESS;
+}
+
+void free_request(weft_request *req)
+{
+    auto *r = static_cast<Request *>(req);
+    if (r->complete || (r->persistent && !r->active)) {
+        untrack(r);
+        delete r;
+    } else {
+        r->freed = true; // deleted when it completes
+        r->persistent = false;
+    }
+}
+
+Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, int peer, int tag,
+              weft_send_mode_t mode, weft_comm_t *comm, bool persistent)
+{
+    auto *r = new Request;
+    r->kind = send ? weft_request::Kind::pml_send : weft_request::Kind::pml_recv;
+    r->is_send = send;
+    r->buf = static_cast<char *>(const_cast<void *>(buf));
+    r->bytes = count * dtype->size;
+    r->comm = comm;
+    r->peer = peer;
+    r->tag = tag;
+    r->src = send ? -1 : peer;
+    r->dst = send ? peer : -1;
+    r->mode = mode;
+    r->persistent = persistent;
+    r->pml_free = free_request;
+    r->pml_start = start_any;
+    r->pml_cancel = cancel;
+    return r;
+}
+
+// ---- the module's operations
+
+weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
+{
+    std::vector<uint8_t> reach(n, 0);
+    if (weft_status_t rc = P->bml->bml_add_procs(P->bml, procs, n, reach.data());
+        rc != WEFT_SUCCESS)
+        return rc;
+    for (size_t i = 0; i < n; ++i)
+        if (!reach[i]) {
+            output::error("pml/ob1: no BTL reaches rank " +
+                          std::to_string(weft_proc_rank(procs[i])) + " on host " +
+                          weft_proc_hostname(procs[i]) +
+                          " (check --mca btl; e.g. sm reaches only this host)");
+            return WEFT_ERR_UNREACH;
+        }
+    return WEFT_SUCCESS;
+}
+
+weft_status_t del_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
+{
+    return P->bml->bml_del_procs(P->bml, procs, n);
+}
+
+weft_status_t enable(weft_pml_module_t *, int) { return WEFT_SUCCESS; }
+
+int progress(weft_pml_module_t *) { return weft_progress(); }
+
+weft_status_t add_comm(weft_pml_module_t *, weft_comm_t *comm)
+{
+    auto *s = new CommState;
+    s->send_seq.assign(size_t(comm->size), 0);
+    s->recv_seq.assign(size_t(comm->size), 0);
+    s->ahead.resize(size_t(comm->size));
+    comm->pml_state = s;
+    P->comms[comm->cid] = comm;
+    auto it = P->early.find(comm->cid);
+    if (it != P->early.end()) {
+        std::vector<std::string> frags = std::move(it->second);
+        P->early.erase(it);
+        for (const auto &f : frags)
+            handle(f.data(), f.size());
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_status_t del_comm(weft_pml_module_t *, weft_comm_t *comm)
+{
+    P->comms.erase(comm->cid);
+    delete static_cast<CommState *>(comm->pml_state);
+    comm->pml_state = nullptr;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t irecv_init(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t *dtype,
+                         int src, int tag, weft_comm_t *comm, weft_request_t **req)
+{
+    *req = make(false, buf, count, dtype, src, tag, WEFT_SEND_STANDARD, comm, true);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t irecv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t *dtype, int src,
+                    int tag, weft_comm_t *comm, weft_request_t **req)
+{
+    Request *r = make(false, buf, count, dtype, src, tag, WEFT_SEND_STANDARD, comm, false);
+    *req = r;
+    return start_recv(r);
+}
+
+void wait_and_release(Request *r, weft_msg_status_t *status)
+{
+    weft::rt::wait_until([&] { return r->complete; });
+    if (status)
+        *status = r->status;
+    untrack(r);
+    delete r;
+}
+
+weft_status_t recv(weft_pml_module_t *m, void *buf, size_t count, weft_datatype_t *dtype, int src,
+                   int tag, weft_comm_t *comm, weft_msg_status_t *status)
+{
+    weft_request_t *req;
+    if (weft_status_t rc = irecv(m, buf, count, dtype, src, tag, comm, &req); rc != WEFT_SUCCESS)
+        return rc;
+    weft_msg_status_t st;
+    wait_and_release(static_cast<Request *>(req), &st);
+    if (status)
+        *status = st;
+    return st.error;
+}
+
+weft_status_t isend_init(weft_pml_module_t *, const void *buf, size_t count, weft_datatype_t *dtype,
+                         int dst, int tag, weft_send_mode_t mode, weft_comm_t *comm,
+                         weft_request_t **req)
+{
+    *req = make(true, buf, count, dtype, dst, tag, mode, comm, true);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t isend(weft_pml_module_t *, const void *buf, size_t count, weft_datatype_t *dtype,
+                    int dst, int tag, weft_send_mode_t mode, weft_comm_t *comm,
+                    weft_request_t **req)
+{
+    Request *r = make(true, buf, count, dtype, dst, tag, mode, comm, false);
+    *req = r;
+    return start_send(r);
+}
+
+weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_datatype_t *dtype,
+                   int dst, int tag, weft_send_mode_t mode, weft_comm_t *comm)
+{
+    weft_request_t *req;
+    if (weft_status_t rc = isend(m, buf, count, dtype, dst, tag, mode, comm, &req);
+        rc != WEFT_SUCCESS)
+        return rc;
+    weft_msg_status_t st;
+    wait_and_release(static_cast<Request *>(req), &st);
+    return st.error;
+}
+
+const Unexpected *find_unexpected(int src, int tag, weft_comm_t *comm)
+{
+    for (const auto &u : cs(comm).unexpected)
+        if (src_matches(src, u.src) && tag_matches(tag, u.tag))
+            return &u;
+    return nullptr;
+}
+
+void probe_status(const Unexpected &u, weft_msg_status_t *status)
+{
+    if (!status)
+        return;
+    *status = weft_msg_status_t{};
+    status->source = u.src;
+    status->tag = u.tag;
+    status->count = u.total;
+}
+
+weft_status_t iprobe(weft_pml_module_t *, int src, int tag, weft_comm_t *comm, int *matched,
+                     weft_msg_status_t *status)
+{
+    weft_progress();
+    const Unexpected *u = find_unexpected(src, tag, comm);
+    *matched = u != nullptr;
+    if (u)
+        probe_status(*u, status);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t probe(weft_pml_module_t *m, int src, int tag, weft_comm_t *comm,
+                    weft_msg_status_t *status)
+{
+    int matched = 0;
+    weft::rt::wait_until([&] {
+        iprobe(m, src, tag, comm, &matched, status);
+        return matched != 0;
+    });
+    return WEFT_SUCCESS;
+}
+
+weft_status_t improbe(weft_pml_module_t *, int src, int tag, weft_comm_t *comm, int *matched,
+                      weft_message_t **message, weft_msg_status_t *status)
+{
+    weft_progress();
+    CommState &s = cs(comm);
+    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
+        if (src_matches(src, it->src) && tag_matches(tag, it->tag)) {
+            probe_status(*it, status);
+            auto *msg = new weft_message;
+            msg->comm = comm;
+            msg->source = it->src;
+            msg->tag = it->tag;
+            msg->count = it->total;
+            msg->pml_data = new Unexpected(std::move(*it));
+            s.unexpected.erase(it);
+            *message = msg;
+            *matched = 1;
+            return WEFT_SUCCESS;
+        }
+    }
+    *matched = 0;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t mprobe(weft_pml_module_t *m, int src, int tag, weft_comm_t *comm,
+                     weft_message_t **message, weft_msg_status_t *status)
+{
+    int matched = 0;
+    weft::rt::wait_until([&] {
+        improbe(m, src, tag, comm, &matched, message, status);
+        return matched != 0;
+    });
+    return WEFT_SUCCESS;
+}
+
+weft_status_t imrecv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t *dtype,
+                     weft_message_t **message, weft_request_t **req)
+{
+    weft_message *msg = *message;
+    auto *u = static_cast<Unexpected *>(msg->pml_data);
+    Request *r =
+        make(false, buf, count, dtype, u->src, u->tag, WEFT_SEND_STANDARD, msg->comm, false);
+    r->active = true;
+    *req = r;
+    deliver(r, msg->comm, *u);
+    delete u;
+    delete msg;
+    *message = nullptr;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t mrecv(weft_pml_module_t *m, void *buf, size_t count, weft_datatype_t *dtype,
+                    weft_message_t **message, weft_msg_status_t *status)
+{
+    weft_request_t *req;
+    imrecv(m, buf, count, dtype, message, &req);
+    weft_msg_status_t st;
+    wait_and_release(static_cast<Request *>(req), &st);
+    if (status)
+        *status = st;
+    return st.error;
+}
+
+weft_status_t start(weft_pml_module_t *, size_t count, weft_request_t **reqs)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (weft_status_t rc = start_any(reqs[i]); rc != WEFT_SUCCESS)
+            return rc;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t dump(weft_pml_module_t *, weft_comm_t *comm, int)
+{
+    CommState &s = cs(comm);
+    output::info("pml/ob1: communicator " + std::to_string(comm->cid) + ": " +
+                 std::to_string(s.posted.size()) + " posted, " +
+                 std::to_string(s.unexpected.size()) + " unexpected, " +
+                 std::to_string(P->pending.size()) + " pending sends, " +
+                 std::to_string(P->malformed) + " malformed fragments dropped");
+    return WEFT_SUCCESS;
+}
+
+weft_status_t revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
+{
+    return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
+}
+
+int progress_fn() { return progress_pending(); }
+
+weft_pml_module_t *init(int, int)
+{
+    mca::FrameworkBase *base = mca::framework_base("bml");
+    mca::Component *bml_comp = nullptr;
+    if (base->open() != WEFT_SUCCESS || base->select_one(bml_comp) != WEFT_SUCCESS)
+        return nullptr;
+    auto *bc = reinterpret_cast<const weft_bml_component_t *>(bml_comp->desc);
+    P = new State;
+    P->bml = bc->init(0, 0);
+    if (!P->bml) {
+        delete P;
+        P = nullptr;
+        return nullptr;
+    }
+    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+        P->bml->bml_add_btl(P->bml, btl);
+    P->bml->bml_register(P->bml, tag_ob1, on_recv, nullptr);
+    P->bml->bml_register_error(P->bml, on_error, nullptr);
+    weft_progress_register(progress_fn);
+    P->base = weft_pml_module_t{
+        .struct_size = sizeof(weft_pml_module_t),
+        .pml_flags = 0,
+        .pml_max_contextid = UINT32_MAX,
+        .pml_max_tag = INT32_MAX,
+        .pml_add_procs = add_procs,
+        .pml_del_procs = del_procs,
+        .pml_enable = enable,
+        .pml_progress = progress,
+        .pml_add_comm = add_comm,
+        .pml_del_comm = del_comm,
+        .pml_irecv_init = irecv_init,
+        .pml_irecv = irecv,
+        .pml_recv = recv,
+        .pml_isend_init = isend_init,
+        .pml_isend = isend,
+        .pml_send = send,
+        .pml_iprobe = iprobe,
+        .pml_probe = probe,
+        .pml_improbe = improbe,
+        .pml_mprobe = mprobe,
+        .pml_imrecv = imrecv,
+        .pml_mrecv = mrecv,
+        .pml_start = start,
+        .pml_dump = dump,
+        .pml_revoke_comm = revoke_comm,
+    };
+    return &P->base;
+}
+
+weft_status_t finalize()
+{
+    if (!P)
+        return WEFT_SUCCESS;
+    // Whatever is still queued must leave before the transports close.
+    weft::rt::wait_until([] { return P->pending.empty(); });
+    weft_progress_unregister(progress_fn);
+    P->bml->bml_finalize(P->bml);
+    mca::framework_base("bml")->close();
+    delete P;
+    P = nullptr;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t query(int *priority, char *, size_t)
+{
+    *priority = 20;
+    return WEFT_SUCCESS;
+}
+
+} // namespace
+
+} // namespace weft::pml::ob1
+
+extern "C" {
+extern const weft_pml_component_t mca_pml_ob1_component;
+const weft_pml_component_t mca_pml_ob1_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
+                                      WEFT_PML_ABI_MINOR, "ob1", 0, 1, 0),
+            .register_params = nullptr, .open = nullptr, .query = weft::pml::ob1::query,
+            .close = nullptr},
+    .init = weft::pml::ob1::init,
+    .finalize = weft::pml::ob1::finalize,
+};
+}
