@@ -728,7 +728,60 @@ weft_status_t revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
     return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
 }
 
-int progress_fn() { return progress_pending(); }
+weft_mca_param_t *p_fault_to;
+bool fault_sent = false;
+
+// Fault injection for tests: one fragment of every malformed kind to one
+// rank, once MPI_COMM_WORLD exists here.
+void inject_faults()
+{
+    const int to = int(weft_mca_param_int(p_fault_to));
+    if (fault_sent || to < 0 || to >= weft_runtime_world_size() || !P->comms.count(0))
+        return;
+    fault_sent = true;
+    const uint8_t unknown[4] = {99, 0, 0, 0};
+    send_bytes(to, unknown, sizeof unknown, nullptr, 0, true);
+    MatchHdr short_match{};
+    short_match.type = hdr_match;
+    send_bytes(to, &short_match, sizeof short_match - 4, nullptr, 0, true);
+    AckHdr ack{};
+    ack.type = hdr_ack;
+    ack.send_id = 0xdeadbeef;
+    send_bytes(to, &ack, sizeof ack, nullptr, 0, true);
+    FragHdr frag{};
+    frag.type = hdr_frag;
+    frag.recv_id = 0xfeedface;
+    send_bytes(to, &frag, sizeof frag, "xyz", 3, true);
+    MatchHdr bad_src{};
+    bad_src.type = hdr_match;
+    bad_src.src = 1 << 20;
+    send_bytes(to, &bad_src, sizeof bad_src, nullptr, 0, true);
+}
+
+int progress_fn()
+{
+    if (!fault_sent && p_fault_to)
+        inject_faults();
+    return progress_pending();
+}
+
+weft_status_t register_params()
+{
+    const weft_mca_param_def_t defs[] = {
+        {.name = "fault_malformed_to",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "-1",
+         .help = "Fault injection for tests: once MPI_Init is done, send the given world rank one "
+                 "fragment of every malformed kind (unknown type, truncated MATCH, ACK and FRAG "
+                 "for unknown requests, a source outside the communicator). -1: never. Not for "
+                 "production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("pml", "ob1", defs, 1, sizeof defs[0], &p_fault_to);
+}
 
 weft_pml_module_t *init(int, int)
 {
@@ -808,7 +861,9 @@ extern const weft_pml_component_t mca_pml_ob1_component;
 const weft_pml_component_t mca_pml_ob1_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
                                       WEFT_PML_ABI_MINOR, "ob1", 0, 1, 0),
-            .register_params = nullptr, .open = nullptr, .query = weft::pml::ob1::query,
+            .register_params = weft::pml::ob1::register_params,
+            .open = nullptr,
+            .query = weft::pml::ob1::query,
             .close = nullptr},
     .init = weft::pml::ob1::init,
     .finalize = weft::pml::ob1::finalize,
