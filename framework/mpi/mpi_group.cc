@@ -56,10 +56,11 @@ MPI_Group make_group(std::vector<int> world_ranks)
     return weft::mpi::group_new(std::move(world_ranks));
 }
 
-std::string rank_range(const weft_group *g)
+// "not in 0..3", to follow a rank that is not one of the group's.
+std::string not_in(const weft_group *g)
 {
-    return g->ranks.empty() ? std::string("the group is empty")
-                            : "0.." + std::to_string(size_of(g) - 1);
+    return g->ranks.empty() ? std::string("not in the group (it is empty)")
+                            : "not in 0.." + std::to_string(size_of(g) - 1);
 }
 
 // The common checks of a call on one group with an output pointer.
@@ -98,8 +99,8 @@ int check_rank_list(const char *fn, MPI_Group group, int n, const int ranks[],
         const int r = ranks[i];
         if (r < 0 || r >= size_of(group))
             return raise(nullptr, MPI_ERR_RANK, fn,
-                         "ranks[" + std::to_string(i) + "] is " + std::to_string(r) + ", not in " +
-                             rank_range(group));
+                         "ranks[" + std::to_string(i) + "] is " + std::to_string(r) + ", " +
+                             not_in(group));
         if (picked[size_t(r)])
             return raise(nullptr, MPI_ERR_RANK, fn,
                          "rank " + std::to_string(r) + " appears twice (ranks[" +
@@ -129,7 +130,7 @@ int expand_ranges(const char *fn, MPI_Group group, int n, int ranges[][3], std::
         if (stride == 0)
             return raise(nullptr, MPI_ERR_ARG, fn, which + ": the stride is 0");
         if (first < 0 || first >= size || last < 0 || last >= size)
-            return raise(nullptr, MPI_ERR_RANK, fn, which + ": not in " + rank_range(group));
+            return raise(nullptr, MPI_ERR_RANK, fn, which + ": " + not_in(group));
         for (long long r = first; stride > 0 ? r <= last : r >= last; r += stride) {
             if (picked[size_t(r)])
                 return raise(nullptr, MPI_ERR_RANK, fn,
@@ -289,8 +290,8 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
         const int r = ranks1[i];
         if (r != MPI_PROC_NULL && (r < 0 || r >= size_of(group1)))
             return raise(nullptr, MPI_ERR_RANK, fn,
-                         "ranks1[" + std::to_string(i) + "] is " + std::to_string(r) + ", not in " +
-                             rank_range(group1) + " nor MPI_PROC_NULL");
+                         "ranks1[" + std::to_string(i) + "] is " + std::to_string(r) + ", " +
+                             not_in(group1) + " nor MPI_PROC_NULL");
     }
     std::unordered_map<int, int> rank_in2;
     rank_in2.reserve(group2->ranks.size());

@@ -2,8 +2,6 @@
 // every MPI function shares.
 #include "mpi_internal.h"
 
-#include <weft/runtime.h>
-
 #include <algorithm>
 #include <complex>
 #include <cstring>
