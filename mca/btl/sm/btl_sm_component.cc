@@ -1,0 +1,254 @@
+// btl/sm: shared memory between the processes of one host. Each process owns a segment in
+// btl_sm_segment_dir with one lock-free single-producer ring per local sender; see
+// btl_sm_segment.h for the layout and btl_sm_module.cc for the ring protocol.
+#include "btl_sm_module.h"
+
+#include "mca_output.h"
+
+#include <weft/mca.h>
+#include <weft/runtime.h>
+
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+// The one symbol the component exports (it is built with -fvisibility=hidden).
+extern "C" {
+__attribute__((visibility("default"))) extern const weft_btl_component_t mca_btl_sm_component;
+}
+
+namespace weft::btl::sm {
+
+namespace {
+
+enum Param {
+    kEagerLimit,
+    kMaxSendSize,
+    kExclusivity,
+    kLatency,
+    kBandwidth,
+    kFifoSize,
+    kFreeListMax,
+    kSegmentDir,
+    kNumParams
+};
+weft_mca_param_t *params[kNumParams];
+
+// Bounds that keep a ring cell and a pool fragment sensible (and their sizes in 32 bits).
+constexpr uint64_t kMinEager = 64, kMaxEager = 1u << 20;
+constexpr uint64_t kMaxSendLimit = 64u << 20;
+
+weft_status_t register_params()
+{
+    // One row per Param, in the same order.
+    const weft_mca_param_def_t defs[kNumParams] = {
+        {.name = "eager_limit",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "4k",
+         .help = "Largest message, PML header included, that the PML sends "
+                 "eagerly. It is also the payload of a ring cell: messages up to "
+                 "this size are copied straight into the receiver's ring. Each "
+                 "cell takes this many bytes plus 16, rounded up to 64, in the "
+                 "receiver's segment (64 to 1M).",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "max_send_size",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "32k",
+         .help = "Largest single send, PML header included; the PML cuts "
+                 "larger messages into fragments of at most this size. Sends "
+                 "larger than a ring cell travel in a fragment of the sender's "
+                 "shared pool, which holds btl_sm_free_list_max fragments of "
+                 "this size (at least btl_sm_eager_limit, at most 64M).",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "exclusivity",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "32768",
+         .help = "For each peer only the BTLs of highest exclusivity that reach "
+                 "it are used. The default puts sm below self (65536) and above "
+                 "the network BTLs (tcp: 100), so processes of one host talk "
+                 "through shared memory only.",
+         .level = 7,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "latency",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "1",
+         .help = "Latency in microseconds that the BML assumes for this BTL when "
+                 "it orders a peer's BTLs for eager sends.",
+         .level = 7,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "bandwidth",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "90000",
+         .help = "Bandwidth in Mbit/s that the BML assumes for this BTL when it "
+                 "weights the striping of large messages over several BTLs.",
+         .level = 7,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "fifo_size",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "64",
+         .help = "Cells in each ring, that is messages one sender can have "
+                 "waiting at one receiver before further sends are queued by "
+                 "the sender (rounded up to a power of two, 2 to 65536). Each "
+                 "process's segment holds one ring per process of its host.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "free_list_max",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "64",
+         .help = "Fragments of btl_sm_max_send_size in this process's shared "
+                 "pool (messages larger than a ring cell are sent from it), and "
+                 "the most small descriptors allocated at once. When both are "
+                 "used up, btl_alloc reports out-of-resource until sends "
+                 "complete (1 to 65536).",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "segment_dir",
+         .type = WEFT_MCA_PARAM_STRING,
+         .default_value = "/dev/shm",
+         .help = "Directory, on a memory file system shared by the processes of "
+                 "a host, where each process creates its segment file "
+                 "weft-<jobid>-<rank>. The file name is removed as soon as every "
+                 "other process of the host has mapped it, else at finalize; a "
+                 "file left by a process that died is removed by the next job "
+                 "that wants the same name.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("btl", "sm", defs, kNumParams, sizeof defs[0], params);
+}
+
+// The parameters as a Config, or a one-line reason why they cannot work.
+bool read_config(Config &cfg, char *why, size_t why_len)
+{
+    cfg.eager_limit = weft_mca_param_size(params[kEagerLimit]);
+    cfg.max_send_size = weft_mca_param_size(params[kMaxSendSize]);
+    const int64_t exclusivity = weft_mca_param_int(params[kExclusivity]);
+    const int64_t latency = weft_mca_param_int(params[kLatency]);
+    const int64_t bandwidth = weft_mca_param_int(params[kBandwidth]);
+    const int64_t fifo = weft_mca_param_int(params[kFifoSize]);
+    const int64_t frags = weft_mca_param_int(params[kFreeListMax]);
+    const char *dir = weft_mca_param_string(params[kSegmentDir]);
+
+    if (cfg.eager_limit < kMinEager || cfg.eager_limit > kMaxEager) {
+        std::snprintf(why, why_len, "btl_sm_eager_limit is %zu, outside 64..1M", cfg.eager_limit);
+        return false;
+    }
+    if (cfg.max_send_size < cfg.eager_limit || cfg.max_send_size > kMaxSendLimit) {
+        std::snprintf(why, why_len,
+                      "btl_sm_max_send_size is %zu, outside btl_sm_eager_limit (%zu)..64M",
+                      cfg.max_send_size, cfg.eager_limit);
+        return false;
+    }
+    auto u32 = [&](int64_t v, const char *name, uint32_t &out) {
+        if (v < 0 || v > int64_t(UINT32_MAX)) {
+            std::snprintf(why, why_len, "btl_sm_%s is %" PRId64 ", outside 0..%" PRIu32, name, v,
+                          UINT32_MAX);
+            return false;
+        }
+        out = uint32_t(v);
+        return true;
+    };
+    if (!u32(exclusivity, "exclusivity", cfg.exclusivity) ||
+        !u32(latency, "latency", cfg.latency) || !u32(bandwidth, "bandwidth", cfg.bandwidth))
+        return false;
+    if (fifo < 2 || fifo > 65536) {
+        std::snprintf(why, why_len, "btl_sm_fifo_size is %" PRId64 ", outside 2..65536", fifo);
+        return false;
+    }
+    cfg.fifo_size = 2;
+    while (cfg.fifo_size < uint64_t(fifo))
+        cfg.fifo_size *= 2;
+    if (frags < 1 || frags > 65536) {
+        std::snprintf(why, why_len, "btl_sm_free_list_max is %" PRId64 ", outside 1..65536", frags);
+        return false;
+    }
+    cfg.free_list_max = size_t(frags);
+    cfg.segment_dir = dir ? dir : "";
+    while (cfg.segment_dir.size() > 1 && cfg.segment_dir.back() == '/')
+        cfg.segment_dir.pop_back();
+    return true;
+}
+
+// Whether this process could run: the parameters make sense and the segment directory takes
+// files. Whether there is anybody to talk to is decided per peer in add_procs.
+weft_status_t query(int *priority, char *why, size_t why_len)
+{
+    Config cfg;
+    if (!read_config(cfg, why, why_len))
+        return WEFT_ERR_BAD_PARAM;
+    if (cfg.segment_dir.empty() || ::access(cfg.segment_dir.c_str(), W_OK | X_OK) != 0) {
+        std::snprintf(why, why_len, "btl_sm_segment_dir '%s' is not a writable directory",
+                      cfg.segment_dir.c_str());
+        return WEFT_ERR_NOT_AVAILABLE;
+    }
+    *priority = 0;
+    return WEFT_SUCCESS;
+}
+
+weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enable_mpi_threads)
+{
+    *num_modules = 0;
+    // Alone in the job: no peer could ever be reached, so make no segment. (Who shares the
+    // host is known only after the modex; add_procs finds out.)
+    if (weft_runtime_world_size() <= 1)
+        return nullptr;
+    Config cfg;
+    char why[256] = "";
+    if (!read_config(cfg, why, sizeof why)) {
+        output::warning(std::string("btl/sm: ") + why + "; shared memory disabled");
+        return nullptr;
+    }
+    std::string error;
+    weft_status_t rc = WEFT_SUCCESS;
+    Module *m = module_create(cfg, enable_progress_threads || enable_mpi_threads, error, rc);
+    if (!m) {
+        output::warning("btl/sm: " + error + "; shared memory disabled");
+        return nullptr;
+    }
+    m->base.btl_component = const_cast<weft_btl_component_t *>(&mca_btl_sm_component);
+    auto **modules = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));
+    if (!modules) {
+        m->base.btl_finalize(&m->base);
+        return nullptr;
+    }
+    modules[0] = &m->base;
+    *num_modules = 1;
+    return modules;
+}
+
+int progress() { return module_progress(); }
+
+} // namespace
+
+} // namespace weft::btl::sm
+
+extern "C" {
+const weft_btl_component_t mca_btl_sm_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_btl_component_t, "btl", WEFT_BTL_ABI_MAJOR,
+                                      WEFT_BTL_ABI_MINOR, "sm", 0, 1, 0),
+            .register_params = weft::btl::sm::register_params, .open = nullptr,
+            .query = weft::btl::sm::query, .close = nullptr},
+    .init = weft::btl::sm::init,
+    .progress = weft::btl::sm::progress,
+};
+}

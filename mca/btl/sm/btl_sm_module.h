@@ -1,0 +1,221 @@
+// btl/sm: the module, its endpoints and fragments (internal to the component).
+//
+// One module per process. Sending to a local peer means writing a cell into the ring that the
+// peer keeps for this process in its own segment; receiving means polling the rings of this
+// process's segment. Small messages travel inside the cell; larger ones stay in this
+// process's shared pool and the cell points at them, so both cost one copy in and one out.
+#ifndef WEFT_BTL_SM_MODULE_H
+#define WEFT_BTL_SM_MODULE_H
+
+#include "btl_sm_segment.h"
+
+#include <btl/btl.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace weft::btl::sm {
+
+// Parameter values as the component read them.
+struct Config {
+    size_t eager_limit = 0;
+    size_t max_send_size = 0;
+    uint32_t exclusivity = 0;
+    uint32_t latency = 0;
+    uint32_t bandwidth = 0;
+    uint32_t fifo_size = 0; // rounded up to a power of two
+    size_t free_list_max = 0;
+    std::string segment_dir;
+};
+
+// What a process publishes under the modex key "btl.sm" (at init, before it knows its
+// local rank: the rest is in the segment header).
+struct ModexInfo {
+    uint32_t version;  // kLayoutVersion
+    uint32_t reserved; // zero
+    uint64_t cookie;   // equal to the cookie in the segment header
+    char path[240];    // NUL-terminated
+};
+static_assert(std::is_trivially_copyable_v<ModexInfo>);
+inline constexpr const char *kModexKey = "btl.sm";
+
+// A mutex that is taken only when the module was created for a threaded library; in the
+// usual single-threaded case lock() is a test of one flag.
+class MaybeLock {
+  public:
+    explicit MaybeLock(bool on = false) : on_(on) {}
+    void enable(bool on) { on_ = on; }
+    void lock()
+    {
+        if (on_)
+            mu_.lock();
+    }
+    void unlock()
+    {
+        if (on_)
+            mu_.unlock();
+    }
+
+  private:
+    bool on_;
+    std::mutex mu_;
+};
+
+struct Endpoint;
+
+enum class FragState : uint32_t {
+    free,     // on a free list
+    caller,   // the caller's: from btl_alloc, or completed without BTL_OWNERSHIP
+    pending,  // queued on an endpoint: the peer's ring was full
+    inflight, // a pool cell in the peer's ring, not yet consumed
+};
+
+// A send descriptor. des comes first: the PML's descriptor pointer is the Frag pointer.
+struct Frag {
+    weft_btl_descriptor_t des;
+    weft_btl_segment_t seg;
+    uint64_t magic; // kFragMagic: a descriptor handed back is checked against it
+    FragState state;
+    bool pooled;   // buf is a fragment of this process's shared pool
+    bool poisoned; // a pooled buffer a live peer may still read: never reused
+    char *buf;
+    size_t capacity;
+    uint64_t pool_offset; // pooled: offset of buf in this process's segment
+    Frag *borrowed;       // a small fragment too big for the peer's cells travels in this one
+    Endpoint *ep;
+    uint64_t ring_index; // inflight: the cell that points at the data
+    weft_btl_tag_t tag;
+    Frag *next;
+};
+inline constexpr uint64_t kFragMagic = 0x67617266206d7321ull;
+static_assert(std::is_standard_layout_v<Frag> && offsetof(Frag, des) == 0,
+              "a descriptor pointer must be convertible to its fragment");
+
+// A FIFO of fragments linked through Frag::next; never allocates.
+class FragQueue {
+  public:
+    bool empty() const { return head_ == nullptr; }
+    Frag *front() const { return head_; }
+    void push(Frag *f)
+    {
+        f->next = nullptr;
+        (tail_ ? tail_->next : head_) = f;
+        tail_ = f;
+    }
+    Frag *pop()
+    {
+        Frag *f = head_;
+        head_ = f->next;
+        if (!head_)
+            tail_ = nullptr;
+        f->next = nullptr;
+        return f;
+    }
+    // Move everything to the back of other.
+    void splice_into(FragQueue &other)
+    {
+        while (!empty())
+            other.push(pop());
+    }
+
+  private:
+    Frag *head_ = nullptr;
+    Frag *tail_ = nullptr;
+};
+
+struct Module;
+
+// One local peer. weft_btl_endpoint_t pointers handed out are Endpoint pointers.
+struct Endpoint {
+    uint64_t magic = kEndpointMagic;
+    static constexpr uint64_t kEndpointMagic = 0x746e696f70646e65ull;
+
+    Module *module = nullptr;
+    weft_proc_t *proc = nullptr;
+    int world_rank = -1;
+    uint32_t peer_local = 0; // valid once connected
+    Segment peer;            // the peer's segment: its header page, all of it once connected
+    // Connected: the peer's segment is ready and mapped. Until then sends wait in pending
+    // and progress polls the peer's header.
+    bool connected = false;
+
+    // Sending: the ring for this process in the peer's segment.
+    MaybeLock lock; // tx state, pending, inflight and state
+    RingControl *tx = nullptr;
+    char *tx_cells = nullptr;
+    uint64_t tx_mask = 0;
+    uint32_t tx_cell_size = 0;
+    size_t tx_inline_max = 0;
+    uint64_t tx_tail = 0;       // own copy of tx->tail (this process is its only writer)
+    uint64_t tx_head_cache = 0; // last head seen: saves a load of the peer's line while room
+    FragQueue pending;
+    FragQueue inflight;
+    weft_status_t state = WEFT_SUCCESS; // the error that broke the endpoint, once broken
+    std::chrono::steady_clock::time_point next_liveness_check{};
+
+    // Receiving: the peer's ring in this process's segment; touched by progress only.
+    RingControl *rx = nullptr;
+    char *rx_cells = nullptr;
+    uint64_t rx_mask = 0;
+    uint32_t rx_cell_size = 0;
+    uint64_t rx_head = 0; // own copy of rx->head
+    bool rx_polled = false;
+    // Bounds of the peer's pool, from its header as validated when connecting.
+    uint64_t peer_pool_begin = 0;
+    uint64_t peer_pool_end = 0;
+};
+
+struct TagEntry {
+    weft_btl_recv_fn_t fn = nullptr;
+    void *cbdata = nullptr;
+};
+
+struct Module {
+    weft_btl_module_t base; // what the PML holds
+
+    Config cfg;
+    Segment own;
+    uint32_t world_rank = 0;
+    uint32_t local_rank = 0;
+    uint32_t nrings = 0;
+    uint64_t cookie = 0;
+    size_t inline_max = 0; // payload of one of this process's cells
+
+    std::array<TagEntry, 256> tags{};
+    weft_btl_error_fn_t error_fn = nullptr;
+    void *error_cbdata = nullptr;
+
+    // The own segment grows to its full layout at the first add_procs that finds a local
+    // peer (the runtime knows local ranks only after the modex).
+    bool activated = false;
+    bool activation_failed = false;
+    bool own_unlinked = false; // every other local rank has mapped the own segment
+
+    std::vector<Endpoint *> by_local;   // connected endpoints by the peer's local rank
+    std::vector<Endpoint *> endpoints;  // every endpoint
+    std::vector<Endpoint *> connecting; // endpoints whose peer is not ready yet
+    std::vector<Endpoint *> rx_list;    // the endpoints whose rings progress polls
+
+    MaybeLock lock;               // the free lists
+    std::unique_ptr<Frag[]> pool; // one per pool fragment of own
+    Frag *pool_free = nullptr;
+    Frag *small_free = nullptr;
+    std::vector<Frag *> small_all;     // every small fragment made, for finalize
+    std::atomic<int64_t> send_work{0}; // fragments pending or in flight, on all endpoints
+    std::atomic<bool> busy{false};     // progress is running (callbacks must not re-enter it)
+    bool threaded = false;
+};
+
+// Make the module: the header-only segment and the modex entry. On failure error says why.
+Module *module_create(const Config &cfg, bool threaded, std::string &error, weft_status_t &rc);
+// The component's progress function: polls the one module, if there is one.
+int module_progress();
+
+} // namespace weft::btl::sm
+
+#endif

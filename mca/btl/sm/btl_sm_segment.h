@@ -1,0 +1,189 @@
+// btl/sm: the shared segment, its layout (the wire format of this BTL) and the file that
+// holds it.
+//
+// Every process of a host owns one segment, a file in btl_sm_segment_dir. It is made in two
+// steps, because the runtime knows which processes share the host only after the modex:
+//
+//   init       the file holds only the header page (magic, cookie, state = init), and its
+//              name goes into the modex;
+//   add_procs  the owner grows it to its full layout, one receive ring per local rank of the
+//              job (ring s carries what local rank s sends to the owner) and the pool of large
+//              fragments the owner sends from, fills in the layout fields, and publishes
+//              state = ready with a release store;
+//   connected  each peer that maps the ready segment counts itself in `attached`; when every
+//              other local rank has, the owner removes the file name, so that nothing is left
+//              in /dev/shm even if processes are killed later (finalize removes it otherwise).
+//
+// Peers map the header page when they learn the name and the whole file once they see
+// state = ready. A sender writes cells and the tail of its ring; the owner writes the head.
+// Everything read from another process's memory is checked against bounds this process
+// recorded when it attached, so a corrupt segment cannot make it access memory outside the
+// mapping.
+#ifndef WEFT_BTL_SM_SEGMENT_H
+#define WEFT_BTL_SM_SEGMENT_H
+
+#include <weft/status.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace weft::btl::sm {
+
+inline constexpr size_t kCacheLine = 64;
+inline constexpr uint64_t kHeaderBytes = 4096; // the header page; ring 0 starts after it
+inline constexpr uint64_t kSegmentMagic = 0x31304d5354464557ull; // "WEFTSM01", little-endian
+inline constexpr uint32_t kLayoutVersion = 1;
+
+enum SegmentState : uint64_t {
+    kStateInit = 0,   // only the header page exists yet
+    kStateReady = 1,  // the layout fields are valid and the file has its full size
+    kStateFailed = 2, // the owner could not grow the file: nobody can reach it this way
+};
+
+// Offset 0 of a segment. The first group is written at init; the layout group once, before
+// state becomes ready; nobody writes the header afterwards.
+struct SegmentHeader {
+    uint64_t magic;            // kSegmentMagic
+    uint32_t version;          // kLayoutVersion
+    uint32_t header_size;      // sizeof(SegmentHeader)
+    uint64_t cookie;           // random; the modex carries it too, proving this is the file meant
+    uint64_t state;            // SegmentState, written with release, read with acquire
+    uint64_t attached;         // peers that mapped the ready segment (atomic increments)
+    uint32_t owner_world_rank; //
+    uint32_t owner_local_rank; // valid once ready: the index of the owner's ring at its peers
+    // The layout, valid once ready.
+    uint64_t segment_size;   // bytes of the file
+    uint32_t nrings;         // one per local rank of the job
+    uint32_t fifo_size;      // cells per ring, a power of two
+    uint32_t cell_size;      // bytes per cell, header included, a multiple of kCacheLine
+    uint32_t reserved;       // zero
+    uint64_t rings_offset;   // ring 0, from the start of the segment
+    uint64_t ring_stride;    // bytes from one ring to the next
+    uint64_t pool_offset;    // fragment 0 of the pool
+    uint64_t pool_frag_size; // bytes per pool fragment, a multiple of kCacheLine
+    uint64_t pool_frags;     // fragments in the pool
+};
+
+// The start of each ring; the fifo_size cells follow. head and tail count cells since the
+// ring was made (never wrapped: 2^64 cells outlive any job); cell i is at index
+// i & (fifo_size - 1). They live on separate cache lines so that the owner polling tail does
+// not steal the line it writes head to from the sender that reads it.
+struct alignas(kCacheLine) RingControl {
+    alignas(kCacheLine) uint64_t head; // next cell the owner reads; written by the owner only
+    alignas(kCacheLine) uint64_t tail; // next cell the sender fills; written by the sender only
+};
+
+// The first bytes of a cell. An inline cell carries the message right after this header; a
+// pool cell points into the pool of the sender's segment.
+enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2 };
+
+struct CellHeader {
+    uint32_t length;   // bytes of the message
+    uint8_t tag;       // active-message tag
+    uint8_t kind;      // CellKind
+    uint16_t reserved; // zero
+    uint64_t offset;   // kCellPool: where the message starts in the sender's segment
+};
+
+inline constexpr size_t kCellHeaderSize = sizeof(CellHeader);
+
+static_assert(sizeof(CellHeader) == 16, "the cell header is part of the wire format");
+static_assert(sizeof(RingControl) == 2 * kCacheLine, "head and tail on their own lines");
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+static_assert(std::is_standard_layout_v<SegmentHeader> &&
+              std::is_trivially_copyable_v<SegmentHeader>);
+static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
+              "ring indices must be lock-free atomics to be shared between processes");
+
+inline uint64_t load_acquire(const uint64_t &x)
+{
+    return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(x)).load(std::memory_order_acquire);
+}
+inline void store_release(uint64_t &x, uint64_t v)
+{
+    std::atomic_ref<uint64_t>(x).store(v, std::memory_order_release);
+}
+
+// The sizes a segment grows to; everything else follows from them.
+struct Layout {
+    uint32_t nrings = 0;
+    uint32_t fifo_size = 0; // a power of two
+    uint32_t cell_size = 0; // a multiple of kCacheLine
+    uint64_t pool_frag_size = 0;
+    uint64_t pool_frags = 0;
+
+    // Fills the layout fields of h; false if the segment would be absurdly large.
+    bool place(SegmentHeader &h) const;
+};
+
+// One mapped segment: this process's own (created) or a peer's (attached).
+class Segment {
+  public:
+    Segment() = default;
+    Segment(const Segment &) = delete;
+    Segment &operator=(const Segment &) = delete;
+    ~Segment() { close(); }
+
+    // Create the header-only file dir/<stem> (or, if a live process holds that name, the
+    // name with a random suffix) and map it. error says why in one line on failure.
+    weft_status_t create(const std::string &dir, const std::string &stem, uint32_t world_rank,
+                         uint64_t cookie, std::string &error);
+    // Grow the own segment to layout, map all of it and publish state = ready; on failure
+    // publish state = failed, so that peers stop waiting.
+    weft_status_t activate(const Layout &layout, uint32_t local_rank, std::string &error);
+    bool ready() const { return ready_; }
+    // Publish state = failed without activating, so that peers stop waiting.
+    void mark_failed();
+
+    // Map a peer's header page and check it against what the peer published.
+    weft_status_t attach(const std::string &path, uint64_t cookie, uint32_t world_rank,
+                         std::string &error);
+    // For an attached segment: WEFT_IN_PROGRESS while the owner has not activated it,
+    // WEFT_SUCCESS once it is mapped whole and checked, an error if it never will be.
+    weft_status_t poll_ready(std::string &error);
+
+    // How many peers have mapped the own segment since it became ready.
+    uint64_t attached() const { return load_acquire(shared_header()->attached); }
+    // Remove the own file now: whoever has it mapped keeps it, nobody new can open it. Peers
+    // can still tell whether this process lives (the lock belongs to the open file).
+    void unlink_file();
+
+    // Unmap; the owner also removes the file if it is still there.
+    void close();
+
+    // Whether the owner still runs: it holds a shared lock on the file for its whole life,
+    // which the kernel drops when it dies (works across PID namespaces, unlike kill(pid, 0)).
+    bool owner_alive() const;
+
+    char *base() const { return base_; }
+    size_t size() const { return size_; }
+    const std::string &path() const { return path_; }
+    // The header as this process validated it (a copy: the shared one is not trusted later).
+    const SegmentHeader &header() const { return header_; }
+
+    RingControl *ring(uint32_t i) const
+    {
+        return reinterpret_cast<RingControl *>(base_ + header_.rings_offset +
+                                               uint64_t(i) * header_.ring_stride);
+    }
+    char *cells(uint32_t i) const { return reinterpret_cast<char *>(ring(i) + 1); }
+
+  private:
+    SegmentHeader *shared_header() const { return reinterpret_cast<SegmentHeader *>(base_); }
+
+    char *base_ = nullptr;
+    size_t size_ = 0;
+    int fd_ = -1;
+    bool owner_ = false;
+    bool ready_ = false;
+    bool linked_ = false; // the own file still has its name
+    std::string path_;
+    SegmentHeader header_{};
+};
+
+} // namespace weft::btl::sm
+
+#endif

@@ -1,0 +1,1075 @@
+// btl/tcp endpoints and connections: connection setup and its handshake, the frame writer and
+// reader, acknowledgements, failures and release.
+//
+// Callbacks into the PML (receive, completion, error) run only from progress() and from
+// del_procs/finalize: a failure noticed anywhere else (inside btl_send, or inside a callback)
+// is recorded by ep_down and run by the next progress call.
+#include "btl_tcp_endpoint.h"
+#include "btl_tcp.h"
+#include "btl_tcp_module.h"
+
+#include <weft/runtime.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace weft::btl::tcp {
+
+namespace {
+
+constexpr size_t kRxChunk = 64 * 1024; // smallest receive buffer, and the read-ahead
+constexpr int kMaxIov = 64;            // iovecs per sendmsg
+constexpr int kReadRounds = 4;         // recv calls per connection per progress call
+const unsigned char kZeros[wire::kFrameAlign] = {};
+
+template <class T> void remove_from(std::vector<T *> &v, T *x)
+{
+    v.erase(std::remove(v.begin(), v.end(), x), v.end());
+}
+
+bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char *format, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, format);
+    std::vsnprintf(buf, sizeof buf, format, ap);
+    va_end(ap);
+    return buf;
+}
+
+bool watch(Conn *c, uint32_t events)
+{
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = static_cast<Pollable *>(c);
+    if (epoll_ctl(component->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+        return false;
+    c->events = events;
+    return true;
+}
+
+void set_events(Conn *c, uint32_t events)
+{
+    if (c->fd < 0 || c->events == events)
+        return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = static_cast<Pollable *>(c);
+    if (epoll_ctl(component->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+        c->events = events;
+    else
+        debug(1, "epoll_ctl on %s: %s", c->peer.c_str(), std::strerror(errno));
+}
+
+std::string sockaddr_string(uint32_t addr, uint16_t port)
+{
+    return ipv4_string(addr) + ":" + std::to_string(port);
+}
+
+wire::Hello my_hello(uint16_t kind, const Module *m, uint32_t dst_rank, uint16_t dst_module)
+{
+    wire::Hello h;
+    h.kind = kind;
+    h.job = component->job;
+    h.src_rank = uint32_t(component->my_rank);
+    h.dst_rank = dst_rank;
+    h.src_module = uint16_t(m->index);
+    h.dst_module = dst_module;
+    h.max_send_size = uint32_t(params.max_send_size);
+    return h;
+}
+
+// ---- completion --------------------------------------------------------------------------
+
+void complete(Frag *f, weft_status_t status)
+{
+    Module *m = f->module;
+    Endpoint *ep = f->endpoint;
+    switch (f->kind) {
+    case FragKind::send: {
+        const weft_btl_completion_fn_t cb = f->des.des_cbfunc;
+        const bool owned = (f->des.des_flags & WEFT_BTL_DES_FLAG_BTL_OWNERSHIP) != 0;
+        f->state = FragState::loaned; // the callback may btl_free it (without BTL_OWNERSHIP)
+        if (cb)
+            cb(m->base(), handle_of(ep), &f->des, status);
+        if (owned)
+            f->pool->put(f);
+        break;
+    }
+    case FragKind::sendi:
+        if (status != WEFT_SUCCESS) {
+            const Module::Tag &t = m->tags[f->tag];
+            weft_btl_recv_descriptor_t rd{};
+            rd.endpoint = handle_of(ep);
+            rd.segments = &f->segment;
+            rd.segment_count = 1;
+            rd.cbdata = t.cbdata;
+            rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
+            rd.tag = f->tag;
+            if (t.fn)
+                t.fn(m->base(), &rd);
+        }
+        f->pool->put(f);
+        break;
+    case FragKind::control: f->pool->put(f); break;
+    }
+}
+
+// Complete everything queued on ep with `status`, oldest first. Returns the callbacks made.
+int drain(Endpoint *ep, weft_status_t status)
+{
+    int n = 0;
+    for (std::deque<Frag *> *q : {&ep->unacked, &ep->outq}) {
+        while (!q->empty()) {
+            Frag *f = q->front();
+            q->pop_front();
+            if (f->kind != FragKind::control)
+                ++n;
+            complete(f, status);
+        }
+    }
+    return n;
+}
+
+// The peer has received `ack` data frames: complete those still waiting.
+int ep_ack(Endpoint *ep, uint32_t ack)
+{
+    ep->peer_acked = ack;
+    int n = 0;
+    while (!ep->unacked.empty() && int32_t(ack - ep->unacked.front()->seq) > 0) {
+        Frag *f = ep->unacked.front();
+        ep->unacked.pop_front();
+        if (f->kind != FragKind::control)
+            ++n;
+        complete(f, WEFT_SUCCESS);
+    }
+    return n;
+}
+
+size_t pending_data(const Endpoint *ep)
+{
+    size_t n = ep->unacked.size();
+    for (const Frag *f : ep->outq)
+        n += f->kind != FragKind::control;
+    return n;
+}
+
+// ---- connection errors -------------------------------------------------------------------
+
+// A connection failed. If it is the endpoint's (established or attempt), the endpoint fails;
+// otherwise it was a spare (a race's loser, a stranger) and just goes.
+void conn_error(Conn *c, const std::string &what)
+{
+    Endpoint *ep = c->ep;
+    if (ep && (ep->conn == c || ep->attempt == c)) {
+        ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN, what, true);
+    } else {
+        debug(2, "%s: %s", c->module->name().c_str(), what.c_str());
+        conn_close(c);
+    }
+}
+
+std::string socket_error_text(const Endpoint *ep, int err)
+{
+    if (err == ETIMEDOUT)
+        return "lost the connection to " + describe(ep) +
+               ": no answer within btl_tcp_user_timeout or the keepalive probes";
+    return "lost the connection to " + describe(ep) + ": " + std::strerror(err);
+}
+
+// ---- writing -----------------------------------------------------------------------------
+
+void build_header(Endpoint *ep, Frag *f)
+{
+    wire::FrameHeader h;
+    h.type = f->frame_type;
+    h.tag = f->tag;
+    if (f->frame_type == wire::kData) {
+        h.length = uint32_t(f->segment.seg_len);
+        f->seq = h.seq = ep->next_seq++;
+    }
+    h.ack = ep->ack_sent = ep->recv_count;
+    wire::encode(h, f->header);
+    f->header_built = true;
+}
+
+// The parts of f not yet written, as iovecs.
+int frame_iov(const Frag *f, iovec *iov)
+{
+    int n = 0;
+    size_t off = f->written;
+    const size_t hdr = wire::kFrameHeaderSize;
+    if (off < hdr) {
+        iov[n++] = {const_cast<unsigned char *>(f->header) + off, hdr - off};
+        off = hdr;
+    }
+    if (f->frame_type != wire::kData)
+        return n;
+    const size_t len = f->segment.seg_len, pad = wire::padded(len) - len;
+    if (off < hdr + len) {
+        iov[n++] = {static_cast<unsigned char *>(f->segment.seg_addr) + (off - hdr),
+                    hdr + len - off};
+        off = hdr + len;
+    }
+    if (off < hdr + len + pad)
+        iov[n++] = {const_cast<unsigned char *>(kZeros) + (off - hdr - len),
+                    hdr + len + pad - off};
+    return n;
+}
+
+Frag *control_frag(Endpoint *ep, uint8_t type)
+{
+    Frag *f = ep->module->ctrl_pool.get();
+    if (!f)
+        return nullptr;
+    f->kind = FragKind::control;
+    f->frame_type = type;
+    f->endpoint = ep;
+    f->state = FragState::queued;
+    return f;
+}
+
+// Write what the socket takes: the handshake bytes, then the endpoint's frames, then an ACK if
+// frames arrived that no header has acknowledged yet. Watches POLLOUT while bytes remain.
+void conn_flush(Conn *c)
+{
+    while (c->hs_out_done < c->hs_out_len) {
+        const ssize_t r = send(c->fd, c->hs_out + c->hs_out_done, c->hs_out_len - c->hs_out_done,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (would_block(errno)) {
+                set_events(c, EPOLLIN | EPOLLOUT);
+                return;
+            }
+            const int err = errno;
+            conn_error(c, "handshake with " + c->peer + " failed: " + std::strerror(err));
+            return;
+        }
+        c->hs_out_done += size_t(r);
+    }
+    if (c->state == ConnState::closing) {
+        conn_close(c);
+        return;
+    }
+    if (c->state != ConnState::established) {
+        set_events(c, EPOLLIN);
+        return;
+    }
+    Endpoint *ep = c->ep;
+    for (;;) {
+        if (ep->outq.empty()) {
+            if (ep->recv_count == ep->ack_sent || ep->bye_queued)
+                break;
+            Frag *a = control_frag(ep, wire::kAck);
+            if (!a)
+                break;
+            ep->outq.push_back(a);
+        }
+        iovec iov[kMaxIov];
+        int n = 0;
+        size_t bytes = 0;
+        for (Frag *f : ep->outq) {
+            if (n + 3 > kMaxIov)
+                break;
+            if (!f->header_built)
+                build_header(ep, f);
+            const int k = frame_iov(f, iov + n);
+            for (int i = 0; i < k; ++i)
+                bytes += iov[n + i].iov_len;
+            n += k;
+        }
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = size_t(n);
+        const ssize_t r = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (would_block(errno)) {
+                set_events(c, EPOLLIN | EPOLLOUT);
+                return;
+            }
+            conn_error(c, socket_error_text(ep, errno));
+            return;
+        }
+        for (size_t left = size_t(r); left > 0;) {
+            Frag *f = ep->outq.front();
+            const size_t take = std::min(frame_bytes(f) - f->written, left);
+            f->written += take;
+            left -= take;
+            if (f->written == frame_bytes(f)) {
+                ep->outq.pop_front();
+                if (f->frame_type == wire::kData)
+                    ep->unacked.push_back(f);
+                else
+                    f->pool->put(f);
+            }
+        }
+        if (size_t(r) < bytes) { // the socket buffer is full
+            set_events(c, EPOLLIN | EPOLLOUT);
+            return;
+        }
+    }
+    set_events(c, EPOLLIN);
+}
+
+// ---- reading -----------------------------------------------------------------------------
+
+// Check a header before anything of its frame is used. Returns what is wrong, or "".
+std::string check_header(const Conn *c, const wire::FrameHeader &h)
+{
+    const Endpoint *ep = c->ep;
+    if (h.magic != wire::kFrameMagic)
+        return fmt("a frame header starting with 0x%02x instead of 0x%02x", h.magic,
+                   wire::kFrameMagic);
+    if (h.flags != 0)
+        return fmt("a frame header with unknown flags 0x%02x", h.flags);
+    switch (h.type) {
+    case wire::kData:
+        if (h.length > params.max_send_size)
+            return fmt("a frame of %" PRIu32 " bytes, more than btl_tcp_max_send_size (%zu)",
+                       h.length, params.max_send_size);
+        if (!c->module->tags[h.tag].fn)
+            return fmt("a frame for tag 0x%02x, for which nothing is registered", h.tag);
+        if (h.seq != ep->recv_count)
+            return fmt("frame number %" PRIu32 " where %" PRIu32 " was due", h.seq,
+                       ep->recv_count);
+        break;
+    case wire::kAck:
+    case wire::kBye:
+        if (h.length != 0 || h.seq != 0 || h.tag != 0)
+            return fmt("a control frame (type %u) with a payload, tag or number", h.type);
+        break;
+    default: return fmt("a frame of unknown type %u", h.type);
+    }
+    if (int32_t(h.ack - ep->peer_acked) < 0 || int32_t(ep->next_seq - h.ack) < 0)
+        return fmt("an acknowledgement of %" PRIu32 " frames, while %" PRIu32
+                   " were acknowledged and %" PRIu32 " sent",
+                   h.ack, ep->peer_acked, ep->next_seq);
+    return "";
+}
+
+void peer_left(Endpoint *ep)
+{
+    const size_t lost = pending_data(ep);
+    if (lost == 0)
+        ep_down(ep, EpState::closed, WEFT_ERR_UNREACH, describe(ep) + " released the endpoint",
+                false);
+    else
+        ep_down(ep, EpState::closed, WEFT_ERR_UNREACH,
+                describe(ep) + " released the endpoint with " + std::to_string(lost) +
+                    " fragment(s) from this process not received",
+                true);
+}
+
+// Deliver the complete frames in the receive buffer. Returns the callbacks made.
+int parse(Conn *c)
+{
+    Endpoint *ep = c->ep;
+    Module *m = c->module;
+    int n = 0;
+    while (c->state == ConnState::established) {
+        const size_t avail = c->rx_end - c->rx_begin;
+        if (avail < wire::kFrameHeaderSize)
+            break;
+        unsigned char *p = c->rx + c->rx_begin;
+        const wire::FrameHeader h = wire::decode_frame_header(p);
+        if (const std::string bad = check_header(c, h); !bad.empty()) {
+            ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
+                    describe(ep) + " sent " + bad + "; connection closed", true);
+            return n;
+        }
+        const size_t total = wire::frame_size(h.length);
+        if (avail < total)
+            break;
+        // Consumed before any callback: the payload stays in place (the buffer is neither
+        // moved nor freed before this progress call ends) while the callback runs.
+        c->rx_begin += total;
+        n += ep_ack(ep, h.ack);
+        if (c->state != ConnState::established)
+            return n;
+        if (h.type == wire::kData) {
+            ++ep->recv_count;
+            const Module::Tag &t = m->tags[h.tag];
+            weft_btl_segment_t seg{p + wire::kFrameHeaderSize, h.length};
+            weft_btl_recv_descriptor_t rd{};
+            rd.endpoint = handle_of(ep);
+            rd.segments = &seg;
+            rd.segment_count = 1;
+            rd.cbdata = t.cbdata;
+            rd.flags = 0;
+            rd.tag = h.tag;
+            if (t.fn)
+                t.fn(m->base(), &rd);
+            ++n;
+        } else if (h.type == wire::kBye) {
+            peer_left(ep);
+            return n;
+        }
+    }
+    if (c->rx_begin == c->rx_end)
+        c->rx_begin = c->rx_end = 0;
+    return n;
+}
+
+// Room for the next recv: the unconsumed bytes move to the front when the frame they begin
+// would not fit behind them, and the buffer grows to hold that frame.
+bool rx_room(Conn *c)
+{
+    const size_t pending = c->rx_end - c->rx_begin;
+    size_t need = kRxChunk;
+    if (pending >= wire::kFrameHeaderSize) // a header parse() has checked
+        need = std::max(need, wire::frame_size(wire::get32(c->rx + c->rx_begin + 4)));
+    if (c->rx_cap < need) {
+        const size_t cap = (need + 63) & ~size_t(63);
+        auto *nb = static_cast<unsigned char *>(std::aligned_alloc(64, cap));
+        if (!nb)
+            return false;
+        if (pending)
+            std::memcpy(nb, c->rx + c->rx_begin, pending);
+        std::free(c->rx);
+        c->rx = nb;
+        c->rx_cap = cap;
+        c->rx_begin = 0;
+        c->rx_end = pending;
+    } else if (c->rx_cap - c->rx_begin < need || c->rx_end == c->rx_cap) {
+        std::memmove(c->rx, c->rx + c->rx_begin, pending);
+        c->rx_begin = 0;
+        c->rx_end = pending;
+    }
+    return true;
+}
+
+int conn_read(Conn *c)
+{
+    Endpoint *ep = c->ep;
+    int n = 0;
+    for (int round = 0; round < kReadRounds && c->state == ConnState::established; ++round) {
+        if (!rx_room(c)) {
+            conn_error(c, "no memory for a receive buffer for " + describe(ep));
+            return n;
+        }
+        const size_t space = c->rx_cap - c->rx_end;
+        const ssize_t r = recv(c->fd, c->rx + c->rx_end, space, MSG_DONTWAIT);
+        if (r == 0) {
+            conn_error(c, "lost the connection to " + describe(ep) +
+                              ": closed without a goodbye (the process may have died)");
+            return n;
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (would_block(errno))
+                break;
+            conn_error(c, socket_error_text(ep, errno));
+            return n;
+        }
+        c->rx_end += size_t(r);
+        n += parse(c);
+        if (size_t(r) < space)
+            break;
+    }
+    // Acknowledge what arrived (piggybacked on frames going out anyway, else an ACK frame).
+    if (c->state == ConnState::established && ep->recv_count != ep->ack_sent &&
+        !(c->events & EPOLLOUT))
+        conn_flush(c);
+    return n;
+}
+
+// ---- handshake ---------------------------------------------------------------------------
+
+// Read the rest of the peer's 32-byte handshake message; true once it is complete.
+bool read_hello(Conn *c)
+{
+    while (c->hs_in_done < wire::kHelloSize) {
+        const ssize_t r =
+            recv(c->fd, c->hs_in + c->hs_in_done, wire::kHelloSize - c->hs_in_done, MSG_DONTWAIT);
+        if (r > 0) {
+            c->hs_in_done += size_t(r);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && would_block(errno))
+            return false;
+        const std::string why = r == 0 ? "closed" : std::strerror(errno);
+        if (c->initiator)
+            conn_error(c, "connection to " + (c->ep ? describe(c->ep) : c->peer) +
+                              " failed during the handshake: " + why);
+        else {
+            debug(2, "%s: connection from %s ended before its handshake: %s",
+                  c->module->name().c_str(), c->peer.c_str(), why.c_str());
+            conn_close(c);
+        }
+        return false;
+    }
+    c->hello = wire::decode_hello(c->hs_in);
+    return true;
+}
+
+void start_hello(Conn *c, const wire::Hello &h, ConnState state)
+{
+    wire::encode(h, c->hs_out);
+    c->hs_out_len = wire::kHelloSize;
+    c->hs_out_done = 0;
+    c->state = state;
+    conn_flush(c);
+}
+
+void establish(Endpoint *ep, Conn *c)
+{
+    remove_from(component->handshaking, c);
+    remove_from(component->waiting, ep);
+    c->deadline = 0;
+    if (ep->attempt == c)
+        ep->attempt = nullptr;
+    c->ep = ep;
+    ep->conn = c;
+    ep->state = EpState::established;
+    c->state = ConnState::established;
+    debug(1, "%s: connected to %s (%s)", ep->module->name().c_str(), describe(ep).c_str(),
+          c->initiator ? "outgoing" : "incoming");
+}
+
+// Connector: the acceptor's answer to our kHello.
+void process_reply(Conn *c)
+{
+    Endpoint *ep = c->ep;
+    const wire::Hello &h = c->hello;
+    if (h.magic != wire::kHelloMagic || h.version != wire::kVersion || h.job != component->job ||
+        h.src_rank != uint32_t(ep->rank) || h.dst_rank != uint32_t(component->my_rank) ||
+        h.src_module != ep->peer_module || h.dst_module != uint16_t(ep->module->index)) {
+        conn_error(c, fmt("the process at %s is not rank %d's module %u of this job (it "
+                          "answered: magic 0x%08" PRIx32 ", version %u, rank %" PRIu32
+                          ", module %u)",
+                          c->peer.c_str(), ep->rank, ep->peer_module, h.magic, h.version,
+                          h.src_rank, h.src_module));
+        return;
+    }
+    switch (h.kind) {
+    case wire::kAccept:
+        establish(ep, c);
+        conn_flush(c);
+        return;
+    case wire::kRejectRace:
+        // Our connection lost to the one the lower rank opened; that one carries the frames.
+        conn_close(c);
+        if (ep->state == EpState::connecting) {
+            ep->state = EpState::waiting_peer;
+            ep->deadline =
+                params.connect_timeout_ms > 0 ? now_ms() + uint64_t(params.connect_timeout_ms) : 0;
+            if (ep->deadline)
+                component->waiting.push_back(ep);
+        }
+        return;
+    case wire::kReject:
+        if (h.max_send_size != params.max_send_size)
+            conn_error(c, fmt("%s refused the connection: btl_tcp_max_send_size is %zu here and "
+                              "%" PRIu32 " there; set it alike on every rank",
+                              describe(ep).c_str(), params.max_send_size, h.max_send_size));
+        else
+            conn_error(c, describe(ep) + " refused the connection (its endpoint for this "
+                                         "process is gone or has failed)");
+        return;
+    default:
+        conn_error(c, fmt("%s answered the handshake with unknown kind %u",
+                          describe(ep).c_str(), h.kind));
+    }
+}
+
+// Acceptor: answer with a refusal, then close.
+void refuse(Conn *c, uint16_t kind)
+{
+    const wire::Hello &h = c->hello;
+    remove_from(component->handshaking, c);
+    remove_from(component->parked, c);
+    set_events(c, EPOLLIN);
+    start_hello(c, my_hello(kind, c->module, h.src_rank, h.src_module), ConnState::closing);
+}
+
+// Acceptor, valid kHello: which connection carries the endpoint's frames.
+void decide(Conn *c)
+{
+    Module *m = c->module;
+    const wire::Hello &h = c->hello;
+    const auto it = m->endpoints.find(int(h.src_rank));
+    if (it == m->endpoints.end()) {
+        // add_procs has not reached this peer yet: answer then (conn_adopt_parked).
+        remove_from(component->handshaking, c);
+        c->deadline = 0;
+        c->state = ConnState::parked;
+        set_events(c, 0);
+        component->parked.push_back(c);
+        return;
+    }
+    Endpoint *ep = it->second;
+    if (h.max_send_size != params.max_send_size) {
+        refuse(c, wire::kReject);
+        ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
+                fmt("%s: btl_tcp_max_send_size is %zu here and %" PRIu32
+                    " there; set it alike on every rank",
+                    describe(ep).c_str(), params.max_send_size, h.max_send_size),
+                true);
+        return;
+    }
+    if (h.src_module != ep->peer_module) {
+        warn("%s: rank %" PRIu32 " connects from its module %u, but this process pairs it with "
+             "module %u; connection refused",
+             m->name().c_str(), h.src_rank, h.src_module, ep->peer_module);
+        refuse(c, wire::kReject);
+        return;
+    }
+    if (ep->state == EpState::failed || ep->state == EpState::closed) {
+        refuse(c, wire::kReject);
+        return;
+    }
+    const bool peer_is_lower = int(h.src_rank) < component->my_rank;
+    if (ep->conn) {
+        // The loser of a race whose winner (ours) got here first; anything else is a
+        // duplicate the peer should not have opened.
+        refuse(c, ep->conn->initiator && !peer_is_lower ? wire::kRejectRace : wire::kReject);
+        return;
+    }
+    if (ep->attempt) {
+        if (!peer_is_lower) {
+            refuse(c, wire::kRejectRace);
+            return;
+        }
+        conn_close(ep->attempt); // no frame went over it: frames wait for kAccept
+    }
+    establish(ep, c);
+    start_hello(c, my_hello(wire::kAccept, m, h.src_rank, h.src_module), ConnState::established);
+}
+
+// Acceptor: the connector's kHello has arrived.
+void process_hello(Conn *c)
+{
+    Module *m = c->module;
+    const wire::Hello &h = c->hello;
+    const std::string mname = m->name();
+    const char *mod = mname.c_str();
+    if (h.magic != wire::kHelloMagic) {
+        warn("%s: dropped a connection from %s: not a Weft btl/tcp peer (it began with "
+             "0x%08" PRIx32 ", the handshake begins with 0x%08" PRIx32 ")",
+             mod, c->peer.c_str(), h.magic, wire::kHelloMagic);
+        conn_close(c);
+        return;
+    }
+    if (h.version != wire::kVersion) {
+        warn("%s: dropped a connection from %s: it speaks btl/tcp wire version %u, this "
+             "process speaks %u",
+             mod, c->peer.c_str(), h.version, wire::kVersion);
+        conn_close(c);
+        return;
+    }
+    if (h.job != component->job) {
+        warn("%s: dropped a connection from %s: it belongs to another job", mod,
+             c->peer.c_str());
+        conn_close(c);
+        return;
+    }
+    if (h.kind != wire::kHello || h.dst_rank != uint32_t(component->my_rank) ||
+        h.dst_module != uint16_t(m->index) || h.src_rank >= uint32_t(component->world_size) ||
+        h.src_rank == uint32_t(component->my_rank)) {
+        warn("%s: dropped a connection from %s: its handshake (kind %u, from rank %" PRIu32
+             " module %u to rank %" PRIu32 " module %u) is not for this process (rank %d "
+             "module %d)",
+             mod, c->peer.c_str(), h.kind, h.src_rank, h.src_module, h.dst_rank, h.dst_module,
+             component->my_rank, m->index);
+        conn_close(c);
+        return;
+    }
+    decide(c);
+}
+
+// Connector: the TCP connection is up (or failed); say who we are.
+void conn_connected(Conn *c)
+{
+    Endpoint *ep = c->ep;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    if (err != 0) {
+        conn_error(c, "cannot connect to " + describe(ep) + ": " + std::strerror(err));
+        return;
+    }
+    // The connection is up; from here the peer may take its time (its add_procs), so no
+    // deadline: a dead peer shows through TCP_USER_TIMEOUT and keepalive.
+    remove_from(component->handshaking, c);
+    c->deadline = 0;
+    set_events(c, EPOLLIN);
+    start_hello(c, my_hello(wire::kHello, ep->module, uint32_t(ep->rank), ep->peer_module),
+                ConnState::hello_sent);
+}
+
+Conn *new_conn(Module *m, int fd, bool initiator, ConnState state, const std::string &peer)
+{
+    Conn *c = new Conn;
+    c->module = m;
+    c->fd = fd;
+    c->initiator = initiator;
+    c->state = state;
+    c->peer = peer;
+    component->conns.push_back(c);
+    return c;
+}
+
+// Start my connection attempt for ep. False (and ep failed) if it cannot even start.
+bool ep_connect(Endpoint *ep)
+{
+    Module *m = ep->module;
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
+                "cannot create a socket for " + describe(ep) + ": " + std::strerror(errno), true);
+        return false;
+    }
+    tune_socket(fd);
+    // Leave from this module's interface address, so that a rail stays on its interface.
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    local.sin_addr.s_addr = htonl(m->self.addr);
+    if (bind(fd, reinterpret_cast<sockaddr *>(&local), sizeof local) != 0)
+        debug(2, "%s: cannot bind the source address: %s", m->name().c_str(),
+              std::strerror(errno));
+
+    Conn *c = new_conn(m, fd, true, ConnState::connecting,
+                       sockaddr_string(ep->peer.addr, ep->peer.port));
+    c->ep = ep;
+    ep->attempt = c;
+    ep->state = EpState::connecting;
+    if (!watch(c, EPOLLOUT)) {
+        const int err = errno;
+        conn_error(c, "cannot watch a socket for " + describe(ep) + ": " + std::strerror(err));
+        return false;
+    }
+    if (params.connect_timeout_ms > 0) {
+        c->deadline = now_ms() + uint64_t(params.connect_timeout_ms);
+        component->handshaking.push_back(c);
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(ep->peer.port);
+    to.sin_addr.s_addr = htonl(ep->peer.addr);
+    debug(2, "%s: connecting to %s", m->name().c_str(), describe(ep).c_str());
+    if (connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) == 0) {
+        conn_connected(c);
+    } else if (errno != EINPROGRESS) {
+        conn_error(c, "cannot connect to " + describe(ep) + ": " + std::strerror(errno));
+        return false;
+    }
+    return ep->state != EpState::failed;
+}
+
+} // namespace
+
+Conn::~Conn() { std::free(rx); }
+
+std::string describe(const Endpoint *ep)
+{
+    const char *host = ep->proc ? weft_proc_hostname(ep->proc) : nullptr;
+    return fmt("rank %d (%s) at %s over %s", ep->rank, host ? host : "?",
+               sockaddr_string(ep->peer.addr, ep->peer.port).c_str(),
+               ep->module->self.name.c_str());
+}
+
+void tune_socket(int fd)
+{
+    auto set = [fd](int level, int name, int value, const char *what) {
+        if (setsockopt(fd, level, name, &value, sizeof value) != 0)
+            debug(1, "setsockopt %s=%d: %s", what, value, std::strerror(errno));
+    };
+    set(IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+    if (params.user_timeout_ms > 0)
+        set(IPPROTO_TCP, TCP_USER_TIMEOUT, int(params.user_timeout_ms), "TCP_USER_TIMEOUT");
+    if (params.keepalive) {
+        set(SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE");
+        if (params.keepalive_time_s > 0)
+            set(IPPROTO_TCP, TCP_KEEPIDLE, int(params.keepalive_time_s), "TCP_KEEPIDLE");
+        if (params.keepalive_intvl_s > 0)
+            set(IPPROTO_TCP, TCP_KEEPINTVL, int(params.keepalive_intvl_s), "TCP_KEEPINTVL");
+        if (params.keepalive_probes > 0)
+            set(IPPROTO_TCP, TCP_KEEPCNT, int(params.keepalive_probes), "TCP_KEEPCNT");
+    }
+    if (params.sndbuf > 0)
+        set(SOL_SOCKET, SO_SNDBUF, int(params.sndbuf), "SO_SNDBUF");
+    if (params.rcvbuf > 0)
+        set(SOL_SOCKET, SO_RCVBUF, int(params.rcvbuf), "SO_RCVBUF");
+}
+
+weft_status_t ep_enqueue(Endpoint *ep, Frag *f)
+{
+    switch (ep->state) {
+    case EpState::failed: return WEFT_ERR_LINK_DOWN;
+    case EpState::closed: return WEFT_ERR_UNREACH;
+    case EpState::idle:
+        if (!ep_connect(ep))
+            return WEFT_ERR_LINK_DOWN;
+        break;
+    default: break;
+    }
+    f->endpoint = ep;
+    f->state = FragState::queued;
+    f->written = 0;
+    f->header_built = false;
+    ep->outq.push_back(f);
+    if (ep->state == EpState::established && ep->conn && !(ep->conn->events & EPOLLOUT))
+        conn_flush(ep->conn);
+    return WEFT_IN_PROGRESS;
+}
+
+void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,
+             bool report)
+{
+    if (ep->state == EpState::failed || ep->state == EpState::closed)
+        return;
+    ep->state = final_state;
+    if (ep->conn)
+        conn_close(ep->conn);
+    if (ep->attempt)
+        conn_close(ep->attempt);
+    remove_from(component->waiting, ep);
+    ep->failure_pending = true;
+    ep->failure_report = report;
+    ep->failure_status = status;
+    ep->failure_reason = reason;
+    component->failing.push_back(ep);
+    debug(1, "%s: %s", ep->module->name().c_str(), reason.c_str());
+}
+
+int ep_run_failure(Endpoint *ep)
+{
+    if (!ep->failure_pending)
+        return 0;
+    ep->failure_pending = false;
+    Module *m = ep->module;
+    int n = 0;
+    if (ep->failure_report && m->error_fn) {
+        m->error_fn(m->base(), WEFT_BTL_ERROR_FLAG_LINK, ep->proc, ep->failure_reason.c_str(),
+                    m->error_cbdata);
+        ++n;
+    }
+    return n + drain(ep, ep->failure_status);
+}
+
+void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
+{
+    // Say goodbye after whatever is queued; the peer's BYE handling closes its side.
+    std::vector<Conn *> open;
+    for (Endpoint *ep : eps) {
+        if (ep->state != EpState::established || !ep->conn)
+            continue;
+        if (Frag *bye = control_frag(ep, wire::kBye)) {
+            ep->outq.push_back(bye);
+            ep->bye_queued = true;
+        }
+        conn_flush(ep->conn);
+        if (ep->conn)
+            open.push_back(ep->conn);
+    }
+    // Linger: let the bytes leave, then wait for the peer to close, so that our close()
+    // cannot reset the connection before the peer has read the BYE. Input is discarded.
+    std::vector<bool> shut(open.size());
+    const uint64_t deadline = now_ms() + uint64_t(std::max<int64_t>(params.linger_ms, 0));
+    for (;;) {
+        std::vector<pollfd> pfds;
+        std::vector<size_t> which;
+        for (size_t i = 0; i < open.size(); ++i) {
+            Conn *c = open[i]; // closed ones stay allocated until reap_zombies
+            if (c->state != ConnState::established)
+                continue;
+            if (!shut[i] && c->ep->outq.empty()) {
+                shutdown(c->fd, SHUT_WR);
+                shut[i] = true;
+            }
+            pfds.push_back({c->fd, short(POLLIN | (shut[i] ? 0 : POLLOUT)), 0});
+            which.push_back(i);
+        }
+        const uint64_t now = now_ms();
+        if (pfds.empty() || now >= deadline)
+            break;
+        const int r = poll(pfds.data(), pfds.size(), int(std::min<uint64_t>(deadline - now, 50)));
+        if (r < 0 && errno != EINTR)
+            break;
+        for (size_t k = 0; k < pfds.size(); ++k) {
+            Conn *c = open[which[k]];
+            if ((pfds[k].revents & POLLOUT) && c->state == ConnState::established)
+                conn_flush(c);
+            if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            unsigned char sink[16384];
+            for (int round = 0; round < 16 && c->state == ConnState::established; ++round) {
+                const ssize_t got = recv(c->fd, sink, sizeof sink, MSG_DONTWAIT);
+                if (got > 0)
+                    continue;
+                if (got < 0 && (errno == EINTR || would_block(errno)))
+                    break;
+                conn_close(c); // EOF or error: the peer is done with it
+            }
+        }
+    }
+    for (Endpoint *ep : eps) {
+        if (ep->conn)
+            conn_close(ep->conn);
+        if (ep->attempt)
+            conn_close(ep->attempt);
+        ep->state = EpState::closed;
+        remove_from(component->failing, ep);
+        remove_from(component->waiting, ep);
+        drain(ep, status);
+        ep->module->endpoints.erase(ep->rank);
+        delete ep;
+    }
+}
+
+void conn_accepted(Module *m, int fd, const std::string &peer)
+{
+    tune_socket(fd);
+    Conn *c = new_conn(m, fd, false, ConnState::hello_wait, peer);
+    if (!watch(c, EPOLLIN)) {
+        debug(1, "%s: cannot watch the connection from %s: %s", m->name().c_str(), peer.c_str(),
+              std::strerror(errno));
+        close(fd);
+        remove_from(component->conns, c);
+        delete c;
+        return;
+    }
+    if (params.connect_timeout_ms > 0) {
+        c->deadline = now_ms() + uint64_t(params.connect_timeout_ms);
+        component->handshaking.push_back(c);
+    }
+    debug(2, "%s: accepted a connection from %s", m->name().c_str(), peer.c_str());
+}
+
+int conn_event(Conn *c, uint32_t events)
+{
+    switch (c->state) {
+    case ConnState::closed: return 0;
+    case ConnState::connecting: conn_connected(c); return 0;
+    case ConnState::hello_sent:
+        if (events & EPOLLOUT)
+            conn_flush(c);
+        if (c->state == ConnState::hello_sent && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) &&
+            read_hello(c))
+            process_reply(c);
+        return 0;
+    case ConnState::hello_wait:
+        if (read_hello(c))
+            process_hello(c);
+        return 0;
+    case ConnState::parked: // only errors are watched
+        debug(2, "%s: parked connection from %s went away", c->module->name().c_str(),
+              c->peer.c_str());
+        conn_close(c);
+        return 0;
+    case ConnState::closing:
+        if (events & (EPOLLERR | EPOLLHUP))
+            conn_close(c);
+        else if (events & EPOLLOUT)
+            conn_flush(c);
+        return 0;
+    case ConnState::established: {
+        int n = 0;
+        if (events & EPOLLOUT)
+            conn_flush(c);
+        if (c->state == ConnState::established && (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+            n += conn_read(c);
+        return n;
+    }
+    }
+    return 0;
+}
+
+void conn_close(Conn *c)
+{
+    if (c->state == ConnState::closed)
+        return;
+    if (c->fd >= 0) {
+        epoll_ctl(component->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+        close(c->fd);
+        c->fd = -1;
+    }
+    c->state = ConnState::closed;
+    if (Endpoint *ep = c->ep) {
+        if (ep->conn == c)
+            ep->conn = nullptr;
+        if (ep->attempt == c)
+            ep->attempt = nullptr;
+        c->ep = nullptr;
+    }
+    remove_from(component->conns, c);
+    remove_from(component->handshaking, c);
+    remove_from(component->parked, c);
+    component->zombies.push_back(c);
+}
+
+void conn_adopt_parked(Module *m)
+{
+    const std::vector<Conn *> parked = component->parked;
+    for (Conn *c : parked) {
+        if (c->module != m || !m->endpoints.count(int(c->hello.src_rank)))
+            continue;
+        remove_from(component->parked, c);
+        set_events(c, EPOLLIN);
+        c->state = ConnState::hello_wait;
+        decide(c);
+    }
+}
+
+int check_timers()
+{
+    Component *cp = component;
+    if (cp->handshaking.empty() && cp->waiting.empty())
+        return 0;
+    const uint64_t now = now_ms();
+    if (now < cp->next_timer_check)
+        return 0;
+    cp->next_timer_check = now + 50;
+    const std::vector<Conn *> conns = cp->handshaking;
+    for (Conn *c : conns) {
+        if (!c->deadline || now < c->deadline || c->state == ConnState::closed)
+            continue;
+        if (c->initiator) {
+            conn_error(c, fmt("cannot connect to %s: no answer within btl_tcp_connect_timeout "
+                              "(%" PRId64 " ms)",
+                              c->ep ? describe(c->ep).c_str() : c->peer.c_str(),
+                              params.connect_timeout_ms));
+        } else {
+            debug(1, "%s: dropped the connection from %s: no handshake within %" PRId64 " ms",
+                  c->module->name().c_str(), c->peer.c_str(), params.connect_timeout_ms);
+            conn_close(c);
+        }
+    }
+    const std::vector<Endpoint *> eps = cp->waiting;
+    for (Endpoint *ep : eps) {
+        if (ep->state == EpState::waiting_peer && ep->deadline && now >= ep->deadline)
+            ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
+                    fmt("%s did not connect within btl_tcp_connect_timeout (%" PRId64
+                        " ms) after a simultaneous connect",
+                        describe(ep).c_str(), params.connect_timeout_ms),
+                    true);
+    }
+    return 0;
+}
+
+} // namespace weft::btl::tcp

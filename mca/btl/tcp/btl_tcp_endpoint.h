@@ -1,0 +1,151 @@
+// btl/tcp endpoints and connections.
+//
+// An endpoint is one module's link to one peer process (made by add_procs). It owns the
+// peer's frames in order: outq (not yet written, or partly) and unacked (written, waiting for
+// the peer's cumulative ack). A fragment completes successfully only when the peer has
+// acknowledged it, so one that completed has arrived, and when the link breaks everything
+// still queued is completed in error (it may not have arrived): what a PML with failover
+// needs (btl.h, "Errors").
+//
+// A connection is one TCP socket. Connections open lazily, at the first send, from either side;
+// when both sides connect at once, the connection opened by the lower world rank is kept and
+// the other is refused with kRejectRace before any frame travels on it (README.md). Once
+// established, an endpoint's connection carries frames both ways until the job ends or the
+// link breaks; a broken endpoint stays broken (the PML maps the rail out for good).
+#ifndef WEFT_BTL_TCP_ENDPOINT_H
+#define WEFT_BTL_TCP_ENDPOINT_H
+
+#include "btl_tcp_frag.h"
+#include "btl_tcp_if.h"
+#include "btl_tcp_wire.h"
+
+#include <btl/btl.h>
+#include <weft/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace weft::btl::tcp {
+
+class Module;
+struct Endpoint;
+
+// What an epoll event points at.
+struct Pollable {
+    enum class Kind : uint8_t { listener, conn };
+    explicit Pollable(Kind k) : kind(k) {}
+    Kind kind;
+};
+
+enum class ConnState : uint8_t {
+    connecting,  // connector: non-blocking connect() under way
+    hello_sent,  // connector: sending kHello, then reading the reply
+    hello_wait,  // acceptor: reading the connector's kHello
+    parked,      // acceptor: valid kHello for an endpoint add_procs has not made yet
+    established, // frames flow
+    closing,     // acceptor: writing a refusal, then closing
+    closed       // fd closed; freed at the end of the progress call
+};
+
+struct Conn : Pollable {
+    Conn() : Pollable(Kind::conn) {}
+    ~Conn();
+    Module *module = nullptr;
+    Endpoint *ep = nullptr; // NULL while the acceptor does not know the peer yet
+    int fd = -1;
+    bool initiator = false;
+    ConnState state = ConnState::closed;
+    uint32_t events = 0;   // what epoll watches
+    uint64_t deadline = 0; // connecting / hello_wait: give up at this now_ms()
+    std::string peer;      // "addr:port" for messages
+    unsigned char hs_out[wire::kHelloSize] = {};
+    size_t hs_out_len = 0, hs_out_done = 0;
+    unsigned char hs_in[wire::kHelloSize] = {};
+    size_t hs_in_done = 0;
+    wire::Hello hello; // the peer's, once read
+    // received bytes: [rx_begin, rx_end) not yet consumed; 64-byte aligned
+    unsigned char *rx = nullptr;
+    size_t rx_cap = 0, rx_begin = 0, rx_end = 0;
+};
+
+enum class EpState : uint8_t {
+    idle,         // no connection yet
+    connecting,   // my connection attempt is under way
+    waiting_peer, // my attempt lost a simultaneous connect; the peer's is coming
+    established,
+    failed, // the link broke: sends return WEFT_ERR_LINK_DOWN
+    closed  // the peer released us (BYE) or we released it: sends return WEFT_ERR_UNREACH
+};
+
+struct Endpoint {
+    Module *module = nullptr;
+    weft_proc_t *proc = nullptr;
+    int rank = -1;
+    Address peer;             // the peer module this one pairs with
+    uint16_t peer_module = 0; // its index in the peer's modex list
+    EpState state = EpState::idle;
+    Conn *conn = nullptr;    // the established connection
+    Conn *attempt = nullptr; // my connection attempt, until it is established or given up
+    std::deque<Frag *> outq;
+    std::deque<Frag *> unacked;
+    uint32_t next_seq = 0;   // seq of my next data frame
+    uint32_t peer_acked = 0; // data frames of mine the peer has acknowledged
+    uint32_t recv_count = 0; // data frames received from the peer
+    uint32_t ack_sent = 0;   // recv_count as last written in a header
+    bool bye_queued = false;
+    uint64_t deadline = 0; // waiting_peer: give up at this now_ms()
+    // A failure seen where callbacks may not run (inside a send, inside a callback), run by
+    // the next progress call: first the error callback, then the error completions.
+    bool failure_pending = false;
+    bool failure_report = false;
+    weft_status_t failure_status = WEFT_SUCCESS;
+    std::string failure_reason;
+};
+
+inline weft_btl_endpoint_t *handle_of(Endpoint *ep)
+{
+    return reinterpret_cast<weft_btl_endpoint_t *>(ep);
+}
+inline Endpoint *endpoint_of(weft_btl_endpoint_t *h) { return reinterpret_cast<Endpoint *>(h); }
+
+// "rank 3 (node2) at 10.0.0.2:41234 over eth0", for messages.
+std::string describe(const Endpoint *ep);
+
+// Queue a fragment (state loaned, fields filled) and write what the socket takes now; starts
+// the connection if there is none. Returns WEFT_IN_PROGRESS, or WEFT_ERR_LINK_DOWN /
+// WEFT_ERR_UNREACH without queuing. Never runs a callback.
+weft_status_t ep_enqueue(Endpoint *ep, Frag *f);
+
+// Take the endpoint down: close its connections, and leave to the next progress call the
+// error callback (if report) and the error completion of its fragments. Idempotent.
+void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,
+             bool report);
+
+// Run a pending failure: the callbacks ep_down deferred. Returns the callbacks made.
+int ep_run_failure(Endpoint *ep);
+
+// Release endpoints (del_procs, finalize): each established one says BYE, waits at most
+// btl_tcp_linger for its bytes to leave and the peer to close, then everything still queued
+// completes with `status`. No error callback. The endpoints are deleted.
+void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status);
+
+// A socket accept() returned on module m's listener.
+void conn_accepted(Module *m, int fd, const std::string &peer);
+// An epoll event on a connection; returns the callbacks made.
+int conn_event(Conn *c, uint32_t events);
+void conn_close(Conn *c);
+// Give the parked connections of module m whose endpoint now exists their answer.
+void conn_adopt_parked(Module *m);
+// Deadlines of connections and endpoints; returns the callbacks made (none: failures are
+// deferred).
+int check_timers();
+
+// TCP_NODELAY, TCP_USER_TIMEOUT, keepalive and buffer sizes from the parameters.
+void tune_socket(int fd);
+
+} // namespace weft::btl::tcp
+
+#endif
