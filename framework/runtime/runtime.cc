@@ -109,19 +109,31 @@ weft_status_t exchange_modex()
             if (k == "rt.hostname")
                 p.hostname = v;
     }
-    const std::string &me = S.procs[size_t(S.rank)].hostname;
+    for (auto &p : S.procs)
+        p.local = p.hostname == S.procs[size_t(S.rank)].hostname;
+    S.modex_done = true;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t find_local_ranks(const char *host)
+{
+    char mine[256] = {};
+    std::memcpy(mine, host, std::min(std::strlen(host), sizeof mine - 1));
+    std::vector<char> all(size_t(S.size) * sizeof mine);
+    if (weft_status_t rc = S.boot->boot_allgather(S.boot, mine, all.data(), sizeof mine);
+        rc != WEFT_SUCCESS)
+        return rc;
+    S.local_rank = 0;
     S.local_size = 0;
-    for (auto &p : S.procs) {
-        p.local = p.hostname == me;
-        if (p.local) {
-            if (p.rank < S.rank)
-                ++S.local_rank;
-            ++S.local_size;
-        }
+    for (int r = 0; r < S.size; ++r) {
+        if (std::strncmp(all.data() + size_t(r) * sizeof mine, mine, sizeof mine) != 0)
+            continue;
+        if (r < S.rank)
+            ++S.local_rank;
+        ++S.local_size;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     S.oversubscribed = cores > 0 && S.local_size > cores;
-    S.modex_done = true;
     return WEFT_SUCCESS;
 }
 
@@ -174,6 +186,10 @@ weft_status_t init()
         host = buf;
     }
     weft_modex_send("rt.hostname", host, std::strlen(host));
+    // Which ranks share this host, before the BTLs start: they size their
+    // shared memory by it.
+    if (weft_status_t rc = find_local_ranks(host); rc != WEFT_SUCCESS)
+        return rc;
     if (weft_status_t rc = open_btls(); rc != WEFT_SUCCESS)
         return rc;
     if (weft_status_t rc = exchange_modex(); rc != WEFT_SUCCESS)

@@ -26,7 +26,8 @@ extern "C" {
 /* This process and the job. Valid from boot to finalize. */
 int weft_runtime_world_rank(void);
 int weft_runtime_world_size(void);
-/* Rank among the processes of this host (0..local_size-1), and how many. */
+/* Rank among the processes of this host (0..local_size-1), and how many.
+ * Known before the BTLs' init (the runtime exchanges host names first). */
 int weft_runtime_local_rank(void);
 int weft_runtime_local_size(void);
 const char *weft_runtime_jobid(void);

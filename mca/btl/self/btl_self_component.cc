@@ -175,13 +175,19 @@ weft_status_t register_params()
     return rc;
 }
 
+} // namespace
+} // namespace weft::btl::self
+extern "C" const weft_btl_component_t mca_btl_self_component;
+namespace weft::btl::self {
+namespace {
+
 weft_btl_module_t **init(int *num_modules, int, int)
 {
     auto *mod = new Module{};
     mod->base = weft_btl_module_t{
         .struct_size = sizeof(weft_btl_module_t),
         .btl_flags = WEFT_BTL_FLAG_SEND,
-        .btl_component = nullptr,
+        .btl_component = const_cast<weft_btl_component_t *>(&mca_btl_self_component),
         .btl_eager_limit = size_t(weft_mca_param_size(p_eager)),
         .btl_rndv_eager_limit = size_t(weft_mca_param_size(p_eager)),
         .btl_max_send_size = size_t(weft_mca_param_size(p_max_send)),

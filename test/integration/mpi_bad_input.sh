@@ -1,0 +1,30 @@
+#!/bin/sh
+# Bad input to the MPI layer: an invalid rank under MPI_ERRORS_ARE_FATAL ends
+# the job with a clear message; MPI after MPI_Finalize is refused clearly; a
+# peer that sends malformed fragments is reported, and the job goes on.
+# (Error classes under MPI_ERRORS_RETURN are checked inside mpi_p2p.)
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+B="$WEFT_TEST_BUILDDIR"
+
+out=$(run "$MPIRUN" -np 2 --timeout 60 "$B/test/integration/mpi_fatal" 2>&1) && fail "an invalid rank did not end the job: $out"
+expect_in "MPI_Send: invalid rank (MPI_ERR_RANK) on communicator MPI_COMM_WORLD" "$out" "fatal handler"
+expect_not_in "returned under MPI_ERRORS_ARE_FATAL" "$out" "fatal handler"
+
+out=$(run "$MPIRUN" -np 2 --timeout 60 "$B/test/integration/mpi_after_finalize" 2>&1) || fail "after finalize: $out"
+expect_in "MPI_Send called after MPI_Finalize; MPI cannot be used any more" "$out" "after finalize"
+expect_in "after finalize: MPI_Send and MPI_Init refused" "$out" "after finalize"
+
+for btl in self,sm self,tcp; do
+    out=$(run "$MPIRUN" -np 2 --timeout 120 --mca btl $btl sh -c \
+        'if [ "$MPIRUN_RANK" = 1 ]; then export WEFT_MCA_pml_ob1_fault_malformed_to=0; fi; exec "$0"' \
+        "$B/test/integration/mpi_p2p" 2>&1) || fail "malformed fragments over $btl broke the job: $out"
+    expect_in "mpi_p2p: 2 ranks," "$out" "malformed over $btl"
+    n=$(echo "$out" | grep -c "pml/ob1: a malformed fragment arrived")
+    [ "$n" -eq 5 ] || fail "malformed over $btl: $n reports, expected 5: $out"
+    expect_in "unknown header type 99" "$out" "malformed kinds"
+    expect_in "ACK for an unknown send" "$out" "malformed kinds"
+    expect_in "FRAG for an unknown receive" "$out" "malformed kinds"
+done
+echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash"

@@ -1,0 +1,30 @@
+#!/bin/sh
+# The MPI point-to-point test list, run twice: over --mca btl self,sm and
+# over --mca btl self,tcp, at 2, 3, 4 and 16 ranks (16 on 2 cores); the BTL
+# exchange driver over each; and the examples with mpirun -np 4.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+B="$WEFT_TEST_BUILDDIR"
+jobs=0
+for btl in self,sm self,tcp; do
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --mca btl $btl "$B/test/integration/btl_exchange" 2>&1) ||
+        fail "btl_exchange over $btl: $out"
+    expect_in "every byte and the order right" "$out" "btl_exchange $btl"
+    for n in 2 3 4 16; do
+        start=$(date +%s)
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl $btl "$B/test/integration/mpi_p2p" 2>&1) ||
+            fail "mpi_p2p over $btl with $n ranks: $out"
+        expect_in "mpi_p2p: $n ranks," "$out" "mpi_p2p $btl $n"
+        expect_not_in "error" "$out" "mpi_p2p $btl $n"
+        [ $(( $(date +%s) - start )) -lt 60 ] || fail "mpi_p2p over $btl with $n ranks took too long (livelock?)"
+        jobs=$((jobs + 1))
+    done
+done
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/hello" 2>&1) || fail "hello: $out"
+[ "$(echo "$out" | grep -c '^hello from rank')" -eq 4 ] || fail "hello: $out"
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/ring" 2>&1) || fail "ring: $out"
+expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring"
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/msgrate" 2>&1) || fail "msgrate: $out"
+expect_in "msgrate: 8-byte messages, 2 pairs" "$out" "msgrate"
+echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, examples: all right"
