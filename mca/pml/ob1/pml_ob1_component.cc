@@ -88,7 +88,7 @@ size_t max_send(int world)
 // Hand header + data to a rail now, or keep a copy to retry from progress.
 // Returns an error only when the peer cannot be reached at all.
 weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
-                         bool eager)
+                         bool eager, bool retry = false)
 {
     weft_bml_endpoint_t *ep;
     if (weft_status_t rc = endpoint(world, &ep); rc != WEFT_SUCCESS)
@@ -99,7 +99,9 @@ weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *da
         rc != WEFT_SUCCESS)
         return rc;
     weft_btl_descriptor_t *des = nullptr;
-    weft_status_t rc = P->pending.empty()
+    // While copies wait in the queue, new fragments queue behind them
+    // (except the queue's own retries).
+    weft_status_t rc = P->pending.empty() || retry
                            ? b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
                                               WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des)
                            : WEFT_ERR_OUT_OF_RESOURCE;
@@ -134,7 +136,7 @@ int progress_pending()
         const size_t before = P->pending.size();
         // With the queue momentarily empty send_bytes tries the rail; if it
         // queues again, the copy went to the back: put it back in front.
-        send_bytes(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0, true);
+        send_bytes(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0, true, true);
         if (P->pending.size() > before) {
             P->pending.push_front(std::move(P->pending.back()));
             P->pending.pop_back();

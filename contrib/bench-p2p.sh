@@ -1,0 +1,57 @@
+#!/bin/sh
+# Point-to-point benchmark: bench/p2p_bench.c built unchanged against Weft,
+# Debian's Open MPI and MPICH, run interleaved round by round (this machine's
+# cross-core latency jumps between levels over time, so only interleaved
+# ratios count). Prints every figure and the ratio Weft / Open MPI.
+#   contrib/bench-p2p.sh BUILDDIR [ROUNDS]
+# Weft runs from BUILDDIR uninstalled (its components from the build tree).
+set -eu
+build=$(cd "${1:?BUILDDIR}" && pwd)
+rounds=${2:-5}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d /tmp/weft-p2p.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export WEFT_MCA_mca_base_component_path=$(ls -d "$build"/mca/*/*/.libs | tr '\n' ':')
+weft="$build/bench/p2p_bench"
+[ -x "$weft" ] || { echo "build Weft first (make in $build)" >&2; exit 1; }
+mpicc.openmpi -O2 -w -o "$tmp/ompi" "$src/bench/p2p_bench.c"
+mpicc.mpich -O2 -w -o "$tmp/mpich" "$src/bench/p2p_bench.c"
+
+run() { # impl transport args...
+    impl=$1 tr=$2
+    shift 2
+    case $impl:$tr in
+    weft:sm) timeout 300 "$build/mpirun" -np 2 --mca btl self,sm "$weft" "$@" ;;
+    weft:tcp) timeout 300 "$build/mpirun" -np 2 --mca btl self,tcp "$weft" "$@" ;;
+    ompi:sm) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,vader "$tmp/ompi" "$@" ;;
+    ompi:tcp) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,tcp "$tmp/ompi" "$@" ;;
+    mpich:sm) timeout 300 mpiexec.mpich -n 2 "$tmp/mpich" "$@" ;;
+    mpich:tcp) timeout 300 env MPIR_CVAR_NOLOCAL=1 mpiexec.mpich -n 2 "$tmp/mpich" "$@" ;;
+    esac 2>/dev/null | tail -n 1
+}
+
+cases="sm:lat:0 sm:lat:8 sm:lat:1024 sm:lat:65536 sm:lat:1048576 sm:lat:4194304 sm:bw:65536 sm:bw:1048576 sm:bw:4194304 sm:rate:8 tcp:lat:0 tcp:lat:8 tcp:lat:65536 tcp:bw:1048576 tcp:bw:4194304"
+for c in $cases; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
+r=1
+while [ $r -le "$rounds" ]; do
+    for c in $cases; do
+        tr=${c%%:*} rest=${c#*:} kind=${rest%%:*} size=${rest#*:}
+        for impl in weft ompi mpich; do
+            v=$(run $impl "$tr" "$kind" "$size" || true)
+            case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$impl.$c" ;; esac
+        done
+    done
+    r=$((r + 1))
+done
+median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
+echo "Point-to-point, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "lat: half round trip in us (lower is better); bw: MB/s and rate: messages/s (higher is better)"
+echo
+echo "| transport | test | size | Weft | Open MPI | MPICH | Weft/OMPI |"
+echo "|---|---|---|---|---|---|---|"
+for c in $cases; do
+    tr=${c%%:*} rest=${c#*:} kind=${rest%%:*} size=${rest#*:}
+    w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
+    ratio=$(awk -v a="$w" -v b="$o" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
+    echo "| $tr | $kind | $size | $w | $o | $m | $ratio |"
+done
