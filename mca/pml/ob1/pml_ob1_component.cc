@@ -34,8 +34,18 @@ struct Pending {
     std::string bytes;
 };
 
+// What the send path needs of a peer, looked up once in add_procs (ob1 has
+// no failover: a peer's rails do not change during the job).
+struct Peer {
+    weft_btl_module_t *eager_btl = nullptr;
+    weft_btl_endpoint_t *eager_ep = nullptr;
+    size_t eager_limit = 0;
+    size_t max_send = 0;
+};
+
 struct State {
     weft_pml_module_t base;
+    std::vector<Peer> peers; // by world rank
     weft_bml_module_t *bml = nullptr;
     std::unordered_map<uint32_t, weft_comm *> comms;
     // Fragments for communicators this process has not created yet.
@@ -66,23 +76,12 @@ weft_status_t endpoint(int world, weft_bml_endpoint_t **ep)
 
 size_t eager_limit(int world)
 {
-    weft_bml_endpoint_t *ep;
-    weft_bml_btl_t b;
-    if (endpoint(world, &ep) != WEFT_SUCCESS ||
-        P->bml->bml_endpoint_btl(P->bml, ep, WEFT_BML_LIST_EAGER, 0, &b) != WEFT_SUCCESS)
-        return 0;
-    return b.btl->btl_eager_limit;
+    return size_t(world) < P->peers.size() ? P->peers[size_t(world)].eager_limit : 0;
 }
 
 size_t max_send(int world)
 {
-    weft_bml_endpoint_t *ep;
-    if (endpoint(world, &ep) != WEFT_SUCCESS)
-        return 0;
-    weft_bml_endpoint_info_t info{};
-    info.struct_size = sizeof info;
-    P->bml->bml_endpoint_info(P->bml, ep, &info);
-    return info.max_send_size;
+    return size_t(world) < P->peers.size() ? P->peers[size_t(world)].max_send : 0;
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress.
@@ -90,14 +89,20 @@ size_t max_send(int world)
 weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
                          bool eager, bool retry = false)
 {
-    weft_bml_endpoint_t *ep;
-    if (weft_status_t rc = endpoint(world, &ep); rc != WEFT_SUCCESS)
-        return rc;
-    weft_bml_btl_t b;
-    if (weft_status_t rc = P->bml->bml_endpoint_next(
-            P->bml, ep, eager ? WEFT_BML_LIST_EAGER : WEFT_BML_LIST_SEND, &b);
-        rc != WEFT_SUCCESS)
-        return rc;
+    weft_bml_btl_t b{};
+    if (eager && size_t(world) < P->peers.size() && P->peers[size_t(world)].eager_btl) {
+        b.btl = P->peers[size_t(world)].eager_btl;
+        b.btl_endpoint = P->peers[size_t(world)].eager_ep;
+    } else {
+        // Bulk fragments go round the send rails.
+        weft_bml_endpoint_t *ep;
+        if (weft_status_t rc = endpoint(world, &ep); rc != WEFT_SUCCESS)
+            return rc;
+        if (weft_status_t rc = P->bml->bml_endpoint_next(
+                P->bml, ep, eager ? WEFT_BML_LIST_EAGER : WEFT_BML_LIST_SEND, &b);
+            rc != WEFT_SUCCESS)
+            return rc;
+    }
     weft_btl_descriptor_t *des = nullptr;
     // While copies wait in the queue, new fragments queue behind them
     // (except the queue's own retries).
@@ -258,6 +263,28 @@ void handle_match_or_rndv(const char *msg, size_t len)
     if (h.match.src < 0 || h.match.src >= comm->size)
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
+    // Fast path: an eager message in sequence, for a receive already posted:
+    // copy straight from the fragment, no queue entry.
+    CommState &s = cs(comm);
+    const size_t src = size_t(h.match.src);
+    if (!rndv && h.match.seq == s.recv_seq[src] && s.ahead[src].empty()) {
+        for (auto pit = s.posted.begin(); pit != s.posted.end(); ++pit) {
+            Request *r = *pit;
+            if (!src_matches(r->src, h.match.src) || !tag_matches(r->tag, h.match.tag))
+                continue;
+            s.posted.erase(pit);
+            ++s.recv_seq[src];
+            const size_t n = len - hlen;
+            r->matched = true;
+            r->status.source = h.match.src;
+            r->status.tag = h.match.tag;
+            r->total = r->received = n;
+            if (n && r->buf)
+                std::memcpy(r->buf, msg + hlen, std::min(n, r->bytes));
+            finish_recv(r);
+            return;
+        }
+    }
     Unexpected u;
     u.src = h.match.src;
     u.tag = h.match.tag;
@@ -491,6 +518,26 @@ weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
     if (weft_status_t rc = P->bml->bml_add_procs(P->bml, procs, n, reach.data());
         rc != WEFT_SUCCESS)
         return rc;
+    for (size_t i = 0; i < n; ++i) {
+        const int world = weft_proc_rank(procs[i]);
+        if (!reach[i] || world < 0)
+            continue;
+        if (P->peers.size() <= size_t(world))
+            P->peers.resize(size_t(world) + 1);
+        Peer &peer = P->peers[size_t(world)];
+        weft_bml_endpoint_t *ep;
+        weft_bml_btl_t b;
+        if (P->bml->bml_endpoint_get(P->bml, procs[i], &ep) == WEFT_SUCCESS &&
+            P->bml->bml_endpoint_btl(P->bml, ep, WEFT_BML_LIST_EAGER, 0, &b) == WEFT_SUCCESS) {
+            peer.eager_btl = b.btl;
+            peer.eager_ep = b.btl_endpoint;
+            peer.eager_limit = b.btl->btl_eager_limit;
+            weft_bml_endpoint_info_t info{};
+            info.struct_size = sizeof info;
+            P->bml->bml_endpoint_info(P->bml, ep, &info);
+            peer.max_send = info.max_send_size;
+        }
+    }
     for (size_t i = 0; i < n; ++i)
         if (!reach[i]) {
             output::error("pml/ob1: no BTL reaches rank " +
@@ -561,17 +608,24 @@ void wait_and_release(Request *r, weft_msg_status_t *status)
     delete r;
 }
 
-weft_status_t recv(weft_pml_module_t *m, void *buf, size_t count, weft_datatype_t *dtype, int src,
+weft_status_t recv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t *dtype, int src,
                    int tag, weft_comm_t *comm, weft_msg_status_t *status)
 {
-    weft_request_t *req;
-    if (weft_status_t rc = irecv(m, buf, count, dtype, src, tag, comm, &req); rc != WEFT_SUCCESS)
+    // A blocking receive waits here, so its request can live on the stack.
+    Request r;
+    r.kind = weft_request::Kind::pml_recv;
+    r.buf = static_cast<char *>(buf);
+    r.bytes = count * dtype->size;
+    r.comm = comm;
+    r.peer = r.src = src;
+    r.tag = tag;
+    if (weft_status_t rc = start_recv(&r); rc != WEFT_SUCCESS)
         return rc;
-    weft_msg_status_t st;
-    wait_and_release(static_cast<Request *>(req), &st);
+    weft::rt::wait_until([&] { return r.complete; });
+    untrack(&r);
     if (status)
-        *status = st;
-    return st.error;
+        *status = r.status;
+    return r.status.error;
 }
 
 weft_status_t isend_init(weft_pml_module_t *, const void *buf, size_t count, weft_datatype_t *dtype,
@@ -594,6 +648,20 @@ weft_status_t isend(weft_pml_module_t *, const void *buf, size_t count, weft_dat
 weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_datatype_t *dtype,
                    int dst, int tag, weft_send_mode_t mode, weft_comm_t *comm)
 {
+    // Fast path: an eager message needs no request at all.
+    const size_t bytes = count * dtype->size;
+    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0) {
+        const int world = comm->group->ranks[size_t(dst)];
+        if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
+            MatchHdr h{};
+            h.type = hdr_match;
+            h.cid = comm->cid;
+            h.src = comm->rank;
+            h.tag = tag;
+            h.seq = cs(comm).send_seq[size_t(dst)]++;
+            return send_bytes(world, &h, sizeof h, buf, bytes, true);
+        }
+    }
     weft_request_t *req;
     if (weft_status_t rc = isend(m, buf, count, dtype, dst, tag, mode, comm, &req);
         rc != WEFT_SUCCESS)
@@ -863,10 +931,8 @@ extern const weft_pml_component_t mca_pml_ob1_component;
 const weft_pml_component_t mca_pml_ob1_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
                                       WEFT_PML_ABI_MINOR, "ob1", 0, 1, 0),
-            .register_params = weft::pml::ob1::register_params,
-            .open = nullptr,
-            .query = weft::pml::ob1::query,
-            .close = nullptr},
+            .register_params = weft::pml::ob1::register_params, .open = nullptr,
+            .query = weft::pml::ob1::query, .close = nullptr},
     .init = weft::pml::ob1::init,
     .finalize = weft::pml::ob1::finalize,
 };
