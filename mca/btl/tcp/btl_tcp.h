@@ -14,8 +14,7 @@
 #include <vector>
 
 // The one exported symbol (btl_tcp_component.cc).
-extern "C" __attribute__((visibility("default"))) const weft_btl_component_t
-    mca_btl_tcp_component;
+extern "C" __attribute__((visibility("default"))) const weft_btl_component_t mca_btl_tcp_component;
 
 namespace weft::btl::tcp {
 

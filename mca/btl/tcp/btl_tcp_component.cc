@@ -114,6 +114,7 @@ int progress()
     if (!cp || cp->in_progress)
         return 0;
     cp->in_progress = true;
+    flush_acks();
     int n = run_failures();
     epoll_event evs[64];
     const int k = epoll_wait(cp->epfd, evs, 64, 0);
@@ -124,6 +125,7 @@ int progress()
         else
             n += conn_event(static_cast<Conn *>(p), evs[i].events);
     }
+    n += check_kernel_acks();
     n += check_timers();
     n += run_failures();
     reap_zombies();
@@ -157,9 +159,8 @@ enum {
 };
 weft_mca_param_t *handle[P_COUNT];
 
-weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const char *value,
-                         int level, const char *help,
-                         weft_mca_param_scope_t scope = WEFT_MCA_SCOPE_LOCAL)
+weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const char *value, int level,
+                         const char *help, weft_mca_param_scope_t scope = WEFT_MCA_SCOPE_LOCAL)
 {
     return {.name = name,
             .type = type,
@@ -287,11 +288,11 @@ bool read_params(std::string &why)
         {P_VERBOSE, INT_MAX, &p.verbose},
     };
     static const char *const names[P_COUNT] = {
-        "if_include",      "if_exclude",     "eager_limit",     "rndv_eager_limit",
-        "max_send_size",   "exclusivity",    "latency",         "bandwidth",
-        "user_timeout",    "keepalive",      "keepalive_time",  "keepalive_intvl",
+        "if_include",       "if_exclude",      "eager_limit",    "rndv_eager_limit",
+        "max_send_size",    "exclusivity",     "latency",        "bandwidth",
+        "user_timeout",     "keepalive",       "keepalive_time", "keepalive_intvl",
         "keepalive_probes", "connect_timeout", "linger",         "sndbuf",
-        "rcvbuf",          "free_list_max",  "verbose"};
+        "rcvbuf",           "free_list_max",   "verbose"};
     for (const IntParam &ip : ints) {
         const int64_t v = weft_mca_param_int(handle[ip.index]);
         if (v < 0 || v > ip.max) {

@@ -11,10 +11,12 @@
 #include <weft/runtime.h>
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@ namespace {
 constexpr size_t kRxChunk = 64 * 1024; // smallest receive buffer, and the read-ahead
 constexpr int kMaxIov = 64;            // iovecs per sendmsg
 constexpr int kReadRounds = 4;         // recv calls per connection per progress call
+constexpr uint64_t kKernelAckDelayMs = 2;
 const unsigned char kZeros[wire::kFrameAlign] = {};
 
 template <class T> void remove_from(std::vector<T *> &v, T *x)
@@ -229,8 +232,7 @@ int frame_iov(const Frag *f, iovec *iov)
         off = hdr + len;
     }
     if (off < hdr + len + pad)
-        iov[n++] = {const_cast<unsigned char *>(kZeros) + (off - hdr - len),
-                    hdr + len + pad - off};
+        iov[n++] = {const_cast<unsigned char *>(kZeros) + (off - hdr - len), hdr + len + pad - off};
     return n;
 }
 
@@ -265,6 +267,7 @@ void conn_flush(Conn *c)
             return;
         }
         c->hs_out_done += size_t(r);
+        c->bytes_written += uint64_t(r);
     }
     if (c->state == ConnState::closing) {
         conn_close(c);
@@ -311,17 +314,27 @@ void conn_flush(Conn *c)
             conn_error(c, socket_error_text(ep, errno));
             return;
         }
+        uint64_t pos = c->bytes_written;
+        c->bytes_written += uint64_t(r);
         for (size_t left = size_t(r); left > 0;) {
             Frag *f = ep->outq.front();
             const size_t take = std::min(frame_bytes(f) - f->written, left);
             f->written += take;
+            pos += take;
             left -= take;
             if (f->written == frame_bytes(f)) {
                 ep->outq.pop_front();
-                if (f->frame_type == wire::kData)
+                if (f->frame_type == wire::kData) {
+                    f->wire_end = pos;
+                    f->written_ms = now_ms();
                     ep->unacked.push_back(f);
-                else
+                    if (!ep->in_acking) {
+                        ep->in_acking = true;
+                        component->acking.push_back(ep);
+                    }
+                } else {
                     f->pool->put(f);
+                }
             }
         }
         if (size_t(r) < bytes) { // the socket buffer is full
@@ -351,8 +364,7 @@ std::string check_header(const Conn *c, const wire::FrameHeader &h)
         if (!c->module->tags[h.tag].fn)
             return fmt("a frame for tag 0x%02x, for which nothing is registered", h.tag);
         if (h.seq != ep->recv_count)
-            return fmt("frame number %" PRIu32 " where %" PRIu32 " was due", h.seq,
-                       ep->recv_count);
+            return fmt("frame number %" PRIu32 " where %" PRIu32 " was due", h.seq, ep->recv_count);
         break;
     case wire::kAck:
     case wire::kBye:
@@ -488,10 +500,13 @@ int conn_read(Conn *c)
         if (size_t(r) < space)
             break;
     }
-    // Acknowledge what arrived (piggybacked on frames going out anyway, else an ACK frame).
-    if (c->state == ConnState::established && ep->recv_count != ep->ack_sent &&
-        !(c->events & EPOLLOUT))
-        conn_flush(c);
+    // Acknowledge what arrived: on the next frame this process sends to the peer (a reply
+    // sent from the callbacks, or by the application before its next progress call), else
+    // with an ACK frame from the next progress call (flush_acks).
+    if (c->state == ConnState::established && ep->recv_count != ep->ack_sent && !ep->ack_due) {
+        ep->ack_due = true;
+        component->ack_due.push_back(ep);
+    }
     return n;
 }
 
@@ -558,11 +573,11 @@ void process_reply(Conn *c)
     if (h.magic != wire::kHelloMagic || h.version != wire::kVersion || h.job != component->job ||
         h.src_rank != uint32_t(ep->rank) || h.dst_rank != uint32_t(component->my_rank) ||
         h.src_module != ep->peer_module || h.dst_module != uint16_t(ep->module->index)) {
-        conn_error(c, fmt("the process at %s is not rank %d's module %u of this job (it "
-                          "answered: magic 0x%08" PRIx32 ", version %u, rank %" PRIu32
-                          ", module %u)",
-                          c->peer.c_str(), ep->rank, ep->peer_module, h.magic, h.version,
-                          h.src_rank, h.src_module));
+        conn_error(c,
+                   fmt("the process at %s is not rank %d's module %u of this job (it "
+                       "answered: magic 0x%08" PRIx32 ", version %u, rank %" PRIu32 ", module %u)",
+                       c->peer.c_str(), ep->rank, ep->peer_module, h.magic, h.version, h.src_rank,
+                       h.src_module));
         return;
     }
     switch (h.kind) {
@@ -591,8 +606,8 @@ void process_reply(Conn *c)
                                          "process is gone or has failed)");
         return;
     default:
-        conn_error(c, fmt("%s answered the handshake with unknown kind %u",
-                          describe(ep).c_str(), h.kind));
+        conn_error(
+            c, fmt("%s answered the handshake with unknown kind %u", describe(ep).c_str(), h.kind));
     }
 }
 
@@ -682,8 +697,7 @@ void process_hello(Conn *c)
         return;
     }
     if (h.job != component->job) {
-        warn("%s: dropped a connection from %s: it belongs to another job", mod,
-             c->peer.c_str());
+        warn("%s: dropped a connection from %s: it belongs to another job", mod, c->peer.c_str());
         conn_close(c);
         return;
     }
@@ -750,11 +764,10 @@ bool ep_connect(Endpoint *ep)
     local.sin_family = AF_INET;
     local.sin_addr.s_addr = htonl(m->self.addr);
     if (bind(fd, reinterpret_cast<sockaddr *>(&local), sizeof local) != 0)
-        debug(2, "%s: cannot bind the source address: %s", m->name().c_str(),
-              std::strerror(errno));
+        debug(2, "%s: cannot bind the source address: %s", m->name().c_str(), std::strerror(errno));
 
-    Conn *c = new_conn(m, fd, true, ConnState::connecting,
-                       sockaddr_string(ep->peer.addr, ep->peer.port));
+    Conn *c =
+        new_conn(m, fd, true, ConnState::connecting, sockaddr_string(ep->peer.addr, ep->peer.port));
     c->ep = ep;
     ep->attempt = c;
     ep->state = EpState::connecting;
@@ -874,7 +887,7 @@ int ep_run_failure(Endpoint *ep)
 
 void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
 {
-    // Say goodbye after whatever is queued; the peer's BYE handling closes its side.
+    // Say goodbye after whatever is queued.
     std::vector<Conn *> open;
     for (Endpoint *ep : eps) {
         if (ep->state != EpState::established || !ep->conn)
@@ -887,13 +900,17 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
         if (ep->conn)
             open.push_back(ep->conn);
     }
-    // Linger: let the bytes leave, then wait for the peer to close, so that our close()
-    // cannot reset the connection before the peer has read the BYE. Input is discarded.
-    std::vector<bool> shut(open.size());
+    // Linger until the peer's kernel has acknowledged every byte and our FIN (SIOCOUTQ is 0),
+    // not for the peer process: data a host has acknowledged stays readable for the peer even
+    // if our close() then resets the connection, so waiting on the peer process to close its
+    // side (and so on its progress, or on the order in which it releases its modules) gains
+    // nothing.
+    std::vector<bool> shut(open.size()), hup(open.size());
     const uint64_t deadline = now_ms() + uint64_t(std::max<int64_t>(params.linger_ms, 0));
     for (;;) {
         std::vector<pollfd> pfds;
         std::vector<size_t> which;
+        bool busy = false;
         for (size_t i = 0; i < open.size(); ++i) {
             Conn *c = open[i]; // closed ones stay allocated until reap_zombies
             if (c->state != ConnState::established)
@@ -902,30 +919,28 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
                 shutdown(c->fd, SHUT_WR);
                 shut[i] = true;
             }
-            pfds.push_back({c->fd, short(POLLIN | (shut[i] ? 0 : POLLOUT)), 0});
-            which.push_back(i);
+            int queued = 0;
+            if (!shut[i] || (ioctl(c->fd, SIOCOUTQ, &queued) == 0 && queued > 0))
+                busy = true;
+            if (!hup[i]) { // once the peer has shut down too, POLLHUP would not stop
+                pfds.push_back({c->fd, short(shut[i] ? 0 : POLLOUT), 0});
+                which.push_back(i);
+            }
         }
         const uint64_t now = now_ms();
-        if (pfds.empty() || now >= deadline)
+        if (!busy || now >= deadline)
             break;
-        const int r = poll(pfds.data(), pfds.size(), int(std::min<uint64_t>(deadline - now, 50)));
-        if (r < 0 && errno != EINTR)
+        // Wakes for POLLOUT and errors; acknowledgements are looked at again after 1 ms.
+        if (poll(pfds.data(), pfds.size(), 1) < 0 && errno != EINTR)
             break;
         for (size_t k = 0; k < pfds.size(); ++k) {
             Conn *c = open[which[k]];
-            if ((pfds[k].revents & POLLOUT) && c->state == ConnState::established)
+            if (pfds[k].revents & (POLLERR | POLLNVAL))
+                conn_close(c); // reset: nothing more can be saved
+            else if ((pfds[k].revents & POLLOUT) && c->state == ConnState::established)
                 conn_flush(c);
-            if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            unsigned char sink[16384];
-            for (int round = 0; round < 16 && c->state == ConnState::established; ++round) {
-                const ssize_t got = recv(c->fd, sink, sizeof sink, MSG_DONTWAIT);
-                if (got > 0)
-                    continue;
-                if (got < 0 && (errno == EINTR || would_block(errno)))
-                    break;
-                conn_close(c); // EOF or error: the peer is done with it
-            }
+            if (pfds[k].revents & POLLHUP)
+                hup[which[k]] = true;
         }
     }
     for (Endpoint *ep : eps) {
@@ -936,6 +951,8 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
         ep->state = EpState::closed;
         remove_from(component->failing, ep);
         remove_from(component->waiting, ep);
+        remove_from(component->acking, ep);
+        remove_from(component->ack_due, ep);
         drain(ep, status);
         ep->module->endpoints.erase(ep->rank);
         delete ep;
@@ -1034,6 +1051,53 @@ void conn_adopt_parked(Module *m)
         c->state = ConnState::hello_wait;
         decide(c);
     }
+}
+
+void flush_acks()
+{
+    std::vector<Endpoint *> due;
+    due.swap(component->ack_due);
+    for (Endpoint *ep : due) {
+        ep->ack_due = false;
+        if (ep->state == EpState::established && ep->conn && ep->recv_count != ep->ack_sent &&
+            !(ep->conn->events & EPOLLOUT))
+            conn_flush(ep->conn);
+    }
+}
+
+int check_kernel_acks()
+{
+    Component *cp = component;
+    if (cp->acking.empty())
+        return 0;
+    const uint64_t now = now_ms();
+    int n = 0;
+    for (size_t i = 0; i < cp->acking.size();) {
+        Endpoint *ep = cp->acking[i];
+        if (ep->unacked.empty() || !ep->conn) {
+            ep->in_acking = false;
+            cp->acking[i] = cp->acking.back();
+            cp->acking.pop_back();
+            continue;
+        }
+        ++i;
+        // Give the peer process a moment to answer with its own ack: cheaper than a syscall.
+        if (now - ep->unacked.front()->written_ms < kKernelAckDelayMs)
+            continue;
+        int queued = 0;
+        if (ioctl(ep->conn->fd, SIOCOUTQ, &queued) != 0)
+            continue;
+        const uint64_t acked = ep->conn->bytes_written - uint64_t(queued);
+        while (!ep->unacked.empty() && ep->unacked.front()->wire_end <= acked) {
+            Frag *f = ep->unacked.front();
+            ep->unacked.pop_front();
+            ++n;
+            complete(f, WEFT_SUCCESS);
+            if (!ep->conn) // a callback cannot release the endpoint, but be safe
+                break;
+        }
+    }
+    return n;
 }
 
 int check_timers()

@@ -1,11 +1,13 @@
 // btl/tcp endpoints and connections.
 //
 // An endpoint is one module's link to one peer process (made by add_procs). It owns the
-// peer's frames in order: outq (not yet written, or partly) and unacked (written, waiting for
-// the peer's cumulative ack). A fragment completes successfully only when the peer has
-// acknowledged it, so one that completed has arrived, and when the link breaks everything
-// still queued is completed in error (it may not have arrived): what a PML with failover
-// needs (btl.h, "Errors").
+// peer's frames in order: outq (not yet written, or partly) and unacked (written, not known to
+// have arrived). A fragment completes successfully only once it is known to be in the peer's
+// host: the peer process acknowledged it (the ack field of its frames, or an ACK frame), or
+// the peer's kernel did (SIOCOUTQ: the TCP ACK has come back), which needs no progress from
+// the peer process, like a verbs RC completion. So a fragment that completed has arrived, and
+// when the link breaks everything still queued completes in error (it may not have arrived):
+// what a PML with failover needs (btl.h, "Errors").
 //
 // A connection is one TCP socket. Connections open lazily, at the first send, from either side;
 // when both sides connect at once, the connection opened by the lower world rank is kept and
@@ -58,9 +60,10 @@ struct Conn : Pollable {
     int fd = -1;
     bool initiator = false;
     ConnState state = ConnState::closed;
-    uint32_t events = 0;   // what epoll watches
-    uint64_t deadline = 0; // connecting / hello_wait: give up at this now_ms()
-    std::string peer;      // "addr:port" for messages
+    uint32_t events = 0;        // what epoll watches
+    uint64_t bytes_written = 0; // everything written on the socket, handshake included
+    uint64_t deadline = 0;      // connecting / hello_wait: give up at this now_ms()
+    std::string peer;           // "addr:port" for messages
     unsigned char hs_out[wire::kHelloSize] = {};
     size_t hs_out_len = 0, hs_out_done = 0;
     unsigned char hs_in[wire::kHelloSize] = {};
@@ -96,7 +99,9 @@ struct Endpoint {
     uint32_t recv_count = 0; // data frames received from the peer
     uint32_t ack_sent = 0;   // recv_count as last written in a header
     bool bye_queued = false;
-    uint64_t deadline = 0; // waiting_peer: give up at this now_ms()
+    bool in_acking = false; // listed in component->acking
+    bool ack_due = false;   // listed in component->ack_due
+    uint64_t deadline = 0;  // waiting_peer: give up at this now_ms()
     // A failure seen where callbacks may not run (inside a send, inside a callback), run by
     // the next progress call: first the error callback, then the error completions.
     bool failure_pending = false;
@@ -142,6 +147,13 @@ void conn_adopt_parked(Module *m);
 // Deadlines of connections and endpoints; returns the callbacks made (none: failures are
 // deferred).
 int check_timers();
+// Write an ACK frame to the peers whose frames arrived in an earlier progress call and have
+// not been acknowledged by a frame of ours since.
+void flush_acks();
+// Complete the written fragments the peer's kernel has acknowledged, for endpoints whose
+// oldest one has waited a little (the peer process's ack usually comes first). Returns the
+// callbacks made.
+int check_kernel_acks();
 
 // TCP_NODELAY, TCP_USER_TIMEOUT, keepalive and buffer sizes from the parameters.
 void tune_socket(int fd);

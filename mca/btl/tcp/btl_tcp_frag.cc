@@ -51,6 +51,8 @@ Frag *FragPool::get()
     f->segment.seg_len = 0;
     f->endpoint = nullptr;
     f->written = 0;
+    f->wire_end = 0;
+    f->written_ms = 0;
     f->seq = 0;
     f->kind = FragKind::send;
     f->state = FragState::loaned;

@@ -35,16 +35,18 @@ struct Frag {
     weft_btl_segment_t segment;
     Module *module;
     FragPool *pool;
-    Endpoint *endpoint;     // where it was sent
-    unsigned char *buffer;  // `capacity` bytes, 64-byte aligned; NULL for control frames
+    Endpoint *endpoint;    // where it was sent
+    unsigned char *buffer; // `capacity` bytes, 64-byte aligned; NULL for control frames
     size_t capacity;
-    size_t written;         // bytes of the frame (header, payload, padding) on the wire
-    uint32_t seq;           // data frames, once the header is built
+    size_t written;      // bytes of the frame (header, payload, padding) on the wire
+    uint64_t wire_end;   // once written: offset of its end in the connection's byte stream
+    uint64_t written_ms; // once written: now_ms() then
+    uint32_t seq;        // data frames, once the header is built
     FragKind kind;
     FragState state;
-    uint8_t frame_type;     // wire::FrameType
+    uint8_t frame_type; // wire::FrameType
     uint8_t tag;
-    bool header_built;      // header[] holds the wire header (built when writing starts)
+    bool header_built; // header[] holds the wire header (built when writing starts)
     unsigned char header[wire::kFrameHeaderSize];
 };
 static_assert(std::is_standard_layout_v<Frag> && offsetof(Frag, des) == 0,
@@ -61,7 +63,7 @@ inline size_t frame_bytes(const Frag *f)
 
 // Fragments of one buffer size, made on demand up to `max` (0: no limit), never shrunk.
 class FragPool {
-public:
+  public:
     FragPool(Module *module, size_t capacity, size_t max)
         : module_(module), capacity_(capacity), max_(max)
     {
@@ -77,7 +79,7 @@ public:
     size_t capacity() const { return capacity_; }
     size_t in_use() const { return all_.size() - free_.size(); }
 
-private:
+  private:
     Module *module_;
     size_t capacity_;
     size_t max_;

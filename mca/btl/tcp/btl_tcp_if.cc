@@ -47,8 +47,8 @@ bool parse_filters(const std::vector<std::string> &items, const char *param,
         char *end = nullptr;
         errno = 0;
         const long n = std::strtol(bits.c_str(), &end, 10);
-        if (inet_pton(AF_INET, ip.c_str(), &a) != 1 || bits.empty() || *end != '\0' ||
-            errno != 0 || n < 0 || n > 32) {
+        if (inet_pton(AF_INET, ip.c_str(), &a) != 1 || bits.empty() || *end != '\0' || errno != 0 ||
+            n < 0 || n > 32) {
             error = std::string(param) + ": '" + item +
                     "' is neither an interface name nor an IPv4 network a.b.c.d/n";
             return false;
@@ -108,13 +108,12 @@ bool find_interfaces(const std::vector<std::string> &include,
         Address a;
         a.name = ifa->ifa_name;
         a.addr = ntohl(reinterpret_cast<const sockaddr_in *>(ifa->ifa_addr)->sin_addr.s_addr);
-        a.mask = ifa->ifa_netmask
-                     ? ntohl(reinterpret_cast<const sockaddr_in *>(ifa->ifa_netmask)
-                                 ->sin_addr.s_addr)
-                     : ~uint32_t(0);
+        a.mask =
+            ifa->ifa_netmask
+                ? ntohl(reinterpret_cast<const sockaddr_in *>(ifa->ifa_netmask)->sin_addr.s_addr)
+                : ~uint32_t(0);
         a.loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
-        if (std::any_of(out.begin(), out.end(),
-                        [&](const Address &o) { return o.name == a.name; }))
+        if (std::any_of(out.begin(), out.end(), [&](const Address &o) { return o.name == a.name; }))
             continue; // one module per interface: its first address
         if (!inc.empty() && !matches(inc, a))
             continue;

@@ -12,10 +12,10 @@ namespace weft::btl::tcp {
 
 // One interface of one process: a module here, an entry of the modex list for the peers.
 struct Address {
-    std::string name;   // interface name, e.g. eth0
-    uint32_t addr = 0;  // IPv4 address, host byte order
-    uint32_t mask = 0;  // netmask, host byte order
-    uint16_t port = 0;  // the module's listening port
+    std::string name;  // interface name, e.g. eth0
+    uint32_t addr = 0; // IPv4 address, host byte order
+    uint32_t mask = 0; // netmask, host byte order
+    uint16_t port = 0; // the module's listening port
     bool loopback = false;
 };
 

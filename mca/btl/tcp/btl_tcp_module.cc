@@ -58,9 +58,8 @@ weft_status_t add_procs(weft_btl_module_t *b, weft_proc_t *const *procs, size_t 
                      rank);
             continue;
         }
-        const std::vector<int> pairs =
-            pair_addresses(component->addresses, theirs, weft_proc_is_local(proc) != 0,
-                           component->my_rank < rank);
+        const std::vector<int> pairs = pair_addresses(
+            component->addresses, theirs, weft_proc_is_local(proc) != 0, component->my_rank < rank);
         const int j = pairs[size_t(m->index)];
         if (j < 0)
             continue;
@@ -274,10 +273,9 @@ void dump(weft_btl_module_t *b, weft_btl_endpoint_t *h, int verbose)
     if (!b)
         return;
     Module *m = module_of(b);
-    std::fprintf(stderr,
-                 "weft: btl/tcp: %s: %zu endpoint(s), fragments in use %zu eager + %zu max\n",
-                 m->name().c_str(), m->endpoints.size(), m->eager_pool.in_use(),
-                 m->max_pool.in_use());
+    std::fprintf(
+        stderr, "weft: btl/tcp: %s: %zu endpoint(s), fragments in use %zu eager + %zu max\n",
+        m->name().c_str(), m->endpoints.size(), m->eager_pool.in_use(), m->max_pool.in_use());
     for (const auto &[rank, ep] : m->endpoints) {
         if (h && endpoint_of(h) != ep)
             continue;
@@ -378,8 +376,7 @@ Module *module_create(int index, Address a, std::string &error)
     sa.sin_addr.s_addr = htonl(a.addr);
     sa.sin_port = 0;
     socklen_t len = sizeof sa;
-    if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 ||
-        listen(fd, SOMAXCONN) != 0 ||
+    if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0 || listen(fd, SOMAXCONN) != 0 ||
         getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len) != 0) {
         error = "cannot listen on " + ipv4_string(a.addr) + ": " + std::strerror(errno);
         close(fd);

@@ -24,7 +24,7 @@ struct Listener : Pollable {
 };
 
 class Module {
-public:
+  public:
     // What the BTL framework sees: the ABI struct, followed by the way back to this object.
     struct Shell {
         weft_btl_module_t base;
@@ -43,8 +43,8 @@ public:
 
     Shell shell;
     Listener listener{this};
-    const int index;     // position in this process's modex list
-    const Address self;  // interface, address and listening port
+    const int index;    // position in this process's modex list
+    const Address self; // interface, address and listening port
     int listen_fd = -1;
     std::map<int, Endpoint *> endpoints; // by world rank
     struct Tag {
@@ -83,6 +83,8 @@ struct Component {
     std::vector<Conn *> zombies; // closed, freed at the end of a progress call
     std::vector<Endpoint *> failing;
     std::vector<Endpoint *> waiting; // waiting_peer: they have a deadline
+    std::vector<Endpoint *> acking;  // may have written fragments waiting for an ack
+    std::vector<Endpoint *> ack_due; // received frames not acknowledged yet
     bool in_progress = false;
     bool progress_registered = false;
     uint64_t next_timer_check = 0;
