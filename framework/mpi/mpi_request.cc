@@ -108,11 +108,13 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         return rc;
     if (count < 0)
         return raise(nullptr, MPI_ERR_COUNT, "MPI_Waitall", "negative count");
+    // Requests stay complete once they are: scan forward only, so a wait on
+    // many requests costs one pass, not one pass per progress round.
+    int first = 0;
     weft::rt::wait_until([&] {
-        for (int i = 0; i < count; ++i)
-            if (!inactive(reqs[i]) && !reqs[i]->complete)
-                return false;
-        return true;
+        while (first < count && (inactive(reqs[first]) || reqs[first]->complete))
+            ++first;
+        return first == count;
     });
     bool error = false;
     for (int i = 0; i < count; ++i) {

@@ -91,7 +91,7 @@ struct CommState {
     std::vector<uint32_t> send_seq;                    // next to each peer
     std::vector<uint32_t> recv_seq;                    // next expected from each peer
     std::vector<std::map<uint32_t, Unexpected>> ahead; // arrived early, per peer
-    std::list<Request *> posted;
+    std::deque<Request *> posted;
     std::list<Unexpected> unexpected;
 };
 

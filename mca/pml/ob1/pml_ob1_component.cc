@@ -166,13 +166,34 @@ void untrack(Request *r)
     r->id = 0;
 }
 
+// Requests are recycled: the message-rate path allocates none.
+std::vector<Request *> request_pool;
+
+Request *new_request()
+{
+    if (request_pool.empty())
+        return new Request;
+    Request *r = request_pool.back();
+    request_pool.pop_back();
+    *r = Request{};
+    return r;
+}
+
+void release_request(Request *r)
+{
+    if (request_pool.size() < 4096)
+        request_pool.push_back(r);
+    else
+        delete r;
+}
+
 void complete(Request *r)
 {
     untrack(r);
     r->active = false;
     r->complete = true;
     if (r->freed && !r->persistent)
-        delete r;
+        release_request(r);
 }
 
 bool tag_matches(int want, int got) { return want == WEFT_ANY_TAG ? got >= 0 : want == got; }
@@ -470,7 +491,7 @@ weft_status_t cancel(weft_request *req)
     if (r->is_send || r->matched || r->complete)
         return WEFT_SUCCESS; // too late, or a send: not cancelled
     CommState &s = cs(r->comm);
-    s.posted.remove(r);
+    s.posted.erase(std::remove(s.posted.begin(), s.posted.end(), r), s.posted.end());
     r->cancelled = true;
     r->status.cancelled = 1;
     complete(r);
@@ -482,7 +503,7 @@ void free_request(weft_request *req)
     auto *r = static_cast<Request *>(req);
     if (r->complete || (r->persistent && !r->active)) {
         untrack(r);
-        delete r;
+        release_request(r);
     } else {
         r->freed = true; // deleted when it completes
         r->persistent = false;
@@ -492,7 +513,7 @@ void free_request(weft_request *req)
 Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, int peer, int tag,
               weft_send_mode_t mode, weft_comm_t *comm, bool persistent)
 {
-    auto *r = new Request;
+    Request *r = new_request();
     r->kind = send ? weft_request::Kind::pml_send : weft_request::Kind::pml_recv;
     r->is_send = send;
     r->buf = static_cast<char *>(const_cast<void *>(buf));
@@ -605,7 +626,7 @@ void wait_and_release(Request *r, weft_msg_status_t *status)
     if (status)
         *status = r->status;
     untrack(r);
-    delete r;
+    release_request(r);
 }
 
 weft_status_t recv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t *dtype, int src,
@@ -806,7 +827,11 @@ bool fault_sent = false;
 void inject_faults()
 {
     const int to = int(weft_mca_param_int(p_fault_to));
-    if (fault_sent || to < 0 || to >= weft_runtime_world_size() || !P->comms.count(0))
+    if (to < 0 || to >= weft_runtime_world_size()) {
+        fault_sent = true; // nothing to inject: stop asking
+        return;
+    }
+    if (fault_sent || !P->comms.count(0))
         return;
     fault_sent = true;
     const uint8_t unknown[4] = {99, 0, 0, 0};
