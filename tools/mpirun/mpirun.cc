@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -140,6 +141,7 @@ class Job {
     void defer_error(const std::string &err, Clock::time_point now);
     void check_bootstrap(Clock::time_point now);
     bool done() const;
+    void remove_job_files();
 
     Options opt_;
     std::vector<Host> hosts_;
@@ -668,9 +670,25 @@ int Job::run()
         if (!failing_)
             check_bootstrap(Clock::now());
     }
+    remove_job_files();
     if (!failing_)
         return 0;
     return exit_code_;
+}
+
+// Shared-memory files the job's ranks left behind (a rank killed before it
+// could unlink its segment): they are named after the job id, which is
+// "pmgr-" and this process's pid.
+void Job::remove_job_files()
+{
+    const std::string prefix = "weft-pmgr-" + std::to_string(getpid()) + "-";
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    while (dirent *e = readdir(d))
+        if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
 }
 
 } // namespace
