@@ -124,6 +124,15 @@ MPI_Request done_request(MPI_Comm comm)
     return r;
 }
 
+// The status of an operation on MPI_PROC_NULL: it completes at once.
+void proc_null_status(MPI_Status *status)
+{
+    weft_msg_status_t st{};
+    st.source = MPI_PROC_NULL;
+    st.tag = MPI_ANY_TAG;
+    to_status(st, status);
+}
+
 weft_send_mode_t mode_of(int m)
 {
     return m == 2 ? WEFT_SEND_SYNCHRONOUS : m == 3 ? WEFT_SEND_READY : WEFT_SEND_STANDARD;
@@ -301,10 +310,7 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
         return rc;
     if (src == MPI_PROC_NULL) {
         *flag = 1;
-        weft_msg_status_t st{};
-        st.source = MPI_PROC_NULL;
-        st.tag = MPI_ANY_TAG;
-        to_status(st, status);
+        proc_null_status(status);
         return MPI_SUCCESS;
     }
     weft_msg_status_t st{};
@@ -319,13 +325,11 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
     if (int rc = check("MPI_Probe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
-    weft_msg_status_t st{};
     if (src == MPI_PROC_NULL) {
-        st.source = MPI_PROC_NULL;
-        st.tag = MPI_ANY_TAG;
-        to_status(st, status);
+        proc_null_status(status);
         return MPI_SUCCESS;
     }
+    weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_probe(pml(), src, tag, comm, &st);
     to_status(st, status);
     return result(rc, comm, "MPI_Probe");
@@ -337,15 +341,13 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message
     if (int rc = check("MPI_Improbe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
-    weft_msg_status_t st{};
     if (src == MPI_PROC_NULL) {
         *flag = 1;
         *message = MPI_MESSAGE_NO_PROC;
-        st.source = MPI_PROC_NULL;
-        st.tag = MPI_ANY_TAG;
-        to_status(st, status);
+        proc_null_status(status);
         return MPI_SUCCESS;
     }
+    weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_improbe(pml(), src, tag, comm, flag, message, &st);
     if (*flag)
         to_status(st, status);
@@ -357,14 +359,12 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status
     if (int rc = check("MPI_Mprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
-    weft_msg_status_t st{};
     if (src == MPI_PROC_NULL) {
         *message = MPI_MESSAGE_NO_PROC;
-        st.source = MPI_PROC_NULL;
-        st.tag = MPI_ANY_TAG;
-        to_status(st, status);
+        proc_null_status(status);
         return MPI_SUCCESS;
     }
+    weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_mprobe(pml(), src, tag, comm, message, &st);
     to_status(st, status);
     return result(rc, comm, "MPI_Mprobe");
@@ -376,14 +376,12 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
         return rc;
     if (!message || *message == MPI_MESSAGE_NULL)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Mrecv", "invalid message handle");
-    weft_msg_status_t st{};
     if (*message == MPI_MESSAGE_NO_PROC) {
-        st.source = MPI_PROC_NULL;
-        st.tag = MPI_ANY_TAG;
-        to_status(st, status);
+        proc_null_status(status);
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
+    weft_msg_status_t st{};
     MPI_Comm comm = (*message)->comm;
     weft_status_t rc = pml()->pml_mrecv(pml(), buf, size_t(count), type, message, &st);
     to_status(st, status);
