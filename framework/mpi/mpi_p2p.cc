@@ -133,17 +133,23 @@ void proc_null_status(MPI_Status *status)
     to_status(st, status);
 }
 
-weft_send_mode_t mode_of(int m)
+// The four send modes. Buffered sends copy into the attached buffer and
+// then go as standard sends; the PML sees the other three.
+enum class Mode { standard, buffered, synchronous, ready };
+
+weft_send_mode_t mode_of(Mode m)
 {
-    return m == 2 ? WEFT_SEND_SYNCHRONOUS : m == 3 ? WEFT_SEND_READY : WEFT_SEND_STANDARD;
+    return m == Mode::synchronous ? WEFT_SEND_SYNCHRONOUS
+           : m == Mode::ready     ? WEFT_SEND_READY
+                                  : WEFT_SEND_STANDARD;
 }
 
 int isend_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-               MPI_Request *req, int mode, const char *fn)
+               MPI_Request *req, Mode mode, const char *fn)
 {
     if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
         return rc;
-    if (mode == 1 && dst != MPI_PROC_NULL) {
+    if (mode == Mode::buffered && dst != MPI_PROC_NULL) {
         if (int rc = bsend(buf, count, type, dst, tag, comm, fn); rc != MPI_SUCCESS)
             return rc;
         *req = done_request(comm);
@@ -155,26 +161,26 @@ int isend_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, 
 }
 
 int send_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-              int mode, const char *fn)
+              Mode mode, const char *fn)
 {
     if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
         return rc;
-    if (mode == 1 && dst != MPI_PROC_NULL)
+    if (mode == Mode::buffered && dst != MPI_PROC_NULL)
         return bsend(buf, count, type, dst, tag, comm, fn);
     return result(pml()->pml_send(pml(), buf, size_t(count), type, dst, tag, mode_of(mode), comm),
                   comm, fn);
 }
 
 int send_init_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                   MPI_Request *req, int mode, const char *fn)
+                   MPI_Request *req, Mode mode, const char *fn)
 {
     if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
         return rc;
     // Buffered persistent sends use the standard protocol from the user's
     // buffer: the buffer is the user's until the request completes anyway.
-    return result(pml()->pml_isend_init(pml(), buf, size_t(count), type, dst, tag,
-                                        mode_of(mode == 1 ? 0 : mode), comm, req),
-                  comm, fn);
+    return result(
+        pml()->pml_isend_init(pml(), buf, size_t(count), type, dst, tag, mode_of(mode), comm, req),
+        comm, fn);
 }
 
 } // namespace
@@ -187,59 +193,60 @@ extern "C" {
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    return send_mode(buf, count, type, dst, tag, comm, 0, "MPI_Send");
+    return send_mode(buf, count, type, dst, tag, comm, Mode::standard, "MPI_Send");
 }
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    return send_mode(buf, count, type, dst, tag, comm, 1, "MPI_Bsend");
+    return send_mode(buf, count, type, dst, tag, comm, Mode::buffered, "MPI_Bsend");
 }
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    return send_mode(buf, count, type, dst, tag, comm, 2, "MPI_Ssend");
+    return send_mode(buf, count, type, dst, tag, comm, Mode::synchronous, "MPI_Ssend");
 }
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    return send_mode(buf, count, type, dst, tag, comm, 3, "MPI_Rsend");
+    return send_mode(buf, count, type, dst, tag, comm, Mode::ready, "MPI_Rsend");
 }
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
-    return isend_mode(buf, count, type, dst, tag, comm, req, 0, "MPI_Isend");
+    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Isend");
 }
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    return isend_mode(buf, count, type, dst, tag, comm, req, 1, "MPI_Ibsend");
+    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Ibsend");
 }
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    return isend_mode(buf, count, type, dst, tag, comm, req, 2, "MPI_Issend");
+    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Issend");
 }
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    return isend_mode(buf, count, type, dst, tag, comm, req, 3, "MPI_Irsend");
+    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Irsend");
 }
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                   MPI_Request *req)
 {
-    return send_init_mode(buf, count, type, dst, tag, comm, req, 0, "MPI_Send_init");
+    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Send_init");
 }
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    return send_init_mode(buf, count, type, dst, tag, comm, req, 1, "MPI_Bsend_init");
+    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Bsend_init");
 }
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    return send_init_mode(buf, count, type, dst, tag, comm, req, 2, "MPI_Ssend_init");
+    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous,
+                          "MPI_Ssend_init");
 }
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    return send_init_mode(buf, count, type, dst, tag, comm, req, 3, "MPI_Rsend_init");
+    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Rsend_init");
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
