@@ -69,11 +69,21 @@ CONF
 }
 
 stop() {
+    pids=
     for f in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munged.pid"; do
         if [ -s "$f" ]; then
-            kill "$(cat "$f")" 2>/dev/null || true
+            p=$(cat "$f")
+            kill "$p" 2>/dev/null && pids="$pids $p"
             rm -f "$f"
         fi
+    done
+    # The daemons shut down gracefully; wait (10 s at most) until they are gone.
+    i=0
+    for p in $pids; do
+        while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+            sleep 0.1
+            i=$((i + 1))
+        done
     done
 }
 
