@@ -1,9 +1,13 @@
 // btl/self: loopback within one process. A send is delivered to the tag's
-// callback inside the call.
+// callback inside the call. sendi and prepare_src hand the receiver the
+// sender's contiguous data in place (a second segment), so a message to self
+// is copied once, by the receiver.
 #include <btl/btl.h>
+#include <weft/convertor.h>
 #include <weft/mca.h>
 #include <weft/runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,7 +20,7 @@ weft_mca_param_t *p_eager, *p_max_send, *p_exclusivity;
 
 struct Frag {
     weft_btl_descriptor_t des;
-    weft_btl_segment_t seg;
+    weft_btl_segment_t seg[2]; // [1]: the sender's data in place (prepare_src)
     // payload follows
 };
 
@@ -82,9 +86,9 @@ weft_status_t alloc(weft_btl_module_t *m, weft_btl_endpoint_t *, uint8_t order, 
     if (!mem)
         return WEFT_ERR_OUT_OF_RESOURCE;
     auto *f = new (mem) Frag{};
-    f->seg.seg_addr = reinterpret_cast<char *>(f) + sizeof(Frag);
-    f->seg.seg_len = size;
-    f->des.des_segments = &f->seg;
+    f->seg[0].seg_addr = reinterpret_cast<char *>(f) + sizeof(Frag);
+    f->seg[0].seg_len = size;
+    f->des.des_segments = f->seg;
     f->des.des_segment_count = 1;
     f->des.des_flags = flags;
     f->des.order = order;
@@ -130,6 +134,64 @@ weft_status_t send(weft_btl_module_t *m, weft_btl_endpoint_t *ep, weft_btl_descr
     if (des->des_flags & WEFT_BTL_DES_FLAG_BTL_OWNERSHIP)
         free_des(m, des);
     return WEFT_SUCCESS;
+}
+
+// The header in the descriptor, the data where the convertor has it: in place when it is
+// contiguous, else packed behind the header.
+weft_status_t prepare_src(weft_btl_module_t *m, weft_btl_endpoint_t *ep, weft_convertor_t *cv,
+                          uint8_t order, size_t reserve, size_t *size, uint32_t flags,
+                          weft_btl_descriptor_t **des)
+{
+    if (!cv || !size || !des || reserve > m->btl_max_send_size)
+        return WEFT_ERR_BAD_PARAM;
+    size_t n = std::min({*size, weft_convertor_remaining(cv), m->btl_max_send_size - reserve});
+    const void *inplace = weft_convertor_contiguous_data(cv);
+    weft_status_t rc = alloc(m, ep, order, inplace ? reserve : reserve + n, flags, des);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    auto *f = reinterpret_cast<Frag *>(*des);
+    if (inplace && n) {
+        f->seg[1].seg_addr = const_cast<void *>(inplace);
+        f->seg[1].seg_len = n;
+        f->des.des_segment_count = 2;
+        weft_convertor_seek(cv, cv->position + n);
+    } else if (n) {
+        n = weft_convertor_pack(cv, static_cast<char *>(f->seg[0].seg_addr) + reserve, n);
+    }
+    *size = n;
+    return WEFT_SUCCESS;
+}
+
+// Delivered inside the call: the header and the sender's data, in place when contiguous.
+weft_status_t sendi(weft_btl_module_t *m, weft_btl_endpoint_t *ep, weft_convertor_t *cv,
+                    const void *header, size_t header_size, size_t payload_size, uint8_t order,
+                    uint32_t flags, weft_btl_tag_t tag, weft_btl_descriptor_t **des)
+{
+    if (des)
+        *des = nullptr;
+    if ((header_size && !header) ||
+        (payload_size && (!cv || weft_convertor_remaining(cv) < payload_size)) ||
+        header_size + payload_size > m->btl_max_send_size)
+        return WEFT_ERR_BAD_PARAM;
+    const void *inplace = payload_size ? weft_convertor_contiguous_data(cv) : nullptr;
+    if (payload_size && !inplace) {
+        // Not contiguous: packed behind the header in a descriptor of our own.
+        weft_btl_descriptor_t *d;
+        if (alloc(m, ep, order, header_size + payload_size, flags, &d) != WEFT_SUCCESS)
+            return WEFT_ERR_OUT_OF_RESOURCE;
+        auto *base = static_cast<char *>(d->des_segments[0].seg_addr);
+        std::memcpy(base, header, header_size);
+        weft_convertor_pack(cv, base + header_size, payload_size);
+        weft_status_t rc = deliver(reinterpret_cast<Module *>(m), ep, d->des_segments, 1, tag);
+        free_des(m, d);
+        return rc;
+    }
+    const weft_btl_segment_t segs[2] = {{const_cast<void *>(header), header_size},
+                                        {const_cast<void *>(inplace), payload_size}};
+    weft_status_t rc = deliver(reinterpret_cast<Module *>(m), ep, segs, payload_size ? 2 : 1, tag);
+    if (rc == WEFT_SUCCESS && payload_size)
+        weft_convertor_seek(cv, cv->position + payload_size);
+    return rc;
 }
 
 weft_status_t query(int *priority, char *, size_t)
@@ -186,7 +248,7 @@ weft_btl_module_t **init(int *num_modules, int, int)
     auto *mod = new Module{};
     mod->base = weft_btl_module_t{
         .struct_size = sizeof(weft_btl_module_t),
-        .btl_flags = WEFT_BTL_FLAG_SEND,
+        .btl_flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_SEND_INPLACE,
         .btl_component = const_cast<weft_btl_component_t *>(&mca_btl_self_component),
         .btl_eager_limit = size_t(weft_mca_param_size(p_eager)),
         .btl_rndv_eager_limit = size_t(weft_mca_param_size(p_eager)),
@@ -210,9 +272,9 @@ weft_btl_module_t **init(int *num_modules, int, int)
         .btl_finalize = finalize,
         .btl_alloc = alloc,
         .btl_free = free_des,
-        .btl_prepare_src = nullptr,
+        .btl_prepare_src = prepare_src,
         .btl_send = send,
-        .btl_sendi = nullptr,
+        .btl_sendi = sendi,
         .btl_put = nullptr,
         .btl_get = nullptr,
         .btl_register_mem = nullptr,

@@ -29,7 +29,7 @@ enum Param {
     kExclusivity,
     kLatency,
     kBandwidth,
-    kFifoSize,
+    kRingSize,
     kFreeListMax,
     kSegmentDir,
     kNumParams
@@ -97,13 +97,16 @@ weft_status_t register_params()
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr},
-        {.name = "fifo_size",
-         .type = WEFT_MCA_PARAM_INT,
-         .default_value = "64",
-         .help = "Cells in each ring, that is messages one sender can have "
-                 "waiting at one receiver before further sends are queued by "
-                 "the sender (rounded up to a power of two, 2 to 65536). Each "
-                 "process's segment holds one ring per process of its host.",
+        {.name = "ring_size",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "128k",
+         .help = "Bytes of each ring, that is of the messages one sender can "
+                 "have waiting at one receiver before further sends are queued "
+                 "by the sender. A message takes its size plus 16 bytes, rounded "
+                 "up to 64; a message larger than the eager limit takes 64. "
+                 "Rounded up to a power of two, at least 4 times the eager limit "
+                 "and at most 64M. Each process's segment holds one ring per "
+                 "process of its host.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
@@ -145,7 +148,7 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     const int64_t exclusivity = weft_mca_param_int(params[kExclusivity]);
     const int64_t latency = weft_mca_param_int(params[kLatency]);
     const int64_t bandwidth = weft_mca_param_int(params[kBandwidth]);
-    const int64_t fifo = weft_mca_param_int(params[kFifoSize]);
+    const uint64_t ring = weft_mca_param_size(params[kRingSize]);
     const int64_t frags = weft_mca_param_int(params[kFreeListMax]);
     const char *dir = weft_mca_param_string(params[kSegmentDir]);
 
@@ -171,13 +174,19 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     if (!u32(exclusivity, "exclusivity", cfg.exclusivity) ||
         !u32(latency, "latency", cfg.latency) || !u32(bandwidth, "bandwidth", cfg.bandwidth))
         return false;
-    if (fifo < 2 || fifo > 65536) {
-        std::snprintf(why, why_len, "btl_sm_fifo_size is %" PRId64 ", outside 2..65536", fifo);
+    // A largest inline message must fit in half a ring (it may have to skip the rest of the
+    // ring's end first).
+    const uint64_t min_ring = 4 * (cfg.eager_limit + kCacheLine);
+    if (ring < min_ring || ring > (uint64_t(64) << 20)) {
+        std::snprintf(why, why_len,
+                      "btl_sm_ring_size is %" PRIu64 ", outside 4 * (btl_sm_eager_limit + 64) "
+                      "(%" PRIu64 ")..64M",
+                      ring, min_ring);
         return false;
     }
-    cfg.fifo_size = 2;
-    while (cfg.fifo_size < uint64_t(fifo))
-        cfg.fifo_size *= 2;
+    cfg.ring_slots = 2;
+    while (uint64_t(cfg.ring_slots) * kCacheLine < ring)
+        cfg.ring_slots *= 2;
     if (frags < 1 || frags > 65536) {
         std::snprintf(why, why_len, "btl_sm_free_list_max is %" PRId64 ", outside 1..65536", frags);
         return false;

@@ -1,16 +1,18 @@
 // btl/sm: module operations, the ring protocol and progress.
 //
 // Ring protocol (single producer: the peer that owns the ring index; single consumer: the
-// segment's owner). The sender checks for room against its cached head (reloading the shared
-// head only when the cache says full), writes the cell, then publishes it with a release store
-// of tail. The receiver loads tail with acquire, hands each cell to the tag's callback, and
-// gives the cell back with a release store of head. A pool cell's data belongs to the sender
-// until head passes that cell, which is also how the sender learns that the fragment is
-// complete: no message flows back.
+// segment's owner; see btl_sm_segment.h for the layout). The sender checks for room against
+// its cached head (reloading the shared head only when the cache says full), writes the
+// message, then publishes it with a release store of the stamp in its first slot. The receiver
+// loads the stamp at its head with acquire, hands the message to the tag's callback, clears
+// the first word of the message's other slots, and gives the slots back with a release store
+// of head. A pool entry's data belongs to the sender until head passes that entry, which is
+// also how the sender learns that the fragment is complete: no message flows back.
 #include "btl_sm_module.h"
 
 #include "mca_output.h"
 
+#include <weft/convertor.h>
 #include <weft/runtime.h>
 
 #include <algorithm>
@@ -162,48 +164,93 @@ void complete(Module *m, Frag *f, weft_status_t status)
 
 // ---------------------------------------------------------------------------- the ring
 
-enum class Post { done_inline, done_pool, full, no_pool, corrupt };
+enum class Room { ok, full, corrupt };
 
-// Write f into the next cell of ep's ring. Called with ep->lock held.
-Post post(Module *m, Endpoint *ep, Frag *f)
+// Make room for a message of n slots at ep's tail: if it would run past the end of the ring,
+// a skip entry first fills the rest. Called with ep->lock held.
+inline Room reserve(Endpoint *ep, uint64_t n)
 {
-    const uint64_t fifo = ep->tx_mask + 1;
-    if (ep->tx_tail - ep->tx_head_cache >= fifo) {
+    const uint64_t size = ep->tx_mask + 1;
+    const uint64_t at = ep->tx_tail & ep->tx_mask;
+    const uint64_t skip = at + n > size ? size - at : 0;
+    const uint64_t need = skip + n;
+    if (ep->tx_tail + need - ep->tx_head_cache > size) {
         ep->tx_head_cache = load_acquire(ep->tx->head);
         const uint64_t used = ep->tx_tail - ep->tx_head_cache; // wraps if head > tail
-        if (used > fifo)
-            return Post::corrupt;
-        if (used == fifo)
-            return Post::full;
+        if (used > size)
+            return Room::corrupt;
+        if (used + need > size)
+            return Room::full;
     }
-    char *cell = ep->tx_cells + (ep->tx_tail & ep->tx_mask) * ep->tx_cell_size;
+    if (skip) {
+        auto *h = reinterpret_cast<CellHeader *>(ep->tx_slots + at * kCacheLine);
+        h->length = uint32_t(skip);
+        h->tag = 0;
+        h->kind = kCellSkip;
+        h->reserved = 0;
+        store_release(h->stamp, ep->tx_tail + 1);
+        ep->tx_tail += skip;
+    }
+    return Room::ok;
+}
+
+// The first slot of the next message (after reserve).
+inline char *tail_slot(Endpoint *ep)
+{
+    return ep->tx_slots + (ep->tx_tail & ep->tx_mask) * kCacheLine;
+}
+
+// Publish the message written at tail_slot(ep): fill its header, stamp it, move the tail.
+inline void publish(Endpoint *ep, char *slot, size_t len, weft_btl_tag_t tag, CellKind kind,
+                    uint64_t nslots)
+{
+    auto *h = reinterpret_cast<CellHeader *>(slot);
+    h->length = uint32_t(len);
+    h->tag = tag;
+    h->kind = kind;
+    h->reserved = 0;
+    store_release(h->stamp, ep->tx_tail + 1);
+    ep->tx_tail += nslots;
+}
+
+enum class Post { done_inline, done_pool, full, no_pool, corrupt };
+
+// Write f into ep's ring. Called with ep->lock held.
+Post post(Module *m, Endpoint *ep, Frag *f)
+{
     const size_t len = f->seg.seg_len;
-    CellHeader h{
-        .length = uint32_t(len), .tag = f->tag, .kind = kCellInline, .reserved = 0, .offset = 0};
-    Post result = Post::done_inline;
     if (len <= ep->tx_inline_max) {
-        std::memcpy(cell + kCellHeaderSize, f->seg.seg_addr, len);
-    } else {
-        const Frag *carrier = f;
-        if (!f->pooled) {
-            // Only when the peer's cells are smaller than ours (different eager limits).
-            if (!f->borrowed) {
-                std::lock_guard g(m->lock);
-                f->borrowed = pool_get(m);
-            }
-            if (!f->borrowed)
-                return Post::no_pool;
-            std::memcpy(f->borrowed->buf, f->seg.seg_addr, len);
-            carrier = f->borrowed;
-        }
-        h.kind = kCellPool;
-        h.offset = carrier->pool_offset;
-        result = Post::done_pool;
+        const uint64_t n = slots_for(len);
+        const Room room = reserve(ep, n);
+        if (room != Room::ok)
+            return room == Room::full ? Post::full : Post::corrupt;
+        char *slot = tail_slot(ep);
+        std::memcpy(slot + kCellHeaderSize, f->seg.seg_addr, len);
+        publish(ep, slot, len, f->tag, kCellInline, n);
+        return Post::done_inline;
     }
-    std::memcpy(cell, &h, sizeof h);
+    const Frag *carrier = f;
+    if (!f->pooled) {
+        // Only when the peer takes smaller messages inline than we do (different eager
+        // limits): the data goes through a pool fragment.
+        if (!f->borrowed) {
+            std::lock_guard g(m->lock);
+            f->borrowed = pool_get(m);
+        }
+        if (!f->borrowed)
+            return Post::no_pool;
+        carrier = f->borrowed;
+    }
+    const Room room = reserve(ep, 1);
+    if (room != Room::ok)
+        return room == Room::full ? Post::full : Post::corrupt;
+    if (carrier != f)
+        std::memcpy(carrier->buf, f->seg.seg_addr, len);
+    char *slot = tail_slot(ep);
+    std::memcpy(slot + kCellHeaderSize, &carrier->pool_offset, sizeof carrier->pool_offset);
     f->ring_index = ep->tx_tail;
-    store_release(ep->tx->tail, ++ep->tx_tail);
-    return result;
+    publish(ep, slot, len, f->tag, kCellPool, 1);
+    return Post::done_pool;
 }
 
 // ---------------------------------------------------------------------------- failures
@@ -245,59 +292,71 @@ void fail_endpoint(Module *m, Endpoint *ep, weft_status_t status, uint32_t flags
 // Deliver what arrived on ep's ring; returns the messages handled.
 int poll_ring(Module *m, Endpoint *ep)
 {
-    const uint64_t tail = load_acquire(ep->rx->tail);
+    const uint64_t size = ep->rx_mask + 1;
     uint64_t head = ep->rx_head;
-    if (tail == head)
-        return 0;
-    if (tail - head > ep->rx_mask + 1) {
-        // The peer wrote a tail that no ring of this size can have: nothing in it is
-        // trustworthy any more.
-        ep->rx_polled = false;
-        m->rx_list.erase(std::find(m->rx_list.begin(), m->rx_list.end(), ep));
-        fail_endpoint(m, ep, WEFT_ERR_LINK_DOWN, WEFT_BTL_ERROR_FLAG_LINK,
-                      "btl/sm: the ring from " + peer_name(ep) + " is corrupt (tail " +
-                          std::to_string(tail) + ", head " + std::to_string(head) +
-                          "); link closed");
-        return 1;
-    }
     int n = 0;
-    const size_t cell_payload = ep->rx_cell_size - kCellHeaderSize;
-    while (head != tail) {
-        char *cell = ep->rx_cells + (head & ep->rx_mask) * ep->rx_cell_size;
-        CellHeader h;
-        std::memcpy(&h, cell, sizeof h);
+    // A bounded batch: a sender that never stops must not starve the other rings.
+    for (uint64_t budget = size; budget > 0; --budget) {
+        char *slot = ep->rx_slots + (head & ep->rx_mask) * kCacheLine;
+        auto *h = reinterpret_cast<const CellHeader *>(slot);
+        if (load_acquire(h->stamp) != head + 1)
+            break;
+        const uint32_t len = h->length;
+        const uint8_t kind = h->kind, tag = h->tag;
+        const uint64_t at = head & ep->rx_mask;
+        uint64_t nslots = 1;
         void *data = nullptr;
         bool ok = false;
-        if (h.kind == kCellInline) {
-            ok = h.length <= cell_payload;
-            data = cell + kCellHeaderSize;
-        } else if (h.kind == kCellPool) {
-            ok = h.offset >= ep->peer_pool_begin && h.offset <= ep->peer_pool_end &&
-                 h.length <= ep->peer_pool_end - h.offset;
-            data = ep->peer.base() + h.offset;
+        if (kind == kCellInline) {
+            nslots = slots_for(len);
+            ok = len <= m->inline_max && at + nslots <= size;
+            data = slot + kCellHeaderSize;
+        } else if (kind == kCellPool) {
+            uint64_t off;
+            std::memcpy(&off, slot + kCellHeaderSize, sizeof off);
+            ok = off >= ep->peer_pool_begin && off <= ep->peer_pool_end &&
+                 len <= ep->peer_pool_end - off;
+            data = ep->peer.base() + off;
+        } else if (kind == kCellSkip) {
+            ok = len > 0 && at + len == size;
+            if (ok) {
+                head += len;
+                ep->rx_head = head;
+                store_release(ep->rx->head, head);
+                continue;
+            }
         }
-        const TagEntry &t = m->tags[h.tag];
         if (!ok) {
-            report(m, WEFT_BTL_ERROR_FLAG_LINK, ep,
-                   "btl/sm: dropped a malformed cell from " + peer_name(ep) + " (kind " +
-                       std::to_string(h.kind) + ", length " + std::to_string(h.length) + ")");
-        } else if (!t.fn) {
+            // Where the next message starts is unknown now: nothing after this is trustworthy.
+            ep->rx_polled = false;
+            m->rx_list.erase(std::find(m->rx_list.begin(), m->rx_list.end(), ep));
+            fail_endpoint(m, ep, WEFT_ERR_LINK_DOWN, WEFT_BTL_ERROR_FLAG_LINK,
+                          "btl/sm: a malformed entry arrived from " + peer_name(ep) + " (kind " +
+                              std::to_string(kind) + ", length " + std::to_string(len) +
+                              " at slot " + std::to_string(head) + "); link closed");
+            return n + 1;
+        }
+        const TagEntry &t = m->tags[tag];
+        if (!t.fn) {
             report(m, 0, ep,
                    "btl/sm: dropped a message from " + peer_name(ep) + " for tag " +
-                       std::to_string(h.tag) + ", which has no callback");
+                       std::to_string(tag) + ", which has no callback");
         } else {
-            weft_btl_segment_t seg{.seg_addr = data, .seg_len = h.length};
+            weft_btl_segment_t seg{.seg_addr = data, .seg_len = len};
             const weft_btl_recv_descriptor_t rd{.endpoint =
                                                     reinterpret_cast<weft_btl_endpoint_t *>(ep),
                                                 .segments = &seg,
                                                 .segment_count = 1,
                                                 .cbdata = t.cbdata,
                                                 .flags = 0,
-                                                .tag = h.tag,
+                                                .tag = tag,
                                                 .reserved = {0, 0, 0}};
             t.fn(&m->base, &rd);
         }
-        ++head;
+        // Old payload must never pass for a stamp when a later message starts in these slots.
+        for (uint64_t i = 1; i < nslots; ++i)
+            std::memset(slot + i * kCacheLine, 0, sizeof(uint64_t));
+        head += nslots;
         ep->rx_head = head;
         store_release(ep->rx->head, head);
         ++n;
@@ -381,8 +440,8 @@ weft_status_t activate(Module *m)
     } else {
         Layout layout;
         layout.nrings = uint32_t(local_size);
-        layout.fifo_size = m->cfg.fifo_size;
-        layout.cell_size = uint32_t(m->inline_max + kCellHeaderSize);
+        layout.ring_slots = m->cfg.ring_slots;
+        layout.inline_max = uint32_t(m->inline_max);
         layout.pool_frag_size = (m->cfg.max_send_size + kCacheLine - 1) / kCacheLine * kCacheLine;
         layout.pool_frags = m->cfg.free_list_max;
         // Private memory first: once the segment says ready, peers start sending.
@@ -441,7 +500,7 @@ weft_status_t try_connect(Module *m, Endpoint *ep, std::string &error)
             RingControl *tx = ep->peer.ring(m->local_rank);
             // This process is the only writer of tail; it is not 0 after a del_procs/add_procs.
             const uint64_t tail = load_acquire(tx->tail), head = load_acquire(tx->head);
-            if (tail - head > ph.fifo_size) {
+            if (tail - head > ph.ring_slots) {
                 error = "its ring for this process is corrupt";
                 rc = WEFT_ERR_UNREACH;
             } else {
@@ -456,16 +515,14 @@ weft_status_t try_connect(Module *m, Endpoint *ep, std::string &error)
                     std::lock_guard g(ep->lock);
                     ep->peer_local = ph.owner_local_rank;
                     ep->tx = tx;
-                    ep->tx_cells = ep->peer.cells(m->local_rank);
-                    ep->tx_mask = ph.fifo_size - 1;
-                    ep->tx_cell_size = ph.cell_size;
-                    ep->tx_inline_max = ph.cell_size - kCellHeaderSize;
+                    ep->tx_slots = ep->peer.slots(m->local_rank);
+                    ep->tx_mask = ph.ring_slots - 1;
+                    ep->tx_inline_max = ph.inline_max;
                     ep->tx_tail = tail;
                     ep->tx_head_cache = head;
                     ep->rx = m->own.ring(ep->peer_local);
-                    ep->rx_cells = m->own.cells(ep->peer_local);
-                    ep->rx_mask = own.fifo_size - 1;
-                    ep->rx_cell_size = own.cell_size;
+                    ep->rx_slots = m->own.slots(ep->peer_local);
+                    ep->rx_mask = own.ring_slots - 1;
                     ep->rx_head = load_acquire(ep->rx->head);
                     ep->rx_polled = true;
                     ep->peer_pool_begin = ph.pool_offset;
@@ -600,6 +657,9 @@ weft_status_t sm_add_procs(weft_btl_module_t *module, weft_proc_t *const *procs,
 void release_endpoint(Module *m, Endpoint *ep, weft_status_t status)
 {
     fail_endpoint(m, ep, status, 0, "");
+    // Where a later connection to this peer goes on writing.
+    if (ep->connected)
+        store_release(ep->tx->tail, ep->tx_tail);
     auto drop = [ep](std::vector<Endpoint *> &v) {
         v.erase(std::remove(v.begin(), v.end(), ep), v.end());
     };
@@ -746,45 +806,50 @@ weft_status_t sm_send(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
     return WEFT_SUCCESS;
 }
 
-weft_status_t sm_sendi(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, weft_convertor_t *,
-                       const void *header, size_t header_size, size_t payload_size, uint8_t order,
-                       uint32_t flags, weft_btl_tag_t tag, weft_btl_descriptor_t **des)
+weft_status_t sm_sendi(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
+                       weft_convertor_t *convertor, const void *header, size_t header_size,
+                       size_t payload_size, uint8_t order, uint32_t flags, weft_btl_tag_t tag,
+                       weft_btl_descriptor_t **des)
 {
     Module *m = self(module);
     Endpoint *ep = endpoint_of(endpoint);
     if (des)
         *des = nullptr;
+    const size_t total = header_size + payload_size;
     if (!m || !ep || ep->module != m || (header_size && !header) ||
-        header_size + payload_size > m->cfg.max_send_size)
+        (payload_size && (!convertor || weft_convertor_remaining(convertor) < payload_size)) ||
+        total > m->cfg.max_send_size)
         return WEFT_ERR_BAD_PARAM;
+    bool corrupt = false;
     {
         std::lock_guard g(ep->lock);
         if (ep->state != WEFT_SUCCESS)
             return ep->state;
-        // A payload would have to be packed from the convertor, which this BTL cannot do
-        // yet: such a send takes the descriptor path below.
-        if (payload_size == 0 && ep->connected && header_size <= ep->tx_inline_max &&
-            ep->pending.empty()) {
-            const uint64_t fifo = ep->tx_mask + 1;
-            if (ep->tx_tail - ep->tx_head_cache >= fifo)
-                ep->tx_head_cache = load_acquire(ep->tx->head);
-            if (ep->tx_tail - ep->tx_head_cache < fifo) {
-                char *cell = ep->tx_cells + (ep->tx_tail & ep->tx_mask) * ep->tx_cell_size;
-                const CellHeader h{.length = uint32_t(header_size),
-                                   .tag = tag,
-                                   .kind = kCellInline,
-                                   .reserved = 0,
-                                   .offset = 0};
-                std::memcpy(cell + kCellHeaderSize, header, header_size);
-                std::memcpy(cell, &h, sizeof h);
-                store_release(ep->tx->tail, ++ep->tx_tail);
+        // Straight into the peer's ring when it fits there now, behind nothing queued.
+        if (ep->connected && total <= ep->tx_inline_max && ep->pending.empty()) {
+            const uint64_t n = slots_for(total);
+            const Room room = reserve(ep, n);
+            if (room == Room::ok) {
+                char *slot = tail_slot(ep);
+                if (header_size)
+                    std::memcpy(slot + kCellHeaderSize, header, header_size);
+                if (payload_size)
+                    weft_convertor_pack(convertor, slot + kCellHeaderSize + header_size,
+                                        payload_size);
+                publish(ep, slot, total, tag, kCellInline, n);
                 return WEFT_SUCCESS;
             }
+            corrupt = room == Room::corrupt;
         }
     }
+    if (corrupt) {
+        fail_endpoint(m, ep, WEFT_ERR_LINK_DOWN, WEFT_BTL_ERROR_FLAG_LINK,
+                      "btl/sm: the ring to " + peer_name(ep) + " is corrupt; link closed");
+        return WEFT_ERR_LINK_DOWN;
+    }
     if (des) {
-        if (Frag *f = frag_get(m, header_size + payload_size)) {
-            frag_init(f, header_size + payload_size, order, flags);
+        if (Frag *f = frag_get(m, total)) {
+            frag_init(f, total, order, flags);
             *des = &f->des;
         }
     }
@@ -887,9 +952,8 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
     m->lock.enable(threaded);
     m->world_rank = uint32_t(weft_runtime_world_rank());
     m->cookie = random_cookie();
-    // A cell holds the largest eager message; cells are whole cache lines.
-    m->inline_max = (kCellHeaderSize + cfg.eager_limit + kCacheLine - 1) / kCacheLine * kCacheLine -
-                    kCellHeaderSize;
+    // Messages up to the eager limit travel inside the rings.
+    m->inline_max = cfg.eager_limit;
 
     const std::string stem =
         "weft-" + sanitize(weft_runtime_jobid()) + "-" + std::to_string(m->world_rank);

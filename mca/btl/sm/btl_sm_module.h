@@ -1,9 +1,10 @@
 // btl/sm: the module, its endpoints and fragments (internal to the component).
 //
-// One module per process. Sending to a local peer means writing a cell into the ring that the
-// peer keeps for this process in its own segment; receiving means polling the rings of this
-// process's segment. Small messages travel inside the cell; larger ones stay in this
-// process's shared pool and the cell points at them, so both cost one copy in and one out.
+// One module per process. Sending to a local peer means writing a message into the ring that
+// the peer keeps for this process in its own segment; receiving means polling the rings of
+// this process's segment. Messages up to the eager limit travel inside the ring; larger ones
+// stay in this process's shared pool and a ring entry points at them, so both cost one copy
+// in and one out. btl_sendi packs header and payload straight into the ring.
 #ifndef WEFT_BTL_SM_MODULE_H
 #define WEFT_BTL_SM_MODULE_H
 
@@ -28,7 +29,7 @@ struct Config {
     uint32_t exclusivity = 0;
     uint32_t latency = 0;
     uint32_t bandwidth = 0;
-    uint32_t fifo_size = 0; // rounded up to a power of two
+    uint32_t ring_slots = 0; // slots of kCacheLine bytes per ring, a power of two
     size_t free_list_max = 0;
     std::string segment_dir;
 };
@@ -147,11 +148,11 @@ struct Endpoint {
     // Sending: the ring for this process in the peer's segment.
     MaybeLock lock; // tx state, pending, inflight and state
     RingControl *tx = nullptr;
-    char *tx_cells = nullptr;
-    uint64_t tx_mask = 0;
-    uint32_t tx_cell_size = 0;
-    size_t tx_inline_max = 0;
-    uint64_t tx_tail = 0;       // own copy of tx->tail (this process is its only writer)
+    char *tx_slots = nullptr;
+    uint64_t tx_mask = 0;       // ring_slots - 1 of the peer's ring
+    size_t tx_inline_max = 0;   // the peer's inline_max
+    uint64_t tx_tail = 0;       // the next slot this process writes (published in tx->tail
+                                // only at disconnect)
     uint64_t tx_head_cache = 0; // last head seen: saves a load of the peer's line while room
     FragQueue pending;
     FragQueue inflight;
@@ -160,9 +161,8 @@ struct Endpoint {
 
     // Receiving: the peer's ring in this process's segment; touched by progress only.
     RingControl *rx = nullptr;
-    char *rx_cells = nullptr;
+    char *rx_slots = nullptr;
     uint64_t rx_mask = 0;
-    uint32_t rx_cell_size = 0;
     uint64_t rx_head = 0; // own copy of rx->head
     bool rx_polled = false;
     // Bounds of the peer's pool, from its header as validated when connecting.
@@ -184,7 +184,7 @@ struct Module {
     uint32_t local_rank = 0;
     uint32_t nrings = 0;
     uint64_t cookie = 0;
-    size_t inline_max = 0; // payload of one of this process's cells
+    size_t inline_max = 0; // the largest message sent inside a ring (eager limit)
 
     std::array<TagEntry, 256> tags{};
     weft_btl_error_fn_t error_fn = nullptr;

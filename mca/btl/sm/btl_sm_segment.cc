@@ -56,16 +56,16 @@ bool layout_fits(const SegmentHeader &h, uint64_t file_size)
     auto within = [&](uint64_t off, uint64_t len) {
         return off <= file_size && len <= file_size - off;
     };
-    if (h.nrings == 0 || h.nrings > (1u << 20) || h.fifo_size < 2 ||
-        (h.fifo_size & (h.fifo_size - 1)) != 0 || h.cell_size < kCellHeaderSize + 8 ||
-        h.cell_size % kCacheLine != 0 || h.pool_frag_size % kCacheLine != 0 ||
+    if (h.nrings == 0 || h.nrings > (1u << 20) || h.ring_slots < 2 ||
+        (h.ring_slots & (h.ring_slots - 1)) != 0 || h.slot_size != kCacheLine ||
+        slots_for(h.inline_max) > h.ring_slots / 2 || h.pool_frag_size % kCacheLine != 0 ||
         h.rings_offset < kHeaderBytes || h.rings_offset % kCacheLine != 0 ||
         h.ring_stride % kCacheLine != 0 || h.pool_offset % kCacheLine != 0 ||
         h.segment_size != file_size || h.segment_size > kMaxSegment || h.pool_frags > kMaxSegment ||
         h.pool_frag_size > kMaxSegment || h.ring_stride > kMaxSegment ||
         h.owner_local_rank >= h.nrings)
         return false;
-    const uint64_t ring_bytes = sizeof(RingControl) + uint64_t(h.fifo_size) * h.cell_size;
+    const uint64_t ring_bytes = sizeof(RingControl) + uint64_t(h.ring_slots) * h.slot_size;
     return h.ring_stride >= ring_bytes &&
            within(h.rings_offset, uint64_t(h.nrings) * h.ring_stride) &&
            (h.pool_frags == 0 || h.pool_frag_size <= kMaxSegment / h.pool_frags) &&
@@ -76,15 +76,16 @@ bool layout_fits(const SegmentHeader &h, uint64_t file_size)
 
 bool Layout::place(SegmentHeader &h) const
 {
-    if (nrings == 0 || fifo_size == 0 || cell_size == 0 || pool_frag_size > kMaxSegment ||
-        pool_frags > kMaxSegment || uint64_t(fifo_size) * cell_size > kMaxSegment)
+    if (nrings == 0 || ring_slots < 2 || (ring_slots & (ring_slots - 1)) != 0 ||
+        slots_for(inline_max) > ring_slots / 2 || pool_frag_size > kMaxSegment ||
+        pool_frags > kMaxSegment || uint64_t(ring_slots) * kCacheLine > kMaxSegment)
         return false;
     h.nrings = nrings;
-    h.fifo_size = fifo_size;
-    h.cell_size = cell_size;
-    h.reserved = 0;
+    h.ring_slots = ring_slots;
+    h.slot_size = uint32_t(kCacheLine);
+    h.inline_max = inline_max;
     h.rings_offset = kHeaderBytes;
-    h.ring_stride = round_up(sizeof(RingControl) + uint64_t(fifo_size) * cell_size, kCacheLine);
+    h.ring_stride = round_up(sizeof(RingControl) + uint64_t(ring_slots) * kCacheLine, kCacheLine);
     if (h.ring_stride > kMaxSegment / nrings)
         return false;
     h.pool_offset = round_up(h.rings_offset + uint64_t(nrings) * h.ring_stride, kPage);
@@ -168,7 +169,7 @@ weft_status_t Segment::activate(const Layout &layout, uint32_t local_rank, std::
         return rc;
     };
     if (!layout.place(h))
-        return fail("the shared segment would be too large (lower btl_sm_fifo_size, "
+        return fail("the shared segment would be too large (lower btl_sm_ring_size, "
                     "btl_sm_eager_limit or btl_sm_free_list_max)",
                     WEFT_ERR_BAD_PARAM);
     h.owner_local_rank = local_rank;
@@ -184,7 +185,7 @@ weft_status_t Segment::activate(const Layout &layout, uint32_t local_rank, std::
     ::munmap(base_, size_);
     base_ = static_cast<char *>(p);
     size_ = h.segment_size;
-    // The rest of the file reads as zeros: every ring starts empty (head == tail == 0).
+    // The rest of the file reads as zeros: every ring starts empty (head == tail == 0, no stamps).
     h.state = kStateInit;
     std::memcpy(base_, &h, sizeof h);
     store_release(shared_header()->state, kStateReady);

@@ -15,7 +15,7 @@
 //              in /dev/shm even if processes are killed later (finalize removes it otherwise).
 //
 // Peers map the header page when they learn the name and the whole file once they see
-// state = ready. A sender writes cells and the tail of its ring; the owner writes the head.
+// state = ready. A sender writes messages into its ring; the owner writes the ring's head.
 // Everything read from another process's memory is checked against bounds this process
 // recorded when it attached, so a corrupt segment cannot make it access memory outside the
 // mapping.
@@ -35,7 +35,7 @@ namespace weft::btl::sm {
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint64_t kHeaderBytes = 4096; // the header page; ring 0 starts after it
 inline constexpr uint64_t kSegmentMagic = 0x31304d5354464557ull; // "WEFTSM01", little-endian
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 
 enum SegmentState : uint64_t {
     kStateInit = 0,   // only the header page exists yet
@@ -57,9 +57,9 @@ struct SegmentHeader {
     // The layout, valid once ready.
     uint64_t segment_size;   // bytes of the file
     uint32_t nrings;         // one per local rank of the job
-    uint32_t fifo_size;      // cells per ring, a power of two
-    uint32_t cell_size;      // bytes per cell, header included, a multiple of kCacheLine
-    uint32_t reserved;       // zero
+    uint32_t ring_slots;     // slots per ring, a power of two
+    uint32_t slot_size;      // bytes per slot: kCacheLine
+    uint32_t inline_max;     // the largest message the owner takes inside its rings
     uint64_t rings_offset;   // ring 0, from the start of the segment
     uint64_t ring_stride;    // bytes from one ring to the next
     uint64_t pool_offset;    // fragment 0 of the pool
@@ -67,31 +67,49 @@ struct SegmentHeader {
     uint64_t pool_frags;     // fragments in the pool
 };
 
-// The start of each ring; the fifo_size cells follow. head and tail count cells since the
-// ring was made (never wrapped: 2^64 cells outlive any job); cell i is at index
-// i & (fifo_size - 1). They live on separate cache lines so that the owner polling tail does
-// not steal the line it writes head to from the sender that reads it.
+// The start of each ring; ring_slots slots of slot_size bytes follow. A message takes
+// consecutive slots: a CellHeader, then its bytes. head and tail count slots since the ring
+// was made (never wrapped: 2^64 slots outlive any job); slot i is at index
+// i & (ring_slots - 1). head is written by the owner after each message it consumed; tail is
+// written by the sender only when it disconnects (so that a later connection resumes where
+// it stopped): while connected, the sender publishes a message by the stamp in its header,
+// so the owner polls one cache line per peer and a small message costs one line transfer.
+// head and tail live on separate cache lines.
 struct alignas(kCacheLine) RingControl {
-    alignas(kCacheLine) uint64_t head; // next cell the owner reads; written by the owner only
-    alignas(kCacheLine) uint64_t tail; // next cell the sender fills; written by the sender only
+    alignas(kCacheLine) uint64_t head; // next slot the owner reads; written by the owner only
+    alignas(kCacheLine) uint64_t tail; // the sender's next slot when it last disconnected
 };
 
-// The first bytes of a cell. An inline cell carries the message right after this header; a
-// pool cell points into the pool of the sender's segment.
-enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2 };
+// The first bytes of a message in a ring. stamp is the index of the message's first slot plus
+// one, stored last with release: the owner waiting at slot h sees a new message when the stamp
+// there is h + 1. Every other value is old: the stamp of a message one or more laps ago, or a
+// zero that the owner wrote over the first word of each later slot of a message when it
+// consumed it (so that old payload bytes never pass for a stamp).
+//   kCellInline  the message follows the header, `length` bytes, in as many slots as needed;
+//   kCellPool    an 8-byte offset follows: the message is `length` bytes at that offset in the
+//                sender's segment (its pool); it takes one slot;
+//   kCellSkip    nothing follows: the rest of the ring up to its end is unused (a message
+//                never wraps), and the next message starts at slot 0.
+enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2, kCellSkip = 3 };
 
 struct CellHeader {
+    uint64_t stamp;    // first slot index + 1; written last, with release
     uint32_t length;   // bytes of the message
     uint8_t tag;       // active-message tag
     uint8_t kind;      // CellKind
     uint16_t reserved; // zero
-    uint64_t offset;   // kCellPool: where the message starts in the sender's segment
 };
 
 inline constexpr size_t kCellHeaderSize = sizeof(CellHeader);
 
 static_assert(sizeof(CellHeader) == 16, "the cell header is part of the wire format");
 static_assert(sizeof(RingControl) == 2 * kCacheLine, "head and tail on their own lines");
+
+// Slots a message of len bytes takes (header included).
+inline constexpr uint64_t slots_for(uint64_t len)
+{
+    return (kCellHeaderSize + len + kCacheLine - 1) / kCacheLine;
+}
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(std::is_standard_layout_v<SegmentHeader> &&
               std::is_trivially_copyable_v<SegmentHeader>);
@@ -110,8 +128,8 @@ inline void store_release(uint64_t &x, uint64_t v)
 // The sizes a segment grows to; everything else follows from them.
 struct Layout {
     uint32_t nrings = 0;
-    uint32_t fifo_size = 0; // a power of two
-    uint32_t cell_size = 0; // a multiple of kCacheLine
+    uint32_t ring_slots = 0; // a power of two
+    uint32_t inline_max = 0; // at most what half a ring holds
     uint64_t pool_frag_size = 0;
     uint64_t pool_frags = 0;
 
@@ -169,7 +187,7 @@ class Segment {
         return reinterpret_cast<RingControl *>(base_ + header_.rings_offset +
                                                uint64_t(i) * header_.ring_stride);
     }
-    char *cells(uint32_t i) const { return reinterpret_cast<char *>(ring(i) + 1); }
+    char *slots(uint32_t i) const { return reinterpret_cast<char *>(ring(i) + 1); }
 
   private:
     SegmentHeader *shared_header() const { return reinterpret_cast<SegmentHeader *>(base_); }

@@ -2,6 +2,7 @@
 #include "btl_tcp_module.h"
 #include "btl_tcp.h"
 
+#include <weft/convertor.h>
 #include <weft/runtime.h>
 
 #include <arpa/inet.h>
@@ -201,13 +202,14 @@ weft_status_t send(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_btl_descri
     return ep_enqueue(ep, f);
 }
 
-weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor_t *,
+weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor_t *cv,
                     const void *header, size_t header_size, size_t payload_size, uint8_t order,
                     uint32_t flags, weft_btl_tag_t tag, weft_btl_descriptor_t **des)
 {
     if (des)
         *des = nullptr;
-    if (!b || !h || (header_size > 0 && !header))
+    if (!b || !h || (header_size > 0 && !header) ||
+        (payload_size && (!cv || weft_convertor_remaining(cv) < payload_size)))
         return WEFT_ERR_BAD_PARAM;
     Module *m = module_of(b);
     Endpoint *ep = endpoint_of(h);
@@ -219,17 +221,18 @@ weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor
     if (ep->state == EpState::closed)
         return WEFT_ERR_UNREACH;
     // Taken only when it can go out now, behind nothing: a connection that is up, an empty
-    // queue, a socket that is not full. The payload would have to be packed from the
-    // convertor, which this module cannot read: such messages take the descriptor path.
-    const bool at_once = payload_size == 0 && ep->state == EpState::established && ep->conn &&
-                         ep->outq.empty() && !(ep->conn->events & EPOLLOUT);
+    // queue, a socket that is not full.
+    const bool at_once = ep->state == EpState::established && ep->conn && ep->outq.empty() &&
+                         !(ep->conn->events & EPOLLOUT);
     if (at_once) {
-        if (Frag *f = m->get_frag(header_size)) {
+        if (Frag *f = m->get_frag(total)) {
             // The copy stays until the peer acknowledges it: if the link breaks first, it goes
             // back to this process's callback for the tag, flagged SEND_FAILED.
             if (header_size)
                 std::memcpy(f->buffer, header, header_size);
-            f->segment.seg_len = header_size;
+            if (payload_size)
+                weft_convertor_pack(cv, f->buffer + header_size, payload_size);
+            f->segment.seg_len = total;
             f->kind = FragKind::sendi;
             f->frame_type = wire::kData;
             f->tag = tag;
@@ -241,8 +244,6 @@ weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor
     }
     if (des) {
         if (Frag *f = m->get_frag(total)) {
-            if (header_size)
-                std::memcpy(f->buffer, header, header_size);
             f->segment.seg_len = total;
             f->des.des_flags = flags;
             f->des.order = order;

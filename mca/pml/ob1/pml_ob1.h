@@ -55,6 +55,8 @@ struct FragHdr {
 
 // ---- requests
 struct Request : weft_request {
+    Request *next = nullptr; // in the posted queue
+    Request *prev = nullptr;
     uint64_t id = 0;
     bool is_send = false;
     // the user's buffer
@@ -87,11 +89,49 @@ struct Unexpected {
     std::string data; // the eager data, or a rendezvous's first part
 };
 
+// Posted receives in posting order, linked through Request::next/prev (no allocation).
+class PostedQueue {
+  public:
+    bool empty() const { return head_ == nullptr; }
+    Request *front() const { return head_; }
+    void push_back(Request *r)
+    {
+        r->next = nullptr;
+        r->prev = tail_;
+        (tail_ ? tail_->next : head_) = r;
+        tail_ = r;
+    }
+    void erase(Request *r)
+    {
+        (r->prev ? r->prev->next : head_) = r->next;
+        (r->next ? r->next->prev : tail_) = r->prev;
+        r->next = r->prev = nullptr;
+    }
+    bool contains(const Request *r) const
+    {
+        for (const Request *q = head_; q; q = q->next)
+            if (q == r)
+                return true;
+        return false;
+    }
+    size_t size() const
+    {
+        size_t n = 0;
+        for (const Request *q = head_; q; q = q->next)
+            ++n;
+        return n;
+    }
+
+  private:
+    Request *head_ = nullptr;
+    Request *tail_ = nullptr;
+};
+
 struct CommState {
     std::vector<uint32_t> send_seq;                    // next to each peer
     std::vector<uint32_t> recv_seq;                    // next expected from each peer
     std::vector<std::map<uint32_t, Unexpected>> ahead; // arrived early, per peer
-    std::deque<Request *> posted;
+    PostedQueue posted;
     std::list<Unexpected> unexpected;
 };
 

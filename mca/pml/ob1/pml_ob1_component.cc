@@ -2,7 +2,12 @@
 //
 // Protocols (see ../../../../shared seeds, ob1-protocols.rst, and README.md):
 //   eager     MATCH header + the whole message in one fragment, for messages
-//             that fit the eager rail's eager limit (not for MPI_Ssend);
+//             that fit the eager rail's eager limit (not for MPI_Ssend), in
+//             one of three ways, chosen as the protocol description says:
+//             immediate (btl_sendi packs header and data in one step),
+//             prepared (btl_prepare_src, which may send from the user's
+//             buffer in place; completes on the BTL's callback) and
+//             allocated (btl_alloc, then the PML packs);
 //   pipeline  RNDV header + the first part; once the receiver matched it, it
 //             answers ACK and the sender streams the rest as FRAG fragments
 //             of the send rail's max_send_size (the send/receive pipeline).
@@ -17,6 +22,7 @@
 #include "mca_select.h"
 #include "runtime.h"
 
+#include <weft/convertor.h>
 #include <weft/mca.h>
 #include <weft/runtime.h>
 
@@ -41,12 +47,33 @@ struct Peer {
     weft_btl_endpoint_t *eager_ep = nullptr;
     size_t eager_limit = 0;
     size_t max_send = 0;
+    bool send_inplace = false; // the eager rail's prepare_src may send from user memory
 };
+
+// The eager protocols, and the pipeline, as the trace names them.
+enum class Proto { immediate, prepared, allocated, pipeline };
+const char *proto_name(Proto p)
+{
+    switch (p) {
+    case Proto::immediate: return "eager immediate (btl_sendi)";
+    case Proto::prepared: return "eager prepared (btl_prepare_src)";
+    case Proto::allocated: return "eager allocated (btl_alloc)";
+    case Proto::pipeline: return "send/receive pipeline (RNDV)";
+    }
+    return "?";
+}
+
+// Messages up to this size take the immediate protocol when the rail has btl_sendi,
+// before the prepared one is considered (ob1-protocols.rst).
+constexpr size_t kImmediateMax = 256;
+// Communicators with a context id below this are found by index, the rest by hash.
+constexpr uint32_t kDenseCids = 4096;
 
 struct State {
     weft_pml_module_t base;
     std::vector<Peer> peers; // by world rank
     weft_bml_module_t *bml = nullptr;
+    std::vector<weft_comm *> dense_comms; // by cid, below kDenseCids
     std::unordered_map<uint32_t, weft_comm *> comms;
     // Fragments for communicators this process has not created yet.
     std::unordered_map<uint32_t, std::vector<std::string>> early;
@@ -54,9 +81,31 @@ struct State {
     uint64_t next_id = 1;
     std::deque<Pending> pending;
     size_t malformed = 0;
+    size_t lost = 0; // btl_sendi fragments a failed link handed back
+    int verbose = 0; // pml_ob1_verbose: >= 20 traces every message's protocol
 };
 
 State *P;
+
+weft_comm *find_comm(uint32_t cid)
+{
+    if (cid < kDenseCids)
+        return cid < P->dense_comms.size() ? P->dense_comms[cid] : nullptr;
+    auto it = P->comms.find(cid);
+    return it == P->comms.end() ? nullptr : it->second;
+}
+
+[[gnu::cold]] void trace(const std::string &line) { output::info("pml/ob1: " + line); }
+
+// One line per message sent: the protocol the sender chose and the one that ran (they differ
+// when the rail had no room for the chosen one).
+[[gnu::cold]] void trace_send(const weft_comm *comm, int dst, int tag, size_t bytes, Proto chosen,
+                              Proto ran)
+{
+    trace("send rank " + std::to_string(comm->rank) + " -> " + std::to_string(dst) + " tag " +
+          std::to_string(tag) + " cid " + std::to_string(comm->cid) + " " + std::to_string(bytes) +
+          " bytes: chose " + proto_name(chosen) + ", ran " + proto_name(ran));
+}
 
 CommState &cs(weft_comm *c) { return *static_cast<CommState *>(c->pml_state); }
 
@@ -233,10 +282,9 @@ void deliver(Request *r, weft_comm *comm, const Unexpected &u)
 void match_one(weft_comm *comm, Unexpected &&u)
 {
     CommState &s = cs(comm);
-    for (auto it = s.posted.begin(); it != s.posted.end(); ++it) {
-        Request *r = *it;
+    for (Request *r = s.posted.front(); r; r = r->next) {
         if (src_matches(r->src, u.src) && tag_matches(r->tag, u.tag)) {
-            s.posted.erase(it);
+            s.posted.erase(r);
             deliver(r, comm, u);
             return;
         }
@@ -264,23 +312,71 @@ void arrive(weft_comm *comm, uint32_t seq, Unexpected &&u)
     }
 }
 
-void handle(const char *msg, size_t len);
+// The data of an arriving fragment: what follows the header in its first segment, then the
+// further segments a BTL may deliver (btl/self hands over the sender's buffer in place).
+struct Payload {
+    const char *first;
+    size_t first_len;
+    const weft_btl_segment_t *more;
+    size_t nmore;
 
-void handle_match_or_rndv(const char *msg, size_t len)
+    size_t size() const
+    {
+        size_t n = first_len;
+        for (size_t i = 0; i < nmore; ++i)
+            n += more[i].seg_len;
+        return n;
+    }
+    // Copy the bytes from offset `from` on into dst, at most max of them.
+    void copy_to(char *dst, size_t max) const
+    {
+        size_t n = std::min(first_len, max);
+        if (n)
+            std::memcpy(dst, first, n);
+        for (size_t i = 0; i < nmore && n < max; ++i) {
+            const size_t k = std::min(more[i].seg_len, max - n);
+            std::memcpy(dst + n, more[i].seg_addr, k);
+            n += k;
+        }
+    }
+    void append_to(std::string &out) const
+    {
+        out.append(first, first_len);
+        for (size_t i = 0; i < nmore; ++i)
+            out.append(static_cast<const char *>(more[i].seg_addr), more[i].seg_len);
+    }
+};
+
+void handle(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore);
+
+size_t header_size(uint8_t type)
+{
+    switch (type) {
+    case hdr_match: return sizeof(MatchHdr);
+    case hdr_rndv: return sizeof(RndvHdr);
+    case hdr_ack: return sizeof(AckHdr);
+    case hdr_frag: return sizeof(FragHdr);
+    default: return 1;
+    }
+}
+
+void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
 {
     const bool rndv = static_cast<uint8_t>(msg[0]) == hdr_rndv;
     const size_t hlen = rndv ? sizeof(RndvHdr) : sizeof(MatchHdr);
     if (len < hlen)
         return malformed(std::string(rndv ? "RNDV" : "MATCH") + " shorter than its header");
-    RndvHdr h{};
+    RndvHdr h;
     std::memcpy(&h, msg, hlen);
-    auto it = P->comms.find(h.match.cid);
-    if (it == P->comms.end()) {
+    const Payload data{msg + hlen, len - hlen, more, nmore};
+    weft_comm *comm = find_comm(h.match.cid);
+    if (!comm) {
         // The communicator exists at the sender already, not yet here.
-        P->early[h.match.cid].emplace_back(msg, len);
+        std::string copy(msg, hlen);
+        data.append_to(copy);
+        P->early[h.match.cid].push_back(std::move(copy));
         return;
     }
-    weft_comm *comm = it->second;
     if (h.match.src < 0 || h.match.src >= comm->size)
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
@@ -289,29 +385,32 @@ void handle_match_or_rndv(const char *msg, size_t len)
     CommState &s = cs(comm);
     const size_t src = size_t(h.match.src);
     if (!rndv && h.match.seq == s.recv_seq[src] && s.ahead[src].empty()) {
-        for (auto pit = s.posted.begin(); pit != s.posted.end(); ++pit) {
-            Request *r = *pit;
+        for (Request *r = s.posted.front(); r; r = r->next) {
             if (!src_matches(r->src, h.match.src) || !tag_matches(r->tag, h.match.tag))
                 continue;
-            s.posted.erase(pit);
+            s.posted.erase(r);
             ++s.recv_seq[src];
-            const size_t n = len - hlen;
+            const size_t n = data.size();
             r->matched = true;
             r->status.source = h.match.src;
             r->status.tag = h.match.tag;
             r->total = r->received = n;
-            if (n && r->buf)
-                std::memcpy(r->buf, msg + hlen, std::min(n, r->bytes));
+            if (r->buf)
+                data.copy_to(r->buf, std::min(n, r->bytes));
             finish_recv(r);
             return;
         }
     }
+    if (P->verbose >= 20)
+        trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(h.match.src) +
+              " tag " + std::to_string(h.match.tag) + " cid " + std::to_string(comm->cid) + ": " +
+              (rndv ? "RNDV" : "MATCH") + " kept until a receive matches it");
     Unexpected u;
     u.src = h.match.src;
     u.tag = h.match.tag;
     u.type = rndv ? hdr_rndv : hdr_match;
     u.flags = h.match.flags;
-    u.data.assign(msg + hlen, len - hlen);
+    data.append_to(u.data);
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
     u.world_src = comm->group->ranks[size_t(u.src)];
@@ -322,15 +421,15 @@ void handle_match_or_rndv(const char *msg, size_t len)
 
 void send_rest(Request *r);
 
-void handle(const char *msg, size_t len)
+void handle(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
 {
     if (len < 1)
         return malformed("empty fragment");
     switch (static_cast<uint8_t>(msg[0])) {
     case hdr_match:
-    case hdr_rndv: handle_match_or_rndv(msg, len); return;
+    case hdr_rndv: handle_match_or_rndv(msg, len, more, nmore); return;
     case hdr_ack: {
-        if (len != sizeof(AckHdr))
+        if (len != sizeof(AckHdr) || nmore)
             return malformed("ACK of " + std::to_string(len) + " bytes");
         AckHdr h;
         std::memcpy(&h, msg, sizeof h);
@@ -352,12 +451,12 @@ void handle(const char *msg, size_t len)
         if (it == P->live.end() || it->second->is_send)
             return malformed("FRAG for an unknown receive");
         Request *r = it->second;
-        const size_t n = len - sizeof h;
-        if (h.offset + n > r->total)
+        const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
+        const size_t n = data.size();
+        if (h.offset > r->total || n > r->total - h.offset)
             return malformed("FRAG past the end of its message");
         if (h.offset < r->bytes && r->buf)
-            std::memcpy(r->buf + h.offset, msg + sizeof h,
-                        std::min(n, r->bytes - size_t(h.offset)));
+            data.copy_to(r->buf + h.offset, std::min(n, r->bytes - size_t(h.offset)));
         r->received += n;
         if (r->received >= r->total)
             finish_recv(r);
@@ -370,14 +469,30 @@ void handle(const char *msg, size_t len)
 
 void on_recv(weft_btl_module_t *, const weft_btl_recv_descriptor_t *rd)
 {
-    if (rd->segment_count == 1) {
-        handle(static_cast<const char *>(rd->segments[0].seg_addr), rd->segments[0].seg_len);
+    // A transport that closes after ob1 finalized may still hand back what it held.
+    if (!P)
+        return;
+    if (rd->flags & WEFT_BTL_RECV_FLAG_SEND_FAILED) {
+        // One of our own btl_sendi fragments that may not have arrived. ob1 has no failover
+        // (bfo has): the message may be lost, which the error callback reported already.
+        ++P->lost;
+        return;
+    }
+    if (rd->segment_count == 0)
+        return malformed("fragment without segments");
+    const auto &first = rd->segments[0];
+    // Headers travel whole in the first segment; anything else is gathered first.
+    if (rd->segment_count == 1 ||
+        (first.seg_len > 0 &&
+         first.seg_len >= header_size(*static_cast<const uint8_t *>(first.seg_addr)))) {
+        handle(static_cast<const char *>(first.seg_addr), first.seg_len, rd->segments + 1,
+               rd->segment_count - 1);
         return;
     }
     std::string all;
     for (size_t i = 0; i < rd->segment_count; ++i)
         all.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
-    handle(all.data(), all.size());
+    handle(all.data(), all.size(), nullptr, 0);
 }
 
 void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char *description,
@@ -409,6 +524,93 @@ void send_rest(Request *r)
     complete(r);
 }
 
+void prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
+                   weft_status_t status)
+{
+    auto *r = static_cast<Request *>(des->des_cbdata);
+    if (status != WEFT_SUCCESS)
+        r->status.error = WEFT_ERR_UNREACH;
+    complete(r);
+}
+
+// Send an eager message: h is filled but for its type; r is the request to complete, or NULL
+// for a blocking send (which then waits here while the BTL still reads the user's buffer).
+// The protocol is chosen as ob1-protocols.rst says. Returns an error only when the peer
+// cannot be reached.
+weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, MatchHdr &h,
+                         const char *buf, size_t bytes, weft_send_mode_t mode)
+{
+    const Peer &peer = P->peers[size_t(world)];
+    weft_btl_module_t *btl = peer.eager_btl;
+    h.type = hdr_match;
+    // Queued copies go first: while there are any, nothing may overtake them.
+    const bool sendi = btl->btl_sendi != nullptr && P->pending.empty();
+    Proto chosen;
+    if (sendi && bytes <= kImmediateMax)
+        chosen = Proto::immediate;
+    else if (mode != WEFT_SEND_BUFFERED && bytes != 0 && peer.send_inplace &&
+             btl->btl_prepare_src && P->pending.empty())
+        chosen = Proto::prepared;
+    else
+        chosen = sendi ? Proto::immediate : Proto::allocated;
+    Proto ran = chosen;
+    weft_convertor_t cv;
+    weft_convertor_init_contiguous(&cv, buf, bytes);
+    constexpr uint32_t flags = WEFT_BTL_DES_FLAG_PRIORITY | WEFT_BTL_DES_FLAG_BTL_OWNERSHIP;
+    weft_status_t rc = WEFT_ERR_OUT_OF_RESOURCE;
+    if (chosen == Proto::immediate) {
+        rc = btl->btl_sendi(btl, peer.eager_ep, &cv, &h, sizeof h, bytes, WEFT_BTL_NO_ORDER, flags,
+                            tag_ob1, nullptr);
+        if (rc == WEFT_SUCCESS) {
+            if (P->verbose >= 20) [[unlikely]]
+                trace_send(comm, dst, h.tag, bytes, chosen, ran);
+            if (r)
+                complete(r);
+            return WEFT_SUCCESS;
+        }
+    } else if (chosen == Proto::prepared) {
+        size_t size = bytes;
+        weft_btl_descriptor_t *des = nullptr;
+        rc = btl->btl_prepare_src(btl, peer.eager_ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, &size,
+                                  flags, &des);
+        if (rc == WEFT_SUCCESS && size != bytes) {
+            btl->btl_free(btl, des);
+            rc = WEFT_ERR_OUT_OF_RESOURCE;
+        }
+        if (rc == WEFT_SUCCESS) {
+            if (P->verbose >= 20) [[unlikely]]
+                trace_send(comm, dst, h.tag, bytes, chosen, ran);
+            std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
+            Request local; // a blocking send waits for the callback here
+            Request *owner = r ? r : &local;
+            des->des_cbfunc = prepared_done;
+            des->des_cbdata = owner;
+            rc = btl->btl_send(btl, peer.eager_ep, des, tag_ob1);
+            if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
+                if (rc == WEFT_SUCCESS)
+                    complete(owner);
+                if (!r)
+                    weft::rt::wait_until([&] { return local.complete; });
+                return WEFT_SUCCESS;
+            }
+            btl->btl_free(btl, des);
+        }
+    }
+    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_OUT_OF_RESOURCE)
+        return rc;
+    // Allocated, chosen or as the fallback when the rail had no room: send_bytes copies the
+    // message and keeps the copy for later if the rail is still full.
+    ran = Proto::allocated;
+    if (P->verbose >= 20) [[unlikely]]
+        trace_send(comm, dst, h.tag, bytes, chosen, ran);
+    rc = send_bytes(world, &h, sizeof h, buf, bytes, true);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (r)
+        complete(r);
+    return WEFT_SUCCESS;
+}
+
 weft_status_t start_send(Request *r)
 {
     r->complete = false;
@@ -433,14 +635,10 @@ weft_status_t start_send(Request *r)
     const size_t limit = eager_limit(world);
     if (limit == 0)
         return WEFT_ERR_UNREACH;
-    if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit) {
-        m.type = hdr_match;
-        weft_status_t rc = send_bytes(world, &m, sizeof m, r->buf, r->bytes, true);
-        if (rc != WEFT_SUCCESS)
-            return rc;
-        complete(r);
-        return WEFT_SUCCESS;
-    }
+    if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
+        return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);
+    if (P->verbose >= 20) [[unlikely]]
+        trace_send(comm, r->dst, r->tag, r->bytes, Proto::pipeline, Proto::pipeline);
     RndvHdr h{};
     h.match = m;
     h.match.type = hdr_rndv;
@@ -491,7 +689,8 @@ weft_status_t cancel(weft_request *req)
     if (r->is_send || r->matched || r->complete)
         return WEFT_SUCCESS; // too late, or a send: not cancelled
     CommState &s = cs(r->comm);
-    s.posted.erase(std::remove(s.posted.begin(), s.posted.end(), r), s.posted.end());
+    if (s.posted.contains(r))
+        s.posted.erase(r);
     r->cancelled = true;
     r->status.cancelled = 1;
     complete(r);
@@ -553,6 +752,7 @@ weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
             peer.eager_btl = b.btl;
             peer.eager_ep = b.btl_endpoint;
             peer.eager_limit = b.btl->btl_eager_limit;
+            peer.send_inplace = (b.btl_flags & WEFT_BTL_FLAG_SEND_INPLACE) != 0;
             weft_bml_endpoint_info_t info{};
             info.struct_size = sizeof info;
             P->bml->bml_endpoint_info(P->bml, ep, &info);
@@ -586,20 +786,31 @@ weft_status_t add_comm(weft_pml_module_t *, weft_comm_t *comm)
     s->recv_seq.assign(size_t(comm->size), 0);
     s->ahead.resize(size_t(comm->size));
     comm->pml_state = s;
-    P->comms[comm->cid] = comm;
+    if (comm->cid < kDenseCids) {
+        if (P->dense_comms.size() <= comm->cid)
+            P->dense_comms.resize(comm->cid + 1, nullptr);
+        P->dense_comms[comm->cid] = comm;
+    } else {
+        P->comms[comm->cid] = comm;
+    }
     auto it = P->early.find(comm->cid);
     if (it != P->early.end()) {
         std::vector<std::string> frags = std::move(it->second);
         P->early.erase(it);
         for (const auto &f : frags)
-            handle(f.data(), f.size());
+            handle(f.data(), f.size(), nullptr, 0);
     }
     return WEFT_SUCCESS;
 }
 
 weft_status_t del_comm(weft_pml_module_t *, weft_comm_t *comm)
 {
-    P->comms.erase(comm->cid);
+    if (comm->cid < kDenseCids) {
+        if (comm->cid < P->dense_comms.size())
+            P->dense_comms[comm->cid] = nullptr;
+    } else {
+        P->comms.erase(comm->cid);
+    }
     delete static_cast<CommState *>(comm->pml_state);
     comm->pml_state = nullptr;
     return WEFT_SUCCESS;
@@ -674,13 +885,15 @@ weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_dat
     if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0) {
         const int world = comm->group->ranks[size_t(dst)];
         if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
-            MatchHdr h{};
-            h.type = hdr_match;
+            MatchHdr h;
+            h.flags = 0;
+            h.reserved = 0;
             h.cid = comm->cid;
             h.src = comm->rank;
             h.tag = tag;
             h.seq = cs(comm).send_seq[size_t(dst)]++;
-            return send_bytes(world, &h, sizeof h, buf, bytes, true);
+            return send_eager(nullptr, comm, dst, world, h, static_cast<const char *>(buf), bytes,
+                              mode);
         }
     }
     weft_request_t *req;
@@ -810,7 +1023,8 @@ weft_status_t dump(weft_pml_module_t *, weft_comm_t *comm, int)
                  std::to_string(s.posted.size()) + " posted, " +
                  std::to_string(s.unexpected.size()) + " unexpected, " +
                  std::to_string(P->pending.size()) + " pending sends, " +
-                 std::to_string(P->malformed) + " malformed fragments dropped");
+                 std::to_string(P->malformed) + " malformed fragments dropped, " +
+                 std::to_string(P->lost) + " sent fragments a failed link handed back");
     return WEFT_SUCCESS;
 }
 
@@ -819,7 +1033,7 @@ weft_status_t revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
     return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
 }
 
-weft_mca_param_t *p_fault_to;
+weft_mca_param_t *p_fault_to, *p_verbose;
 bool fault_sent = false;
 
 // Fault injection for tests: one fragment of every malformed kind to one
@@ -831,7 +1045,7 @@ void inject_faults()
         fault_sent = true; // nothing to inject: stop asking
         return;
     }
-    if (fault_sent || !P->comms.count(0))
+    if (fault_sent || !find_comm(0))
         return;
     fault_sent = true;
     const uint8_t unknown[4] = {99, 0, 0, 0};
@@ -874,8 +1088,22 @@ weft_status_t register_params()
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr},
+        {.name = "verbose",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Verbosity of pml/ob1 (0-100). At 20 and above every message is traced: the "
+                 "protocol the sender chose and the one that ran (eager immediate, prepared or "
+                 "allocated, send/receive pipeline), and messages kept unexpected.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
     };
-    return weft_mca_param_register_table("pml", "ob1", defs, 1, sizeof defs[0], &p_fault_to);
+    weft_mca_param_t *h[2] = {};
+    weft_status_t rc = weft_mca_param_register_table("pml", "ob1", defs, 2, sizeof defs[0], h);
+    p_fault_to = h[0];
+    p_verbose = h[1];
+    return rc;
 }
 
 weft_pml_module_t *init(int, int)
@@ -886,6 +1114,7 @@ weft_pml_module_t *init(int, int)
         return nullptr;
     auto *bc = reinterpret_cast<const weft_bml_component_t *>(bml_comp->desc);
     P = new State;
+    P->verbose = int(weft_mca_param_int(p_verbose));
     P->bml = bc->init(0, 0);
     if (!P->bml) {
         delete P;
