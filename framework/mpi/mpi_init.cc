@@ -20,7 +20,6 @@ namespace weft::mpi {
 namespace {
 
 enum class Phase { before, running, after } phase = Phase::before;
-weft_pml_module_t *the_pml = nullptr;
 const weft_pml_component_t *the_pml_component = nullptr;
 int thread_level = MPI_THREAD_SINGLE;
 
@@ -74,18 +73,19 @@ int init(int required)
     if (base->open() != WEFT_SUCCESS || base->select_one(chosen) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: no PML can run (messages above)");
     the_pml_component = reinterpret_cast<const weft_pml_component_t *>(chosen->desc);
-    the_pml = the_pml_component->init(0, 0);
-    if (!the_pml)
+    g_pml = the_pml_component->init(0, 0);
+    if (!g_pml)
         weft::rt::abort(1, "MPI_Init: pml/" + chosen->name + " could not start");
     if (!same_pml_everywhere(chosen->name))
         weft::rt::abort(1, "MPI_Init: the ranks selected different PMLs");
     auto procs = all_procs();
-    if (the_pml->pml_add_procs(the_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
+    if (g_pml->pml_add_procs(g_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");
     comm_activate(MPI_COMM_WORLD);
     comm_activate(MPI_COMM_SELF);
     thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
     phase = Phase::running;
+    g_running = true;
     // Nobody sends before everyone can receive.
     weft_boot_module_t *boot = weft::rt::boot();
     boot->boot_barrier(boot);
@@ -94,11 +94,13 @@ int init(int required)
 
 } // namespace
 
+bool g_running = false;
+weft_pml_module_t *g_pml = nullptr;
+
 bool initialized() { return phase != Phase::before; }
 bool finalized() { return phase == Phase::after; }
-weft_pml_module_t *pml() { return the_pml; }
 
-int check_state(const char *fn)
+int state_error(const char *fn)
 {
     if (phase == Phase::running)
         return MPI_SUCCESS;
@@ -109,17 +111,6 @@ int check_state(const char *fn)
                      fn);
     std::fflush(stderr);
     return MPI_ERR_OTHER;
-}
-
-void to_status(const weft_msg_status_t &in, MPI_Status *out)
-{
-    if (!out)
-        return;
-    out->MPI_SOURCE = in.source;
-    out->MPI_TAG = in.tag;
-    out->MPI_ERROR = in.error == WEFT_SUCCESS ? MPI_SUCCESS : error_class_of(in.error);
-    out->_cancelled = in.cancelled;
-    out->_ucount = size_t(in.count);
 }
 
 } // namespace weft::mpi
@@ -173,15 +164,16 @@ int MPI_Finalize(void)
     // Every rank's traffic is done before any transport closes.
     weft_boot_module_t *boot = weft::rt::boot();
     boot->boot_barrier(boot);
-    the_pml->pml_del_comm(the_pml, MPI_COMM_SELF);
-    the_pml->pml_del_comm(the_pml, MPI_COMM_WORLD);
+    g_pml->pml_del_comm(g_pml, MPI_COMM_SELF);
+    g_pml->pml_del_comm(g_pml, MPI_COMM_WORLD);
     auto procs = all_procs();
-    the_pml->pml_del_procs(the_pml, procs.data(), procs.size());
+    g_pml->pml_del_procs(g_pml, procs.data(), procs.size());
     if (the_pml_component->finalize)
         the_pml_component->finalize();
     weft::mca::framework_base("pml")->close();
-    the_pml = nullptr;
+    g_pml = nullptr;
     phase = Phase::after;
+    g_running = false;
     weft::rt::finalize();
     return MPI_SUCCESS;
 }

@@ -18,15 +18,33 @@ namespace weft::mpi {
 // ---- library state (mpi_init.cc)
 bool initialized();
 bool finalized();
-// MPI_SUCCESS when MPI may be called now; otherwise prints a clear message
-// ("MPI_Send called after MPI_Finalize") and returns MPI_ERR_OTHER, or aborts
-// if that is all one can do (before MPI_Init there is no error handler).
-int check_state(const char *fn);
+// Set between MPI_Init and MPI_Finalize: MPI may be called, and the PML the
+// job selected.
+extern bool g_running;
+extern struct weft_pml_module *g_pml;
+// Prints a clear message ("MPI_Send called after MPI_Finalize") and returns
+// MPI_ERR_OTHER.
+[[gnu::cold]] int state_error(const char *fn);
+// MPI_SUCCESS when MPI may be called now; otherwise state_error(fn).
+inline int check_state(const char *fn) { return g_running ? MPI_SUCCESS : state_error(fn); }
 
 // The selected PML module (valid between MPI_Init and MPI_Finalize).
-struct weft_pml_module *pml();
+inline struct weft_pml_module *pml() { return g_pml; }
+// ---- errors (mpi_errors.cc)
+// The MPI error class for a Weft status.
+int error_class_of(weft_status_t status);
+
 // MPI_Status from a PML status (status may be MPI_STATUS_IGNORE).
-void to_status(const weft_msg_status_t &in, MPI_Status *out);
+inline void to_status(const weft_msg_status_t &in, MPI_Status *out)
+{
+    if (!out)
+        return;
+    out->MPI_SOURCE = in.source;
+    out->MPI_TAG = in.tag;
+    out->MPI_ERROR = in.error == WEFT_SUCCESS ? MPI_SUCCESS : error_class_of(in.error);
+    out->_cancelled = in.cancelled;
+    out->_ucount = size_t(in.count);
+}
 
 // ---- communicators (mpi_comm.cc)
 // Register a new communicator with the PML (after its cid, group, rank and
@@ -40,8 +58,6 @@ weft_status_t internal_send(weft_comm *comm, const void *buf, size_t bytes, int 
 weft_status_t internal_recv(weft_comm *comm, void *buf, size_t bytes, int src, int tag);
 
 // ---- errors (mpi_errors.cc)
-// The MPI error class for a Weft status.
-int error_class_of(weft_status_t status);
 // Report `errclass` raised by `fn` on `comm` (MPI_COMM_WORLD's handler if comm
 // is null or invalid): MPI_ERRORS_ARE_FATAL prints
 //   "MPI_Send: invalid rank (MPI_ERR_RANK) on communicator MPI_COMM_WORLD: <detail>"
@@ -58,8 +74,8 @@ void group_release(weft_group *g);
 // Fill MPI_COMM_WORLD and MPI_COMM_SELF (and their groups) once the runtime
 // knows rank and size.
 void setup_predefined(int world_rank, int world_size);
-bool valid_comm(MPI_Comm comm);
-bool valid_datatype(MPI_Datatype type);
+inline bool valid_comm(MPI_Comm comm) { return comm && (comm->predefined || !comm->freed); }
+inline bool valid_datatype(MPI_Datatype type) { return type && type->size > 0; }
 
 } // namespace weft::mpi
 

@@ -13,10 +13,10 @@ namespace {
 
 enum class Dir { send, recv };
 
-// Argument checks every point-to-point call shares; returns MPI_SUCCESS or
-// the error as raised on comm.
-int check(const char *fn, const void *buf, int count, MPI_Datatype type, int peer, int tag,
-          MPI_Comm comm, Dir dir)
+// Report the first bad argument of a point-to-point call (the slow half of check).
+[[gnu::cold]] [[gnu::noinline]] int report_bad(const char *fn, const void *buf, int count,
+                                               MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                                               Dir dir)
 {
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -38,6 +38,19 @@ int check(const char *fn, const void *buf, int count, MPI_Datatype type, int pee
     if (!buf && count > 0 && type->size > 0)
         return raise(comm, MPI_ERR_BUFFER, fn, "buffer is NULL");
     return MPI_SUCCESS;
+}
+
+// Argument checks every point-to-point call shares; returns MPI_SUCCESS or
+// the error as raised on comm. The common case is a few compares inline.
+inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, int peer, int tag,
+                 MPI_Comm comm, Dir dir)
+{
+    const bool ok =
+        g_running && valid_comm(comm) && count >= 0 && valid_datatype(type) &&
+        ((peer >= 0 && peer < comm->size) ||
+         (peer < 0 && (peer == MPI_PROC_NULL || (dir == Dir::recv && peer == MPI_ANY_SOURCE)))) &&
+        (tag >= 0 || (dir == Dir::recv && tag == MPI_ANY_TAG)) && (buf || count == 0);
+    return ok ? MPI_SUCCESS : report_bad(fn, buf, count, type, peer, tag, comm, dir);
 }
 
 int result(weft_status_t rc, MPI_Comm comm, const char *fn)

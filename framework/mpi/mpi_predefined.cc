@@ -122,10 +122,6 @@ void setup_predefined(int world_rank, int world_size)
     self.group = group_new({world_rank});
 }
 
-bool valid_comm(MPI_Comm comm) { return comm && (comm->predefined || !comm->freed); }
-
-bool valid_datatype(MPI_Datatype type) { return type && type->size > 0; }
-
 } // namespace weft::mpi
 
 using weft::mpi::raise;

@@ -118,21 +118,21 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     });
     bool error = false;
     for (int i = 0; i < count; ++i) {
-        MPI_Status tmp, *s = statuses ? &statuses[i] : &tmp;
-        if (inactive(reqs[i])) {
-            empty_status(s);
+        MPI_Request r = reqs[i];
+        if (inactive(r)) {
+            if (statuses)
+                empty_status(&statuses[i]);
             continue;
         }
-        MPI_Request r = reqs[i];
-        weft_msg_status_t st = r->status;
-        to_status(st, s);
-        if (r->persistent)
+        if (statuses)
+            to_status(r->status, &statuses[i]);
+        error |= r->status.error != WEFT_SUCCESS && !r->status.cancelled;
+        if (r->persistent) {
             r->active = false;
-        else {
+        } else {
             r->pml_free(r);
             reqs[i] = MPI_REQUEST_NULL;
         }
-        error |= st.error != WEFT_SUCCESS && !st.cancelled;
     }
     return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
 }

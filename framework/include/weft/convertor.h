@@ -48,6 +48,42 @@ struct weft_convertor {
     void *state;                     /* the walker's */
 };
 
+/* memcpy, with the small sizes of eager headers and messages done inline (a call into the C
+ * library's memcpy costs more than copying a few bytes). */
+static inline void weft_copy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (n > 32) {
+        memcpy(d, s, n);
+    } else if (n >= 16) {
+        uint64_t a, b, c, e;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        memcpy(&c, s + n - 16, 8);
+        memcpy(&e, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + 8, &b, 8);
+        memcpy(d + n - 16, &c, 8);
+        memcpy(d + n - 8, &e, 8);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < n; ++i)
+            d[i] = s[i];
+    }
+}
+
 /* A convertor over size contiguous bytes at buf. */
 static inline void weft_convertor_init_contiguous(weft_convertor_t *c, const void *buf, size_t size)
 {
@@ -81,8 +117,7 @@ static inline size_t weft_convertor_pack(weft_convertor_t *c, void *dst, size_t 
         n = max;
     if (!(c->flags & WEFT_CONVERTOR_CONTIGUOUS))
         return c->ops->pack(c, dst, n);
-    if (n)
-        memcpy(dst, c->base + c->position, n);
+    weft_copy(dst, c->base + c->position, n);
     c->position += n;
     return n;
 }
@@ -96,8 +131,7 @@ static inline size_t weft_convertor_unpack(weft_convertor_t *c, const void *src,
         n = len;
     if (!(c->flags & WEFT_CONVERTOR_CONTIGUOUS))
         return c->ops->unpack(c, src, n);
-    if (n)
-        memcpy(c->base + c->position, src, n);
+    weft_copy(c->base + c->position, src, n);
     c->position += n;
     return n;
 }

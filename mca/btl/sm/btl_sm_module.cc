@@ -321,8 +321,6 @@ int poll_ring(Module *m, Endpoint *ep)
             ok = len > 0 && at + len == size;
             if (ok) {
                 head += len;
-                ep->rx_head = head;
-                store_release(ep->rx->head, head);
                 continue;
             }
         }
@@ -357,9 +355,12 @@ int poll_ring(Module *m, Endpoint *ep)
         for (uint64_t i = 1; i < nslots; ++i)
             std::memset(slot + i * kCacheLine, 0, sizeof(uint64_t));
         head += nslots;
+        ++n;
+    }
+    // The slots go back to the sender once per batch: one store to the shared line.
+    if (head != ep->rx_head) {
         ep->rx_head = head;
         store_release(ep->rx->head, head);
-        ++n;
     }
     return n;
 }
@@ -831,8 +832,7 @@ weft_status_t sm_sendi(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
             const Room room = reserve(ep, n);
             if (room == Room::ok) {
                 char *slot = tail_slot(ep);
-                if (header_size)
-                    std::memcpy(slot + kCellHeaderSize, header, header_size);
+                weft_copy(slot + kCellHeaderSize, header, header_size);
                 if (payload_size)
                     weft_convertor_pack(convertor, slot + kCellHeaderSize + header_size,
                                         payload_size);

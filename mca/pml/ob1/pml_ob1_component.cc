@@ -218,13 +218,13 @@ void untrack(Request *r)
 // Requests are recycled: the message-rate path allocates none.
 std::vector<Request *> request_pool;
 
+// A request from the pool; make() sets every field.
 Request *new_request()
 {
     if (request_pool.empty())
         return new Request;
     Request *r = request_pool.back();
     request_pool.pop_back();
-    *r = Request{};
     return r;
 }
 
@@ -331,8 +331,7 @@ struct Payload {
     void copy_to(char *dst, size_t max) const
     {
         size_t n = std::min(first_len, max);
-        if (n)
-            std::memcpy(dst, first, n);
+        weft_copy(dst, first, n);
         for (size_t i = 0; i < nmore && n < max; ++i) {
             const size_t k = std::min(more[i].seg_len, max - n);
             std::memcpy(dst + n, more[i].seg_addr, k);
@@ -367,7 +366,10 @@ void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t 
     if (len < hlen)
         return malformed(std::string(rndv ? "RNDV" : "MATCH") + " shorter than its header");
     RndvHdr h;
-    std::memcpy(&h, msg, hlen);
+    if (rndv)
+        std::memcpy(&h, msg, sizeof(RndvHdr));
+    else
+        std::memcpy(&h.match, msg, sizeof(MatchHdr));
     const Payload data{msg + hlen, len - hlen, more, nmore};
     weft_comm *comm = find_comm(h.match.cid);
     if (!comm) {
@@ -712,21 +714,44 @@ void free_request(weft_request *req)
 Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, int peer, int tag,
               weft_send_mode_t mode, weft_comm_t *comm, bool persistent)
 {
+    // Every field the request's kind reads, once (a pooled request holds the last message's
+    // values): the send state is read only by sends, the receive state only by receives.
     Request *r = new_request();
     r->kind = send ? weft_request::Kind::pml_send : weft_request::Kind::pml_recv;
-    r->is_send = send;
-    r->buf = static_cast<char *>(const_cast<void *>(buf));
-    r->bytes = count * dtype->size;
+    r->complete = false;
+    r->persistent = persistent;
+    r->active = false;
+    r->freed = false;
+    r->cancelled = false;
+    r->status = weft_msg_status_t{};
     r->comm = comm;
     r->peer = peer;
     r->tag = tag;
-    r->src = send ? -1 : peer;
-    r->dst = send ? peer : -1;
-    r->mode = mode;
-    r->persistent = persistent;
+    r->bsend_block = nullptr;
+    r->pml_data = nullptr;
     r->pml_free = free_request;
     r->pml_start = start_any;
     r->pml_cancel = cancel;
+    r->next = r->prev = nullptr;
+    r->id = 0;
+    r->is_send = send;
+    r->buf = static_cast<char *>(const_cast<void *>(buf));
+    r->bytes = count * dtype->size;
+    if (send) {
+        r->mode = mode;
+        r->dst = peer;
+        r->src = -1;
+        r->acked = false;
+        r->peer_recv_id = 0;
+        r->sent = 0;
+        r->started_rndv = false;
+    } else {
+        r->src = peer;
+        r->dst = -1;
+        r->total = 0;
+        r->received = 0;
+        r->matched = false;
+    }
     return r;
 }
 
