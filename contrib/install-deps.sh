@@ -4,10 +4,11 @@
 set -eu
 
 # Build: the toolchain and the libraries Weft links. Tests: iproute2 (network
-# namespaces), MPICH's hydra launcher and a Slurm with munge (PMI tests).
+# namespaces), MPICH's hydra launcher and a Slurm with munge (PMI tests), CMake
+# (a user project finding Weft through FindMPI).
 packages="build-essential autoconf automake libtool pkg-config make
 check libltdl-dev libhwloc-dev libibverbs-dev rdma-core libfabric-dev
-iproute2 procps mpich slurm-wlm munge"
+iproute2 procps mpich slurm-wlm munge cmake"
 
 missing=""
 for p in $packages; do

@@ -11,6 +11,16 @@ extern char **environ;
 
 namespace weft::mca {
 
+std::string install_dir(const char *configured)
+{
+    const std::string dir = configured, prefix = WEFT_INSTALL_PREFIX;
+    const char *moved = std::getenv("WEFT_PREFIX");
+    if (!moved || !*moved || dir.compare(0, prefix.size(), prefix) != 0)
+        return dir;
+    return std::string(moved) + dir.substr(prefix.size());
+}
+
+
 namespace {
 
 constexpr std::string_view env_prefix = "WEFT_MCA_";
@@ -126,7 +136,7 @@ void Registry::load_sources()
     } else {
         if (const char *home = std::getenv("HOME"))
             load_file(std::string(home) + "/.weft/mca-params.conf", false);
-        load_file(std::string(WEFT_SYSCONFDIR) + "/weft-mca-params.conf", false);
+        load_file(install_dir(WEFT_SYSCONFDIR) + "/weft-mca-params.conf", false);
     }
 }
 

@@ -36,6 +36,11 @@ struct weft_mca_param {
 
 namespace weft::mca {
 
+// An installation directory as configured (e.g. WEFT_PKGLIBDIR), moved under $WEFT_PREFIX when
+// that is set and the directory lies under the configured prefix: an installation copied or
+// unpacked elsewhere finds its components and its parameter file there.
+std::string install_dir(const char *configured);
+
 using Param = weft_mca_param;
 
 const char *source_name(weft_mca_param_source_t source);

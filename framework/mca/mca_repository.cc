@@ -126,7 +126,7 @@ weft_status_t Repository::register_base_params()
                                                     {"libltdl", 1},
 #endif
                                                     {nullptr, 0}};
-    static const std::string default_path = std::string(WEFT_PKGLIBDIR) + ":$HOME/.weft/components";
+    static const std::string default_path = install_dir(WEFT_PKGLIBDIR) + ":$HOME/.weft/components";
     const weft_mca_param_def_t defs[] = {
         {.name = "component_path",
          .type = WEFT_MCA_PARAM_STRING,

@@ -1,0 +1,73 @@
+#!/bin/sh
+# MPI programs built the ways users build them, against an installed Weft: the
+# tree is installed (make install DESTDIR=...) and used from there, moved by
+# WEFT_PREFIX. mpicc and mpicxx (-show, compile, link), pkg-config weft-mpi,
+# and CMake's FindMPI; each program then runs with the installed mpirun -np 4.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+stage="$TEST_TMP/stage"
+out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL timeout 300 make -C "$WEFT_TEST_BUILDDIR" install DESTDIR="$stage" 2>&1) ||
+    fail "make install DESTDIR=$stage failed: $out"
+mpicc=$(find "$stage" -path '*/bin/mpicc' | head -n 1)
+[ -n "$mpicc" ] || fail "no bin/mpicc under $stage"
+P=$(cd "$(dirname "$mpicc")/.." && pwd)
+export WEFT_PREFIX="$P"
+libmpi=$(find "$P" -name 'libmpi.so' | head -n 1)
+[ -n "$libmpi" ] || fail "no libmpi.so under $P"
+export LD_LIBRARY_PATH="$(dirname "$libmpi")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+MPIRUN="$P/bin/mpirun"
+np4() { run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$@"; }
+cd "$TEST_TMP" || fail "no $TEST_TMP"
+
+# -show names the moved include and library directories.
+out=$(run "$P/bin/mpicc" -show -o x x.c) || fail "mpicc -show: $out"
+expect_in "-I$P/include" "$out" "mpicc -show"
+expect_in "-L$(dirname "$libmpi")" "$out" "mpicc -show"
+out=$(run "$P/bin/mpicc" --showme:link) || fail "mpicc --showme:link: $out"
+expect_in "-lmpi" "$out" "mpicc --showme:link"
+
+# mpicc: compile and link in one step, and in two.
+out=$(run "$P/bin/mpicc" -O2 -Wall -Werror -o ring "$WEFT_TEST_SRCDIR/examples/ring.c" 2>&1) || fail "mpicc ring.c: $out"
+out=$(np4 ./ring 2>&1) || fail "ring: $out"
+expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring built by mpicc"
+out=$(run "$P/bin/mpicc" -c -o hello.o "$WEFT_TEST_SRCDIR/examples/hello.c" 2>&1) || fail "mpicc -c: $out"
+out=$(run "$P/bin/mpicc" -o hello hello.o 2>&1) || fail "mpicc link: $out"
+out=$(np4 ./hello 2>&1) || fail "hello: $out"
+[ "$(echo "$out" | grep -c '^hello from rank')" -eq 4 ] || fail "hello built in two steps: $out"
+
+# mpicxx: a C++ program.
+out=$(run "$P/bin/mpicxx" -O2 -Wall -Werror -o hello_cxx "$WEFT_TEST_SRCDIR/test/integration/cmake_findmpi/hello.cc" 2>&1) ||
+    fail "mpicxx hello.cc: $out"
+out=$(np4 ./hello_cxx 2>&1) || fail "hello_cxx: $out"
+expect_in "hello_cxx: 4 ranks, sum 6 (expected 6)" "$out" "hello_cxx built by mpicxx"
+
+# pkg-config weft-mpi, with the plain C compiler.
+pc=$(find "$P" -name weft-mpi.pc | head -n 1)
+[ -n "$pc" ] || fail "weft-mpi.pc not installed"
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") run pkg-config --define-prefix --cflags --libs weft-mpi 2>&1) ||
+    fail "pkg-config weft-mpi: $flags"
+expect_in "-I$P/include" "$flags" "pkg-config --cflags"
+# shellcheck disable=SC2086
+out=$(run cc -O2 -o ring_pc "$WEFT_TEST_SRCDIR/examples/ring.c" $flags 2>&1) || fail "cc with pkg-config flags: $out"
+out=$(np4 ./ring_pc 2>&1) || fail "ring_pc: $out"
+expect_in "token 40 (expected 40)" "$out" "ring built with pkg-config"
+
+# CMake's FindMPI, given the wrappers.
+if command -v cmake >/dev/null 2>&1; then
+    cp -r "$WEFT_TEST_SRCDIR/test/integration/cmake_findmpi" src
+    cp "$WEFT_TEST_SRCDIR/examples/ring.c" src/
+    chmod -R u+w src
+    out=$(run cmake -S src -B build -DMPI_C_COMPILER="$P/bin/mpicc" -DMPI_CXX_COMPILER="$P/bin/mpicxx" 2>&1) ||
+        fail "cmake with FindMPI: $out"
+    expect_in "Found MPI_C" "$out" "FindMPI (C)"
+    expect_in "Found MPI_CXX" "$out" "FindMPI (C++)"
+    out=$(run cmake --build build 2>&1) || fail "cmake --build: $out"
+    out=$(np4 build/ring_c 2>&1) || fail "ring_c: $out"
+    expect_in "token 40 (expected 40)" "$out" "ring built by CMake"
+    out=$(np4 build/hello_cxx 2>&1) || fail "hello_cxx (CMake): $out"
+    expect_in "sum 6 (expected 6)" "$out" "hello_cxx built by CMake"
+    cmake_note=", CMake FindMPI"
+else
+    [ "${WEFT_TEST_REQUIRE_CMAKE:-0}" = 1 ] && fail "cmake is not installed"
+    cmake_note=" (CMake not installed: FindMPI skipped)"
+fi
+echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi$cmake_note; programs ran with the installed mpirun -np 4"
