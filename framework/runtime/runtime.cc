@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include "locality.h"
+
 #include "mca_output.h"
 #include "mca_select.h"
 
@@ -105,12 +107,20 @@ weft_status_t exchange_modex()
             output::error("the modex data of rank " + std::to_string(r) + " is malformed");
             return WEFT_ERR_BAD_HEADER;
         }
-        for (const auto &[k, v] : p.modex)
+        for (const auto &[k, v] : p.modex) {
             if (k == "rt.hostname")
                 p.hostname = v;
+            else if (k == "rt.node")
+                p.node = v;
+            else if (k == "rt.locality")
+                p.binding = v;
+        }
     }
-    for (auto &p : S.procs)
-        p.local = p.hostname == S.procs[size_t(S.rank)].hostname;
+    const weft_proc &me = S.procs[size_t(S.rank)];
+    for (auto &p : S.procs) {
+        p.local = p.node == me.node;
+        p.locality = p.local ? locality::relative(me.binding, p.binding) : 0;
+    }
     S.modex_done = true;
     return WEFT_SUCCESS;
 }
@@ -186,9 +196,12 @@ weft_status_t init()
         host = buf;
     }
     weft_modex_send("rt.hostname", host, std::strlen(host));
-    // Which ranks share this host, before the BTLs start: they size their
+    const std::string node = locality::node_id(), binding = locality::describe();
+    weft_modex_send("rt.node", node.data(), node.size());
+    weft_modex_send("rt.locality", binding.data(), binding.size());
+    // Which ranks share this node, before the BTLs start: they size their
     // shared memory by it.
-    if (weft_status_t rc = find_local_ranks(host); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = find_local_ranks(node.c_str()); rc != WEFT_SUCCESS)
         return rc;
     if (weft_status_t rc = open_btls(); rc != WEFT_SUCCESS)
         return rc;
@@ -257,6 +270,20 @@ weft_proc_t *weft_runtime_proc(int rank)
 int weft_proc_rank(const weft_proc_t *p) { return p ? p->rank : -1; }
 const char *weft_proc_hostname(const weft_proc_t *p) { return p ? p->hostname.c_str() : ""; }
 int weft_proc_is_local(const weft_proc_t *p) { return p && p->local; }
+uint32_t weft_proc_locality(const weft_proc_t *p) { return p ? p->locality : 0; }
+
+const char *weft_locality_string(uint32_t flags)
+{
+    static const char *const names[] = {"node", "package", "numa", "l3", "core"};
+    static thread_local std::string out;
+    out.clear();
+    for (unsigned i = 0; i < 5; ++i)
+        if (flags & (1u << i))
+            out += (out.empty() ? "" : ",") + std::string(names[i]);
+    if (out.empty())
+        out = "remote";
+    return out.c_str();
+}
 int weft_proc_is_self(const weft_proc_t *p) { return p && p->self; }
 
 weft_status_t weft_modex_send(const char *key, const void *data, size_t len)

@@ -8,12 +8,16 @@
 #include <btl/btl.h>
 #include <weft/runtime.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 struct weft_proc {
     int rank = -1;
     std::string hostname;
+    std::string node;      // locality::node_id() of the process
+    std::string binding;   // locality::describe() of the process
+    uint32_t locality = 0; // WEFT_LOCALITY_* relative to this process
     bool local = false;
     bool self = false;
     std::vector<std::pair<std::string, std::string>> modex;

@@ -163,11 +163,17 @@ int main()
     for (weft_btl_module_t *m : mods)
         names += (names.empty() ? "" : " ") + std::to_string(m->btl_exclusivity);
     const size_t nmods = mods.size();
+    // Where the others run, as the runtime's locality (hwloc) sees it.
+    std::string where;
+    for (int r = 0; r < np; ++r)
+        if (r != me)
+            where += " " + std::to_string(r) + "=" +
+                     weft_locality_string(weft_proc_locality(weft_runtime_proc(r)));
     weft::rt::finalize();
     if (me == 0)
         std::printf(
             "btl exchange: %d ranks, %zu modules (exclusivity %s), %zu messages each, every "
-            "byte and the order right\n",
-            np, nmods, names.c_str(), sent);
+            "byte and the order right\nlocality from rank 0:%s\n",
+            np, nmods, names.c_str(), sent, where.c_str());
     return 0;
 }

@@ -11,6 +11,7 @@ for btl in self,sm self,tcp; do
     out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --mca btl $btl "$B/test/integration/btl_exchange" 2>&1) ||
         fail "btl_exchange over $btl: $out"
     expect_in "every byte and the order right" "$out" "btl_exchange $btl"
+    expect_in "locality from rank 0: 1=node" "$out" "btl_exchange $btl locality"
     for n in 2 3 4 16; do
         start=$(date +%s)
         out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl $btl "$B/test/integration/mpi_p2p" 2>&1) ||
@@ -21,10 +22,21 @@ for btl in self,sm self,tcp; do
         jobs=$((jobs + 1))
     done
 done
+# Locality (hwloc): two ranks bound to different cores share no core; unbound
+# ranks share every level of the node.
+out=$(run "$MPIRUN" -np 2 --bind-to core --timeout 60 --mca btl self,sm "$B/test/integration/btl_exchange" 2>&1) ||
+    fail "btl_exchange bound: $out"
+loc=$(echo "$out" | sed -n 's/^locality from rank 0: 1=//p')
+case ",$loc," in *,node,*) ;; *) fail "bound ranks: rank 1 is not on rank 0's node: '$loc'" ;; esac
+case ",$loc," in *,core,*) fail "ranks bound to different cores share a core: '$loc'" ;; esac
+out=$(run "$MPIRUN" -np 2 --bind-to none --timeout 60 --mca btl self,sm "$B/test/integration/btl_exchange" 2>&1) ||
+    fail "btl_exchange unbound: $out"
+loc=$(echo "$out" | sed -n 's/^locality from rank 0: 1=//p')
+case ",$loc," in *,core,*) ;; *) fail "unbound ranks do not share their cores: '$loc'" ;; esac
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/hello" 2>&1) || fail "hello: $out"
 [ "$(echo "$out" | grep -c '^hello from rank')" -eq 4 ] || fail "hello: $out"
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/ring" 2>&1) || fail "ring: $out"
 expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring"
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/msgrate" 2>&1) || fail "msgrate: $out"
 expect_in "msgrate: 8-byte messages, 2 pairs" "$out" "msgrate"
-echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, examples: all right"
+echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, hwloc locality bound and unbound, examples: all right"

@@ -42,6 +42,18 @@ int weft_proc_rank(const weft_proc_t *proc);
 const char *weft_proc_hostname(const weft_proc_t *proc);
 /* Same host as this process (shared memory can reach it). */
 int weft_proc_is_local(const weft_proc_t *proc);
+
+/* Where proc runs relative to this process (from hwloc): WEFT_LOCALITY_NODE if on this node,
+ * plus a flag for each level that both processes' CPU bindings touch (an unbound process
+ * touches every object of its node). 0 for a process on another node. */
+#define WEFT_LOCALITY_NODE    0x01u
+#define WEFT_LOCALITY_PACKAGE 0x02u
+#define WEFT_LOCALITY_NUMA    0x04u
+#define WEFT_LOCALITY_L3      0x08u
+#define WEFT_LOCALITY_CORE    0x10u
+uint32_t weft_proc_locality(const weft_proc_t *proc);
+/* The locality flags as text, e.g. "node,package,numa,l3" (static storage). */
+const char *weft_locality_string(uint32_t flags);
 int weft_proc_is_self(const weft_proc_t *proc);
 
 /* Publish `len` bytes under `key` (e.g. "btl.tcp") for every peer. Only

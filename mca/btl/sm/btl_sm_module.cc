@@ -583,7 +583,8 @@ weft_status_t sm_add_procs(weft_btl_module_t *module, weft_proc_t *const *procs,
         return WEFT_ERR_BAD_PARAM;
     for (size_t i = 0; i < nprocs; ++i) {
         weft_proc_t *proc = procs[i];
-        if (!proc || !weft_proc_is_local(proc) || weft_proc_is_self(proc))
+        // Shared memory reaches the processes of this node (hwloc-based runtime locality).
+        if (!proc || !(weft_proc_locality(proc) & WEFT_LOCALITY_NODE) || weft_proc_is_self(proc))
             continue;
         const void *data = nullptr;
         size_t len = 0;
@@ -870,9 +871,10 @@ void sm_dump(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, int verbo
     for (Endpoint *ep : m->endpoints) {
         if (only && ep != only)
             continue;
-        std::string line = "btl/sm:   " + peer_name(ep) + ": state " + weft_status_name(ep->state) +
-                           ", sent " + std::to_string(ep->tx_tail) + ", received " +
-                           std::to_string(ep->rx_head);
+        std::string line = "btl/sm:   " + peer_name(ep) + " (" +
+                           weft_locality_string(weft_proc_locality(ep->proc)) + "): state " +
+                           weft_status_name(ep->state) + ", sent " + std::to_string(ep->tx_tail) +
+                           ", received " + std::to_string(ep->rx_head);
         if (verbose > 0) {
             size_t pending = 0, inflight = 0;
             std::lock_guard g(ep->lock);

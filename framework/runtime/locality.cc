@@ -1,0 +1,126 @@
+// Process locality: node identity and hwloc binding description.
+#include "locality.h"
+
+#include "weft_config.h"
+
+#include <weft/runtime.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+#ifdef WEFT_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace weft::rt::locality {
+
+std::string node_id()
+{
+    if (const char *h = std::getenv("WEFT_HOSTNAME"); h && *h)
+        return h;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::string boot;
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::getline(f, boot);
+    return boot.empty() ? std::string(host) : std::string(host) + "/" + boot;
+}
+
+namespace {
+
+struct Level {
+    const char *name;
+    uint32_t flag;
+};
+constexpr Level kLevels[] = {{"package", WEFT_LOCALITY_PACKAGE},
+                             {"numa", WEFT_LOCALITY_NUMA},
+                             {"l3", WEFT_LOCALITY_L3},
+                             {"core", WEFT_LOCALITY_CORE}};
+
+// "package=0,1;numa=0" -> {"package": {0, 1}, "numa": {0}}
+std::vector<std::pair<std::string, std::set<unsigned>>> parse(const std::string &s)
+{
+    std::vector<std::pair<std::string, std::set<unsigned>>> out;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ';')) {
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos)
+            continue;
+        std::set<unsigned> ids;
+        std::stringstream list(item.substr(eq + 1));
+        std::string id;
+        while (std::getline(list, id, ','))
+            if (!id.empty() && id.find_first_not_of("0123456789") == std::string::npos)
+                ids.insert(unsigned(std::strtoul(id.c_str(), nullptr, 10)));
+        out.emplace_back(item.substr(0, eq), std::move(ids));
+    }
+    return out;
+}
+
+} // namespace
+
+#ifdef WEFT_HAVE_HWLOC
+std::string describe()
+{
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0)
+        return "";
+    std::string out;
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (hwloc_topology_load(topo) == 0 && bound) {
+        // Unbound (or the binding cannot be read): the whole machine.
+        if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) != 0 ||
+            hwloc_bitmap_iszero(bound))
+            hwloc_bitmap_copy(bound, hwloc_topology_get_topology_cpuset(topo));
+        const hwloc_obj_type_t types[] = {HWLOC_OBJ_PACKAGE, HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE,
+                                          HWLOC_OBJ_CORE};
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
+            std::string ids;
+            const int n = hwloc_get_nbobjs_by_type(topo, types[i]);
+            for (int k = 0; k < n; ++k) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(topo, types[i], unsigned(k));
+                if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, bound))
+                    ids += (ids.empty() ? "" : ",") + std::to_string(o->logical_index);
+            }
+            if (n > 0)
+                out += std::string(out.empty() ? "" : ";") + kLevels[i].name + "=" + ids;
+        }
+    }
+    if (bound)
+        hwloc_bitmap_free(bound);
+    hwloc_topology_destroy(topo);
+    return out;
+}
+#else
+std::string describe() { return ""; }
+#endif
+
+uint32_t relative(const std::string &a, const std::string &b)
+{
+    uint32_t flags = WEFT_LOCALITY_NODE;
+    const auto pa = parse(a), pb = parse(b);
+    for (const Level &level : kLevels) {
+        const std::set<unsigned> *sa = nullptr, *sb = nullptr;
+        for (const auto &[name, ids] : pa)
+            if (name == level.name)
+                sa = &ids;
+        for (const auto &[name, ids] : pb)
+            if (name == level.name)
+                sb = &ids;
+        if (!sa || !sb)
+            continue; // unknown at one side: not claimed
+        for (unsigned id : *sa)
+            if (sb->count(id)) {
+                flags |= level.flag;
+                break;
+            }
+    }
+    return flags;
+}
+
+} // namespace weft::rt::locality
