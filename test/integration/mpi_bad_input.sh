@@ -27,4 +27,14 @@ for btl in self,sm self,tcp; do
     expect_in "ACK for an unknown send" "$out" "malformed kinds"
     expect_in "FRAG for an unknown receive" "$out" "malformed kinds"
 done
-echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash"
+# One rank selects another PML (a test fixture): MPI_Init stops the job with a
+# clear error, never a hang.
+start=$(date +%s)
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH:$B/test/integration/fixture/.libs" \
+    run "$MPIRUN" -np 3 --oversubscribe --timeout 60 sh -c \
+    'if [ "$MPIRUN_RANK" = 1 ]; then export WEFT_MCA_pml=fixture; fi; exec "$0"' \
+    "$B/examples/hello" 2>&1) && fail "ranks with different PMLs ran: $out"
+expect_in "selected pml fixture" "$out" "different PMLs"
+expect_in "every rank must use the same PML (set --mca pml NAME for all)" "$out" "different PMLs"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "the different-PML job took too long to end"
+echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init"

@@ -22,6 +22,23 @@ for btl in self,sm self,tcp; do
         jobs=$((jobs + 1))
     done
 done
+# Each protocol of ob1, forced and seen in the protocol trace, data checked.
+for btl in self,sm self,tcp; do
+    extra=
+    [ $btl = self,sm ] && extra="--mca btl_sm_ring_size 32k"
+    # shellcheck disable=SC2086
+    out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl $btl --mca pml_ob1_verbose 20 $extra \
+        "$B/test/integration/mpi_protocols" 2>&1) || fail "mpi_protocols over $btl: $out"
+    expect_in "mpi_protocols: 2 ranks, every message intact" "$out" "mpi_protocols $btl"
+    for p in "ran eager immediate (btl_sendi)" "chose eager prepared (btl_prepare_src), ran eager prepared" \
+        "chose send/receive pipeline (RNDV), ran send/receive pipeline"; do
+        expect_in "$p" "$out" "protocol trace over $btl"
+    done
+    if [ $btl = self,sm ]; then
+        expect_in "chose eager immediate (btl_sendi), ran eager allocated (btl_alloc)" "$out" "ring full over sm"
+    fi
+done
+
 # Locality (hwloc): two ranks bound to different cores share no core; unbound
 # ranks share every level of the node.
 out=$(run "$MPIRUN" -np 2 --bind-to core --timeout 60 --mca btl self,sm "$B/test/integration/btl_exchange" 2>&1) ||
@@ -39,4 +56,4 @@ out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/ring" 2>&1) 
 expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring"
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/msgrate" 2>&1) || fail "msgrate: $out"
 expect_in "msgrate: 8-byte messages, 2 pairs" "$out" "msgrate"
-echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, hwloc locality bound and unbound, examples: all right"
+echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, each protocol in the trace, hwloc locality bound and unbound, examples: all right"
