@@ -161,7 +161,13 @@ int MPI_Finalize(void)
 {
     if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
         return rc;
-    // Every rank's traffic is done before any transport closes.
+    // Every rank's traffic is done before any transport closes: the PML first hands
+    // everything still queued to the transports (pml_enable(0) progresses until then), then a
+    // barrier over the PML itself, which keeps progressing (a rank blocked in the bootstrap's
+    // barrier would not drain its receive queues, and a peer flushing into them would wait
+    // for ever).
+    g_pml->pml_enable(g_pml, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
     weft_boot_module_t *boot = weft::rt::boot();
     boot->boot_barrier(boot);
     g_pml->pml_del_comm(g_pml, MPI_COMM_SELF);

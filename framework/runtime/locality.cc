@@ -70,6 +70,12 @@ std::string describe()
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) != 0)
         return "";
+    // Only what the description needs: no I/O devices, no caches but L3 (a full discovery
+    // costs time and memory in every process).
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_L3CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
     std::string out;
     hwloc_bitmap_t bound = hwloc_bitmap_alloc();
     if (hwloc_topology_load(topo) == 0 && bound) {

@@ -367,7 +367,9 @@ struct weft_btl_module {
                                         weft_btl_registration_handle_t *handle);
 
     /* Wait until every put/get started to endpoint (NULL: to every peer) has completed and run
-     * its callback. Blocking: yes (returns early with the error when the link fails).
+     * its callback, and every send queued for it has been handed to the link (the PML calls
+     * this at finalize so that nothing queued is lost). Progresses while it waits.
+     * Blocking: yes (returns early with the error when the link fails).
      * Returns WEFT_SUCCESS, WEFT_ERR_LINK_DOWN, WEFT_ERR_UNREACH, WEFT_ERR_PROC_FAILED.
      * Thread: mpi. */
     weft_status_t (*btl_flush)(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint);

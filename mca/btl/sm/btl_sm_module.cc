@@ -22,6 +22,7 @@
 #include <cstring>
 #include <new>
 #include <random>
+#include <sched.h>
 #include <unistd.h>
 
 namespace weft::btl::sm {
@@ -356,8 +357,14 @@ int poll_ring(Module *m, Endpoint *ep)
             std::memset(slot + i * kCacheLine, 0, sizeof(uint64_t));
         head += nslots;
         ++n;
+        // Slots go back to the sender in batches (one store to the shared line for many
+        // small messages), but at once for a pool entry, whose fragment the sender is
+        // waiting to reuse, and whenever an eighth of the ring has been consumed.
+        if (kind == kCellPool || head - ep->rx_head >= (size >> 3)) {
+            ep->rx_head = head;
+            store_release(ep->rx->head, head);
+        }
     }
-    // The slots go back to the sender once per batch: one store to the shared line.
     if (head != ep->rx_head) {
         ep->rx_head = head;
         store_release(ep->rx->head, head);
@@ -857,6 +864,30 @@ weft_status_t sm_sendi(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
     return WEFT_ERR_OUT_OF_RESOURCE;
 }
 
+// Progress until nothing waits in a pending queue (to endpoint, or to anybody): each queued
+// fragment is in the peer's ring, or failed with its endpoint.
+weft_status_t sm_flush(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint)
+{
+    Module *m = self(module);
+    Endpoint *only = endpoint ? endpoint_of(endpoint) : nullptr;
+    if (!m || (endpoint && (!only || only->module != m)))
+        return WEFT_ERR_BAD_PARAM;
+    auto queued = [&] {
+        for (Endpoint *ep : m->endpoints) {
+            if (only && ep != only)
+                continue;
+            std::lock_guard g(ep->lock);
+            if (ep->state == WEFT_SUCCESS && !ep->pending.empty())
+                return true;
+        }
+        return false;
+    };
+    while (queued())
+        if (weft_progress() == 0)
+            sched_yield();
+    return only ? only->state : WEFT_SUCCESS;
+}
+
 void sm_dump(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, int verbose)
 {
     Module *m = self(module);
@@ -1011,7 +1042,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_get = nullptr,
         .btl_register_mem = nullptr,
         .btl_deregister_mem = nullptr,
-        .btl_flush = nullptr,
+        .btl_flush = sm_flush,
         .btl_dump = sm_dump,
     };
     if ((rc = weft_progress_register(module_progress)) != WEFT_SUCCESS) {

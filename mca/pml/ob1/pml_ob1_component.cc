@@ -37,6 +37,7 @@ constexpr weft_btl_tag_t tag_ob1 = WEFT_BTL_TAG_PML_FIRST;
 
 struct Pending {
     int world_dst;
+    bool eager; // on the eager rail (else round the send rails)
     std::string bytes;
 };
 
@@ -133,10 +134,10 @@ size_t max_send(int world)
     return size_t(world) < P->peers.size() ? P->peers[size_t(world)].max_send : 0;
 }
 
-// Hand header + data to a rail now, or keep a copy to retry from progress.
-// Returns an error only when the peer cannot be reached at all.
-weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
-                         bool eager, bool retry = false)
+// Hand header + data to a rail now. WEFT_ERR_OUT_OF_RESOURCE: the rail has no room, nothing
+// was sent.
+weft_status_t try_send(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
+                       bool eager)
 {
     weft_bml_btl_t b{};
     if (eager && size_t(world) < P->peers.size() && P->peers[size_t(world)].eager_btl) {
@@ -153,49 +154,53 @@ weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *da
             return rc;
     }
     weft_btl_descriptor_t *des = nullptr;
-    // While copies wait in the queue, new fragments queue behind them
-    // (except the queue's own retries).
-    weft_status_t rc = P->pending.empty() || retry
-                           ? b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
-                                              WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des)
-                           : WEFT_ERR_OUT_OF_RESOURCE;
-    if (rc == WEFT_SUCCESS) {
-        auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
-        std::memcpy(p, hdr, hlen);
-        if (dlen)
-            std::memcpy(p + hlen, data, dlen);
-        des->des_cbfunc = nullptr;
-        rc = b.btl->btl_send(b.btl, b.btl_endpoint, des, tag_ob1);
-        if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
-            return WEFT_SUCCESS;
-        b.btl->btl_free(b.btl, des);
+    weft_status_t rc = b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
+                                        WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
+    std::memcpy(p, hdr, hlen);
+    if (dlen)
+        std::memcpy(p + hlen, data, dlen);
+    des->des_cbfunc = nullptr;
+    rc = b.btl->btl_send(b.btl, b.btl_endpoint, des, tag_ob1);
+    if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+        return WEFT_SUCCESS;
+    b.btl->btl_free(b.btl, des);
+    return rc;
+}
+
+// Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier
+// copies: nothing overtakes them). Returns an error only when the peer cannot be reached.
+weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
+                         bool eager)
+{
+    if (P->pending.empty()) {
+        weft_status_t rc = try_send(world, hdr, hlen, data, dlen, eager);
         if (rc != WEFT_ERR_OUT_OF_RESOURCE)
             return rc;
-    } else if (rc != WEFT_ERR_OUT_OF_RESOURCE) {
-        return rc;
     }
-    Pending pend{world, std::string(static_cast<const char *>(hdr), hlen)};
+    Pending pend{world, eager, std::string(static_cast<const char *>(hdr), hlen)};
     if (dlen)
         pend.bytes.append(static_cast<const char *>(data), dlen);
     P->pending.push_back(std::move(pend));
     return WEFT_SUCCESS;
 }
 
+// Retry the queued copies in order; stop at the first the rails still have no room for.
 int progress_pending()
 {
     int n = 0;
     while (!P->pending.empty()) {
-        Pending p = std::move(P->pending.front());
-        P->pending.pop_front();
-        const size_t before = P->pending.size();
-        // With the queue momentarily empty send_bytes tries the rail; if it
-        // queues again, the copy went to the back: put it back in front.
-        send_bytes(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0, true, true);
-        if (P->pending.size() > before) {
-            P->pending.push_front(std::move(P->pending.back()));
-            P->pending.pop_back();
+        const Pending &p = P->pending.front();
+        weft_status_t rc =
+            try_send(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0, p.eager);
+        if (rc == WEFT_ERR_OUT_OF_RESOURCE)
             break;
-        }
+        if (rc != WEFT_SUCCESS)
+            output::error("pml/ob1: a queued fragment to rank " + std::to_string(p.world_dst) +
+                          " could not be sent: " + weft_status_string(rc));
+        P->pending.pop_front();
         ++n;
     }
     return n;
@@ -800,7 +805,18 @@ weft_status_t del_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
     return P->bml->bml_del_procs(P->bml, procs, n);
 }
 
-weft_status_t enable(weft_pml_module_t *, int) { return WEFT_SUCCESS; }
+// enable(0), at MPI_Finalize: hand everything still queued (here and in the BTLs) to the
+// links, progressing meanwhile, so that no message is lost when the transports close.
+weft_status_t enable(weft_pml_module_t *, int on)
+{
+    if (on)
+        return WEFT_SUCCESS;
+    weft::rt::wait_until([] { return P->pending.empty(); });
+    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+        if (btl->btl_flush)
+            btl->btl_flush(btl, nullptr);
+    return WEFT_SUCCESS;
+}
 
 int progress(weft_pml_module_t *) { return weft_progress(); }
 
