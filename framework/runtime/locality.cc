@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <vector>
 
 #ifdef WEFT_HAVE_HWLOC
 #include <hwloc.h>
@@ -44,9 +44,9 @@ constexpr Level kLevels[] = {{"package", WEFT_LOCALITY_PACKAGE},
                              {"core", WEFT_LOCALITY_CORE}};
 
 // "package=0,1;numa=0" -> {"package": {0, 1}, "numa": {0}}
-std::vector<std::pair<std::string, std::set<unsigned>>> parse(const std::string &s)
+std::map<std::string, std::set<unsigned>> parse(const std::string &s)
 {
-    std::vector<std::pair<std::string, std::set<unsigned>>> out;
+    std::map<std::string, std::set<unsigned>> out;
     std::stringstream in(s);
     std::string item;
     while (std::getline(in, item, ';')) {
@@ -59,7 +59,7 @@ std::vector<std::pair<std::string, std::set<unsigned>>> parse(const std::string 
         while (std::getline(list, id, ','))
             if (!id.empty() && id.find_first_not_of("0123456789") == std::string::npos)
                 ids.insert(unsigned(std::strtoul(id.c_str(), nullptr, 10)));
-        out.emplace_back(item.substr(0, eq), std::move(ids));
+        out[item.substr(0, eq)] = std::move(ids);
     }
     return out;
 }
@@ -67,7 +67,48 @@ std::vector<std::pair<std::string, std::set<unsigned>>> parse(const std::string 
 } // namespace
 
 #ifdef WEFT_HAVE_HWLOC
-std::string describe_here();
+namespace {
+
+// The description, from hwloc in this process.
+std::string describe_here()
+{
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0)
+        return "";
+    // Only what the description needs: no I/O devices, no caches but L3 (a full discovery
+    // costs time and memory in every process).
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_L3CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    std::string out;
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (hwloc_topology_load(topo) == 0 && bound) {
+        // Unbound (or the binding cannot be read): the whole machine.
+        if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) != 0 ||
+            hwloc_bitmap_iszero(bound))
+            hwloc_bitmap_copy(bound, hwloc_topology_get_topology_cpuset(topo));
+        const hwloc_obj_type_t types[] = {HWLOC_OBJ_PACKAGE, HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE,
+                                          HWLOC_OBJ_CORE};
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
+            std::string ids;
+            const int n = hwloc_get_nbobjs_by_type(topo, types[i]);
+            for (int k = 0; k < n; ++k) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(topo, types[i], unsigned(k));
+                if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, bound))
+                    ids += (ids.empty() ? "" : ",") + std::to_string(o->logical_index);
+            }
+            if (n > 0)
+                out += std::string(out.empty() ? "" : ";") + kLevels[i].name + "=" + ids;
+        }
+    }
+    if (bound)
+        hwloc_bitmap_free(bound);
+    hwloc_topology_destroy(topo);
+    return out;
+}
+
+} // namespace
 
 // The discovery runs in a child process that writes the description to a pipe: loading the
 // topology in the process itself left it with shared-memory copies three times slower
@@ -114,43 +155,6 @@ std::string describe()
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : std::string();
 }
 
-std::string describe_here()
-{
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) != 0)
-        return "";
-    // Only what the description needs: no I/O devices, no caches but L3 (a full discovery
-    // costs time and memory in every process).
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_L3CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
-    std::string out;
-    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
-    if (hwloc_topology_load(topo) == 0 && bound) {
-        // Unbound (or the binding cannot be read): the whole machine.
-        if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) != 0 ||
-            hwloc_bitmap_iszero(bound))
-            hwloc_bitmap_copy(bound, hwloc_topology_get_topology_cpuset(topo));
-        const hwloc_obj_type_t types[] = {HWLOC_OBJ_PACKAGE, HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE,
-                                          HWLOC_OBJ_CORE};
-        for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
-            std::string ids;
-            const int n = hwloc_get_nbobjs_by_type(topo, types[i]);
-            for (int k = 0; k < n; ++k) {
-                hwloc_obj_t o = hwloc_get_obj_by_type(topo, types[i], unsigned(k));
-                if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, bound))
-                    ids += (ids.empty() ? "" : ",") + std::to_string(o->logical_index);
-            }
-            if (n > 0)
-                out += std::string(out.empty() ? "" : ";") + kLevels[i].name + "=" + ids;
-        }
-    }
-    if (bound)
-        hwloc_bitmap_free(bound);
-    hwloc_topology_destroy(topo);
-    return out;
-}
 #else
 std::string describe() { return ""; }
 #endif
@@ -160,17 +164,11 @@ uint32_t relative(const std::string &a, const std::string &b)
     uint32_t flags = WEFT_LOCALITY_NODE;
     const auto pa = parse(a), pb = parse(b);
     for (const Level &level : kLevels) {
-        const std::set<unsigned> *sa = nullptr, *sb = nullptr;
-        for (const auto &[name, ids] : pa)
-            if (name == level.name)
-                sa = &ids;
-        for (const auto &[name, ids] : pb)
-            if (name == level.name)
-                sb = &ids;
-        if (!sa || !sb)
+        const auto ia = pa.find(level.name), ib = pb.find(level.name);
+        if (ia == pa.end() || ib == pb.end())
             continue; // unknown at one side: not claimed
-        for (unsigned id : *sa)
-            if (sb->count(id)) {
+        for (unsigned id : ia->second)
+            if (ib->second.count(id)) {
                 flags |= level.flag;
                 break;
             }

@@ -96,6 +96,21 @@ weft_comm *find_comm(uint32_t cid)
     return it == P->comms.end() ? nullptr : it->second;
 }
 
+// Register comm under cid, or forget cid (comm NULL).
+void set_comm(uint32_t cid, weft_comm *comm)
+{
+    if (cid >= kDenseCids) {
+        if (comm)
+            P->comms[cid] = comm;
+        else
+            P->comms.erase(cid);
+        return;
+    }
+    if (P->dense_comms.size() <= cid)
+        P->dense_comms.resize(cid + 1, nullptr);
+    P->dense_comms[cid] = comm;
+}
+
 [[gnu::cold]] void trace(const std::string &line) { output::info("pml/ob1: " + line); }
 
 // One line per message sent: the protocol the sender chose and the one that ran (they differ
@@ -332,7 +347,7 @@ struct Payload {
             n += more[i].seg_len;
         return n;
     }
-    // Copy the bytes from offset `from` on into dst, at most max of them.
+    // Copy the first max bytes (at most) into dst.
     void copy_to(char *dst, size_t max) const
     {
         size_t n = std::min(first_len, max);
@@ -596,9 +611,11 @@ weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, 
             if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
                 if (rc == WEFT_SUCCESS)
                     complete(owner);
-                if (!r)
-                    weft::rt::wait_until([&] { return local.complete; });
-                return WEFT_SUCCESS;
+                if (r)
+                    return WEFT_SUCCESS;
+                // A blocking send reports what the BTL's callback said.
+                weft::rt::wait_until([&] { return local.complete; });
+                return local.status.error;
             }
             btl->btl_free(btl, des);
         }
@@ -827,13 +844,7 @@ weft_status_t add_comm(weft_pml_module_t *, weft_comm_t *comm)
     s->recv_seq.assign(size_t(comm->size), 0);
     s->ahead.resize(size_t(comm->size));
     comm->pml_state = s;
-    if (comm->cid < kDenseCids) {
-        if (P->dense_comms.size() <= comm->cid)
-            P->dense_comms.resize(comm->cid + 1, nullptr);
-        P->dense_comms[comm->cid] = comm;
-    } else {
-        P->comms[comm->cid] = comm;
-    }
+    set_comm(comm->cid, comm);
     auto it = P->early.find(comm->cid);
     if (it != P->early.end()) {
         std::vector<std::string> frags = std::move(it->second);
@@ -846,12 +857,7 @@ weft_status_t add_comm(weft_pml_module_t *, weft_comm_t *comm)
 
 weft_status_t del_comm(weft_pml_module_t *, weft_comm_t *comm)
 {
-    if (comm->cid < kDenseCids) {
-        if (comm->cid < P->dense_comms.size())
-            P->dense_comms[comm->cid] = nullptr;
-    } else {
-        P->comms.erase(comm->cid);
-    }
+    set_comm(comm->cid, nullptr);
     delete static_cast<CommState *>(comm->pml_state);
     comm->pml_state = nullptr;
     return WEFT_SUCCESS;
