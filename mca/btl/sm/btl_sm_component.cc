@@ -185,7 +185,7 @@ bool read_config(Config &cfg, char *why, size_t why_len)
         return false;
     }
     cfg.ring_slots = 2;
-    while (uint64_t(cfg.ring_slots) * kCacheLine < ring)
+    while (uint64_t(cfg.ring_slots) * kSlotSize < ring)
         cfg.ring_slots *= 2;
     if (frags < 1 || frags > 65536) {
         std::snprintf(why, why_len, "btl_sm_free_list_max is %" PRId64 ", outside 1..65536", frags);

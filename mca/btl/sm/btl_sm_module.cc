@@ -184,12 +184,11 @@ inline Room reserve(Endpoint *ep, uint64_t n)
             return Room::full;
     }
     if (skip) {
-        auto *h = reinterpret_cast<CellHeader *>(ep->tx_slots + at * kCacheLine);
-        h->length = uint32_t(skip);
+        auto *h = reinterpret_cast<CellHeader *>(ep->tx_slots + at * kSlotSize);
+        h->length = uint16_t(skip);
         h->tag = 0;
         h->kind = kCellSkip;
-        h->reserved = 0;
-        store_release(h->stamp, ep->tx_tail + 1);
+        store_release(h->stamp, stamp_of(ep->tx_tail));
         ep->tx_tail += skip;
     }
     return Room::ok;
@@ -198,7 +197,7 @@ inline Room reserve(Endpoint *ep, uint64_t n)
 // The first slot of the next message (after reserve).
 inline char *tail_slot(Endpoint *ep)
 {
-    return ep->tx_slots + (ep->tx_tail & ep->tx_mask) * kCacheLine;
+    return ep->tx_slots + (ep->tx_tail & ep->tx_mask) * kSlotSize;
 }
 
 // Publish the message written at tail_slot(ep): fill its header, stamp it, move the tail.
@@ -206,11 +205,10 @@ inline void publish(Endpoint *ep, char *slot, size_t len, weft_btl_tag_t tag, Ce
                     uint64_t nslots)
 {
     auto *h = reinterpret_cast<CellHeader *>(slot);
-    h->length = uint32_t(len);
+    h->length = uint16_t(len);
     h->tag = tag;
     h->kind = kind;
-    h->reserved = 0;
-    store_release(h->stamp, ep->tx_tail + 1);
+    store_release(h->stamp, stamp_of(ep->tx_tail));
     ep->tx_tail += nslots;
 }
 
@@ -248,9 +246,10 @@ Post post(Module *m, Endpoint *ep, Frag *f)
     if (carrier != f)
         std::memcpy(carrier->buf, f->seg.seg_addr, len);
     char *slot = tail_slot(ep);
-    std::memcpy(slot + kCellHeaderSize, &carrier->pool_offset, sizeof carrier->pool_offset);
+    const PoolRef ref{.offset = carrier->pool_offset, .length = uint32_t(len), .reserved = 0};
+    std::memcpy(slot + kCellHeaderSize, &ref, sizeof ref);
     f->ring_index = ep->tx_tail;
-    publish(ep, slot, len, f->tag, kCellPool, 1);
+    publish(ep, slot, 0, f->tag, kCellPool, 1);
     return Post::done_pool;
 }
 
@@ -290,6 +289,16 @@ void fail_endpoint(Module *m, Endpoint *ep, weft_status_t status, uint32_t flags
 
 // ---------------------------------------------------------------------------- progress
 
+// Poison the stamps of the slots after the first of the nslots consumed at ring index first:
+// old payload must never pass for a stamp, and every slot is written once per lap.
+inline void poison(Endpoint *ep, uint64_t first, uint64_t nslots)
+{
+    for (uint64_t i = first + 1; i < first + nslots; ++i) {
+        auto *h = reinterpret_cast<CellHeader *>(ep->rx_slots + (i & ep->rx_mask) * kSlotSize);
+        store_relaxed(h->stamp, poison_of(i));
+    }
+}
+
 // Deliver what arrived on ep's ring; returns the messages handled.
 int poll_ring(Module *m, Endpoint *ep)
 {
@@ -298,11 +307,11 @@ int poll_ring(Module *m, Endpoint *ep)
     int n = 0;
     // A bounded batch: a sender that never stops must not starve the other rings.
     for (uint64_t budget = size; budget > 0; --budget) {
-        char *slot = ep->rx_slots + (head & ep->rx_mask) * kCacheLine;
+        char *slot = ep->rx_slots + (head & ep->rx_mask) * kSlotSize;
         auto *h = reinterpret_cast<const CellHeader *>(slot);
-        if (load_acquire(h->stamp) != head + 1)
+        if (load_acquire(h->stamp) != stamp_of(head))
             break;
-        const uint32_t len = h->length;
+        uint32_t len = h->length;
         const uint8_t kind = h->kind, tag = h->tag;
         const uint64_t at = head & ep->rx_mask;
         uint64_t nslots = 1;
@@ -313,14 +322,16 @@ int poll_ring(Module *m, Endpoint *ep)
             ok = len <= m->inline_max && at + nslots <= size;
             data = slot + kCellHeaderSize;
         } else if (kind == kCellPool) {
-            uint64_t off;
-            std::memcpy(&off, slot + kCellHeaderSize, sizeof off);
-            ok = off >= ep->peer_pool_begin && off <= ep->peer_pool_end &&
-                 len <= ep->peer_pool_end - off;
-            data = ep->peer.base() + off;
+            PoolRef ref;
+            std::memcpy(&ref, slot + kCellHeaderSize, sizeof ref);
+            len = ref.length;
+            ok = ref.offset >= ep->peer_pool_begin && ref.offset <= ep->peer_pool_end &&
+                 len <= ep->peer_pool_end - ref.offset;
+            data = ep->peer.base() + ref.offset;
         } else if (kind == kCellSkip) {
             ok = len > 0 && at + len == size;
             if (ok) {
+                poison(ep, head, len);
                 head += len;
                 continue;
             }
@@ -352,9 +363,7 @@ int poll_ring(Module *m, Endpoint *ep)
                                                 .reserved = {0, 0, 0}};
             t.fn(&m->base, &rd);
         }
-        // Old payload must never pass for a stamp when a later message starts in these slots.
-        for (uint64_t i = 1; i < nslots; ++i)
-            std::memset(slot + i * kCacheLine, 0, sizeof(uint64_t));
+        poison(ep, head, nslots);
         head += nslots;
         ++n;
         // Slots go back to the sender in batches (one store to the shared line for many
@@ -985,8 +994,9 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
     m->lock.enable(threaded);
     m->world_rank = uint32_t(weft_runtime_world_rank());
     m->cookie = random_cookie();
-    // Messages up to the eager limit travel inside the rings.
-    m->inline_max = cfg.eager_limit;
+    // Messages up to the eager limit travel inside the rings (those above 64 KiB, when the
+    // eager limit is set that high, through the pool).
+    m->inline_max = std::min(cfg.eager_limit, kMaxInline);
 
     const std::string stem =
         "weft-" + sanitize(weft_runtime_jobid()) + "-" + std::to_string(m->world_rank);

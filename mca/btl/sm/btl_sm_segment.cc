@@ -57,11 +57,12 @@ bool layout_fits(const SegmentHeader &h, uint64_t file_size)
         return off <= file_size && len <= file_size - off;
     };
     if (h.nrings == 0 || h.nrings > (1u << 20) || h.ring_slots < 2 ||
-        (h.ring_slots & (h.ring_slots - 1)) != 0 || h.slot_size != kCacheLine ||
-        slots_for(h.inline_max) > h.ring_slots / 2 || h.pool_frag_size % kCacheLine != 0 ||
-        h.rings_offset < kHeaderBytes || h.rings_offset % kCacheLine != 0 ||
-        h.ring_stride % kCacheLine != 0 || h.pool_offset % kCacheLine != 0 ||
-        h.segment_size != file_size || h.segment_size > kMaxSegment || h.pool_frags > kMaxSegment ||
+        (h.ring_slots & (h.ring_slots - 1)) != 0 || h.slot_size != kSlotSize ||
+        h.inline_max > kMaxInline || slots_for(h.inline_max) > h.ring_slots / 2 ||
+        h.pool_frag_size % kCacheLine != 0 || h.rings_offset < kHeaderBytes ||
+        h.rings_offset % kCacheLine != 0 || h.ring_stride % kCacheLine != 0 ||
+        h.pool_offset % kCacheLine != 0 || h.segment_size != file_size ||
+        h.segment_size > kMaxSegment || h.pool_frags > kMaxSegment ||
         h.pool_frag_size > kMaxSegment || h.ring_stride > kMaxSegment ||
         h.owner_local_rank >= h.nrings)
         return false;
@@ -78,14 +79,14 @@ bool Layout::place(SegmentHeader &h) const
 {
     if (nrings == 0 || ring_slots < 2 || (ring_slots & (ring_slots - 1)) != 0 ||
         slots_for(inline_max) > ring_slots / 2 || pool_frag_size > kMaxSegment ||
-        pool_frags > kMaxSegment || uint64_t(ring_slots) * kCacheLine > kMaxSegment)
+        pool_frags > kMaxSegment || uint64_t(ring_slots) * kSlotSize > kMaxSegment)
         return false;
     h.nrings = nrings;
     h.ring_slots = ring_slots;
-    h.slot_size = uint32_t(kCacheLine);
+    h.slot_size = uint32_t(kSlotSize);
     h.inline_max = inline_max;
     h.rings_offset = kHeaderBytes;
-    h.ring_stride = round_up(sizeof(RingControl) + uint64_t(ring_slots) * kCacheLine, kCacheLine);
+    h.ring_stride = round_up(sizeof(RingControl) + uint64_t(ring_slots) * kSlotSize, kCacheLine);
     if (h.ring_stride > kMaxSegment / nrings)
         return false;
     h.pool_offset = round_up(h.rings_offset + uint64_t(nrings) * h.ring_stride, kPage);

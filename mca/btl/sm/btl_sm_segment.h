@@ -33,9 +33,12 @@
 namespace weft::btl::sm {
 
 inline constexpr size_t kCacheLine = 64;
+// Ring slots are half a cache line: a small message (8-byte cell header, 16-byte ob1 match
+// header, 8 bytes of data) takes one, so two travel in each line transferred between cores.
+inline constexpr size_t kSlotSize = 32;
 inline constexpr uint64_t kHeaderBytes = 4096; // the header page; ring 0 starts after it
 inline constexpr uint64_t kSegmentMagic = 0x31304d5354464557ull; // "WEFTSM01", little-endian
-inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersion = 3;
 
 enum SegmentState : uint64_t {
     kStateInit = 0,   // only the header page exists yet
@@ -58,7 +61,7 @@ struct SegmentHeader {
     uint64_t segment_size;   // bytes of the file
     uint32_t nrings;         // one per local rank of the job
     uint32_t ring_slots;     // slots per ring, a power of two
-    uint32_t slot_size;      // bytes per slot: kCacheLine
+    uint32_t slot_size;      // bytes per slot: kSlotSize
     uint32_t inline_max;     // the largest message the owner takes inside its rings
     uint64_t rings_offset;   // ring 0, from the start of the segment
     uint64_t ring_stride;    // bytes from one ring to the next
@@ -73,42 +76,57 @@ struct SegmentHeader {
 // i & (ring_slots - 1). head is written by the owner after each message it consumed; tail is
 // written by the sender only when it disconnects (so that a later connection resumes where
 // it stopped): while connected, the sender publishes a message by the stamp in its header,
-// so the owner polls one cache line per peer and a small message costs one line transfer.
+// so the owner polls one slot per peer and two small messages cost one line transfer.
 // head and tail live on separate cache lines.
 struct alignas(kCacheLine) RingControl {
     alignas(kCacheLine) uint64_t head; // next slot the owner reads; written by the owner only
     alignas(kCacheLine) uint64_t tail; // the sender's next slot when it last disconnected
 };
 
-// The first bytes of a message in a ring. stamp is the index of the message's first slot plus
-// one, stored last with release: the owner waiting at slot h sees a new message when the stamp
-// there is h + 1. Every other value is old: the stamp of a message one or more laps ago, or a
-// zero that the owner wrote over the first word of each later slot of a message when it
-// consumed it (so that old payload bytes never pass for a stamp).
+// The first bytes of a message in a ring. stamp is stamp_of(index of the message's first
+// slot), stored last with release: the owner waiting at slot h sees a new message when the
+// stamp there is stamp_of(h). Every other value is old. The owner, when it consumes a message,
+// overwrites the first word of each of its later slots (and of each skipped slot) with
+// poison_of(that slot's index), so every slot is written once per lap: what a slot holds
+// before the sender reaches it is the stamp of a message one lap ago, or a poison value, and
+// neither equals the stamp expected there (they differ from it by the ring size, or by one,
+// modulo 2^32).
 //   kCellInline  the message follows the header, `length` bytes, in as many slots as needed;
-//   kCellPool    an 8-byte offset follows: the message is `length` bytes at that offset in the
-//                sender's segment (its pool); it takes one slot;
-//   kCellSkip    nothing follows: the rest of the ring up to its end is unused (a message
+//   kCellPool    a PoolRef follows: the message is in the sender's segment (its pool); it
+//                takes one slot; `length` is zero;
+//   kCellSkip    nothing follows: `length` slots up to the ring's end are unused (a message
 //                never wraps), and the next message starts at slot 0.
 enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2, kCellSkip = 3 };
 
 struct CellHeader {
-    uint64_t stamp;    // first slot index + 1; written last, with release
-    uint32_t length;   // bytes of the message
-    uint8_t tag;       // active-message tag
-    uint8_t kind;      // CellKind
-    uint16_t reserved; // zero
+    uint32_t stamp;  // stamp_of(first slot index); written last, with release
+    uint16_t length; // bytes of an inline message, or slots of a skip
+    uint8_t tag;     // active-message tag
+    uint8_t kind;    // CellKind
+};
+
+struct PoolRef {
+    uint64_t offset; // in the sender's segment
+    uint32_t length; // bytes of the message
+    uint32_t reserved;
 };
 
 inline constexpr size_t kCellHeaderSize = sizeof(CellHeader);
+// The largest message that travels inside a ring (length is 16 bits); larger eager
+// messages go through the pool.
+inline constexpr size_t kMaxInline = UINT16_MAX;
 
-static_assert(sizeof(CellHeader) == 16, "the cell header is part of the wire format");
+static_assert(sizeof(CellHeader) == 8, "the cell header is part of the wire format");
+static_assert(kCellHeaderSize + sizeof(PoolRef) <= kSlotSize, "a pool entry takes one slot");
 static_assert(sizeof(RingControl) == 2 * kCacheLine, "head and tail on their own lines");
+
+inline constexpr uint32_t stamp_of(uint64_t slot) { return uint32_t(slot + 1); }
+inline constexpr uint32_t poison_of(uint64_t slot) { return uint32_t(slot); }
 
 // Slots a message of len bytes takes (header included).
 inline constexpr uint64_t slots_for(uint64_t len)
 {
-    return (kCellHeaderSize + len + kCacheLine - 1) / kCacheLine;
+    return (kCellHeaderSize + len + kSlotSize - 1) / kSlotSize;
 }
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(std::is_standard_layout_v<SegmentHeader> &&
@@ -116,13 +134,17 @@ static_assert(std::is_standard_layout_v<SegmentHeader> &&
 static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
               "ring indices must be lock-free atomics to be shared between processes");
 
-inline uint64_t load_acquire(const uint64_t &x)
+template <typename T> inline T load_acquire(const T &x)
 {
-    return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(x)).load(std::memory_order_acquire);
+    return std::atomic_ref<T>(const_cast<T &>(x)).load(std::memory_order_acquire);
 }
-inline void store_release(uint64_t &x, uint64_t v)
+template <typename T> inline void store_release(T &x, std::type_identity_t<T> v)
 {
-    std::atomic_ref<uint64_t>(x).store(v, std::memory_order_release);
+    std::atomic_ref<T>(x).store(v, std::memory_order_release);
+}
+template <typename T> inline void store_relaxed(T &x, std::type_identity_t<T> v)
+{
+    std::atomic_ref<T>(x).store(v, std::memory_order_relaxed);
 }
 
 // The sizes a segment grows to; everything else follows from them.

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -253,8 +254,32 @@ weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor
     return WEFT_ERR_OUT_OF_RESOURCE;
 }
 
-// No put or get: nothing to wait for.
-weft_status_t flush(weft_btl_module_t *, weft_btl_endpoint_t *) { return WEFT_SUCCESS; }
+// Progress until every fragment queued to endpoint (or to anybody) was written to its socket,
+// or failed with its endpoint. No put or get: nothing else to wait for.
+weft_status_t flush(weft_btl_module_t *b, weft_btl_endpoint_t *h)
+{
+    if (!b)
+        return WEFT_ERR_BAD_PARAM;
+    Module *m = module_of(b);
+    Endpoint *only = h ? endpoint_of(h) : nullptr;
+    auto live = [](const Endpoint *ep) {
+        return ep->state != EpState::failed && ep->state != EpState::closed;
+    };
+    auto queued = [&] {
+        if (only)
+            return live(only) && !only->outq.empty();
+        for (const auto &[rank, ep] : m->endpoints)
+            if (live(ep) && !ep->outq.empty())
+                return true;
+        return false;
+    };
+    while (queued())
+        if (weft_progress() == 0)
+            sched_yield();
+    if (!only)
+        return WEFT_SUCCESS;
+    return live(only) ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
+}
 
 const char *state_name(EpState s)
 {

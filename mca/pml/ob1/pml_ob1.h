@@ -22,19 +22,21 @@ namespace weft::pml::ob1 {
 enum HdrType : uint8_t { hdr_match = 1, hdr_rndv = 2, hdr_ack = 3, hdr_frag = 4 };
 constexpr uint8_t flag_sync = 1; // the sender waits for the match (MPI_Ssend)
 
+// 16 bytes, so that a small message with btl/sm's 8-byte cell header and 8 bytes of data takes
+// half a cache line. The sequence number wraps at 2^16: messages of one pair are at most a few
+// fragments out of order (several rails), never 32768.
 struct MatchHdr {
     uint8_t type;
     uint8_t flags;
-    uint16_t reserved;
+    uint16_t seq; // per (communicator, sender, receiver) sequence number, modulo 2^16
     uint32_t cid;
     int32_t src; // sender's rank in the communicator
     int32_t tag;
-    uint32_t seq; // per (communicator, sender, receiver) sequence number
 };
+static_assert(sizeof(MatchHdr) == 16, "part of the wire format");
 
 struct RndvHdr {
     MatchHdr match;
-    uint32_t reserved;
     uint64_t total;   // bytes of the whole message
     uint64_t send_id; // the sender's request, for the ACK
 };
@@ -128,9 +130,9 @@ class PostedQueue {
 };
 
 struct CommState {
-    std::vector<uint32_t> send_seq;                    // next to each peer
-    std::vector<uint32_t> recv_seq;                    // next expected from each peer
-    std::vector<std::map<uint32_t, Unexpected>> ahead; // arrived early, per peer
+    std::vector<uint16_t> send_seq;                    // next to each peer
+    std::vector<uint16_t> recv_seq;                    // next expected from each peer
+    std::vector<std::map<uint16_t, Unexpected>> ahead; // arrived early, per peer
     PostedQueue posted;
     std::list<Unexpected> unexpected;
 };

@@ -312,7 +312,7 @@ void match_one(weft_comm *comm, Unexpected &&u)
     s.unexpected.push_back(std::move(u));
 }
 
-void arrive(weft_comm *comm, uint32_t seq, Unexpected &&u)
+void arrive(weft_comm *comm, uint16_t seq, Unexpected &&u)
 {
     CommState &s = cs(comm);
     const size_t src = size_t(u.src);
@@ -934,7 +934,6 @@ weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_dat
         if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
             MatchHdr h;
             h.flags = 0;
-            h.reserved = 0;
             h.cid = comm->cid;
             h.src = comm->rank;
             h.tag = tag;
