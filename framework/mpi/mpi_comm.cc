@@ -88,7 +88,27 @@ int lastcode = MPI_ERR_LASTCODE;
 int comm_activate(weft_comm *comm)
 {
     weft_status_t rc = pml()->pml_add_comm(pml(), comm);
+    if (rc == WEFT_SUCCESS)
+        rc = coll_comm_enable(comm);
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : error_class_of(rc);
+}
+
+// Fan-in to rank 0, then fan-out.
+weft_status_t internal_barrier(weft_comm *comm)
+{
+    char token = 0;
+    weft_status_t rc = WEFT_SUCCESS;
+    if (comm->rank == 0) {
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = internal_recv(comm, &token, 1, r, tag_barrier);
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = internal_send(comm, &token, 1, r, tag_barrier);
+    } else {
+        rc = internal_send(comm, &token, 1, 0, tag_barrier);
+        if (rc == WEFT_SUCCESS)
+            rc = internal_recv(comm, &token, 1, 0, tag_barrier);
+    }
+    return rc;
 }
 
 weft_status_t internal_send(weft_comm *comm, const void *buf, size_t bytes, int dst, int tag)
@@ -228,6 +248,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free",
                      "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    coll_comm_disable(c);
     pml()->pml_del_comm(pml(), c);
     group_release(c->group);
     if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
@@ -322,26 +343,6 @@ int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
     name[MPI_MAX_OBJECT_NAME - 1] = '\0';
     *resultlen = int(std::strlen(name));
     return MPI_SUCCESS;
-}
-
-// Until the coll framework serves it: fan-in to rank 0, then fan-out.
-int MPI_Barrier(MPI_Comm comm)
-{
-    if (int rc = bad_comm(comm, "MPI_Barrier"); rc != MPI_SUCCESS)
-        return rc;
-    char token = 0;
-    weft_status_t rc = WEFT_SUCCESS;
-    if (comm->rank == 0) {
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
-            rc = internal_recv(comm, &token, 1, r, tag_barrier);
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
-            rc = internal_send(comm, &token, 1, r, tag_barrier);
-    } else {
-        rc = internal_send(comm, &token, 1, 0, tag_barrier);
-        if (rc == WEFT_SUCCESS)
-            rc = internal_recv(comm, &token, 1, 0, tag_barrier);
-    }
-    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), "MPI_Barrier");
 }
 
 } // extern "C"

@@ -81,8 +81,10 @@ int init(int required)
     auto procs = all_procs();
     if (g_pml->pml_add_procs(g_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");
-    comm_activate(MPI_COMM_WORLD);
-    comm_activate(MPI_COMM_SELF);
+    weft_pml_set_selected(g_pml);
+    coll_init();
+    if (comm_activate(MPI_COMM_WORLD) != MPI_SUCCESS || comm_activate(MPI_COMM_SELF) != MPI_SUCCESS)
+        weft::rt::abort(1, "MPI_Init: MPI_COMM_WORLD cannot be set up (messages above)");
     thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
     phase = Phase::running;
     g_running = true;
@@ -167,9 +169,12 @@ int MPI_Finalize(void)
     // barrier would not drain its receive queues, and a peer flushing into them would wait
     // for ever).
     g_pml->pml_enable(g_pml, 0);
-    MPI_Barrier(MPI_COMM_WORLD);
+    internal_barrier(MPI_COMM_WORLD);
     weft_boot_module_t *boot = weft::rt::boot();
     boot->boot_barrier(boot);
+    coll_comm_disable(MPI_COMM_SELF);
+    coll_comm_disable(MPI_COMM_WORLD);
+    coll_finalize();
     g_pml->pml_del_comm(g_pml, MPI_COMM_SELF);
     g_pml->pml_del_comm(g_pml, MPI_COMM_WORLD);
     auto procs = all_procs();
@@ -177,6 +182,7 @@ int MPI_Finalize(void)
     if (the_pml_component->finalize)
         the_pml_component->finalize();
     weft::mca::framework_base("pml")->close();
+    weft_pml_set_selected(nullptr);
     g_pml = nullptr;
     phase = Phase::after;
     g_running = false;

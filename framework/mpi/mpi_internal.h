@@ -57,6 +57,16 @@ constexpr int internal_tag_base = -16;
 weft_status_t internal_send(weft_comm *comm, const void *buf, size_t bytes, int dst, int tag);
 weft_status_t internal_recv(weft_comm *comm, void *buf, size_t bytes, int src, int tag);
 
+// ---- collectives (mpi_coll.cc)
+// Open the coll framework (MPI_Init, after the PML) and close it (MPI_Finalize).
+void coll_init();
+void coll_finalize();
+// Choose comm's collective functions (after the PML knows comm), and release them.
+weft_status_t coll_comm_enable(weft_comm *comm);
+void coll_comm_disable(weft_comm *comm);
+// A barrier over the library's own tags that needs no coll component (MPI_Finalize).
+weft_status_t internal_barrier(weft_comm *comm);
+
 // ---- errors (mpi_errors.cc)
 // Report `errclass` raised by `fn` on `comm` (MPI_COMM_WORLD's handler if comm
 // is null or invalid): MPI_ERRORS_ARE_FATAL prints

@@ -21,6 +21,68 @@ struct weft_group {
     bool predefined = false;
 };
 
+namespace weft::mpi {
+
+// The element a predefined datatype holds, as the reduction kernels see it.
+enum class Elem : uint8_t {
+    none, // no arithmetic (MPI_CHAR, MPI_WCHAR, MPI_PACKED, ...)
+    i8,
+    u8,
+    i16,
+    u16,
+    i32,
+    u32,
+    i64,
+    u64,
+    f32,
+    f64,
+    fld, // float, double, long double
+    c32,
+    c64,
+    cld,     // their complex types
+    boolean, // C's _Bool
+    p_f32,
+    p_f64,
+    p_long,
+    p_i32,
+    p_i16,
+    p_fld, // the value-index pairs of MINLOC/MAXLOC
+    count
+};
+
+// The groups of MPI-3.1 section 5.9.2 that decide which predefined ops a type takes.
+enum TypeClass : uint8_t {
+    class_none = 0,
+    class_c_int = 1,    // C integer
+    class_f_int = 2,    // Fortran integer
+    class_float = 4,    // floating point (C and Fortran)
+    class_logical = 8,  // logical (MPI_C_BOOL, MPI_LOGICAL)
+    class_complex = 16, // complex
+    class_byte = 32,    // MPI_BYTE
+    class_pair = 64,    // MINLOC/MAXLOC pairs
+};
+
+// The predefined reduction operations (weft_op::builtin).
+enum Builtin : int {
+    op_max,
+    op_min,
+    op_sum,
+    op_prod,
+    op_land,
+    op_band,
+    op_lor,
+    op_bor,
+    op_lxor,
+    op_bxor,
+    op_minloc,
+    op_maxloc,
+    op_replace,
+    op_no_op,
+    builtin_count
+};
+
+} // namespace weft::mpi
+
 // A predefined (contiguous) datatype. Derived datatypes come with the
 // datatype engine (issue 6); until then every type is `size` contiguous bytes.
 struct weft_datatype {
@@ -28,6 +90,19 @@ struct weft_datatype {
     const char *name = "";
     int combiner = 0; // MPI_COMBINER_NAMED
     bool predefined = true;
+    weft::mpi::Elem elem = weft::mpi::Elem::none;
+    uint8_t type_class = weft::mpi::class_none;
+};
+
+using weft_user_function = void(void *invec, void *inoutvec, int *len, weft_datatype **type);
+
+// A reduction operation: predefined (builtin >= 0) or made by MPI_Op_create.
+struct weft_op {
+    int builtin = -1; // weft::mpi::Builtin, or -1 for a user function
+    weft_user_function *user = nullptr;
+    bool commutative = true;
+    bool predefined = false;
+    const char *name = "user op";
 };
 
 struct weft_comm {
@@ -43,7 +118,22 @@ struct weft_comm {
     // PML state: the sequence number of the next message to each peer and
     // the next expected from each peer (matching order); owned by the PML.
     void *pml_state = nullptr;
+    // Collectives: the functions chosen for this communicator and the modules behind them
+    // (framework/mpi's mpi_coll.cc), and how many collectives were started on it, which
+    // coll components turn into tags of their own (coll_tag()).
+    void *coll = nullptr;
+    uint32_t coll_seq = 0;
 };
+
+namespace weft::mpi {
+// Collective traffic travels on tags of its own: negative (MPI_ANY_TAG never matches them),
+// below the library's other internal tags, one per collective started on the communicator
+// (so the messages of two collectives in flight are never confused), repeating after 2^24.
+inline int coll_tag(weft_comm *comm)
+{
+    return -(1 << 28) - int(comm->coll_seq++ & ((1u << 24) - 1));
+}
+} // namespace weft::mpi
 
 using weft_errhandler_fn = void (*)(weft_comm **comm, int *error_code, ...);
 struct weft_errhandler {
@@ -56,7 +146,7 @@ struct weft_errhandler {
 // A request. Completion is `complete`; the status fields are what MPI_Status
 // reports. The PML fills the pml_* fields it needs.
 struct weft_request {
-    enum class Kind { pml_send, pml_recv, generalized, null } kind = Kind::null;
+    enum class Kind { pml_send, pml_recv, generalized, coll, null } kind = Kind::null;
     volatile bool complete = false;
     bool persistent = false;
     bool active = false; // persistent: started and not yet completed
@@ -82,5 +172,14 @@ struct weft_message {
     size_t count = 0;
     void *pml_data = nullptr;
 };
+
+namespace weft::mpi {
+// Reduction kernels (framework/datatype/op_reduce.cc, in libweft).
+// Whether op is defined for type (MPI-3.1 5.9.2; a user op takes any type).
+bool op_valid_for(const weft_op *op, const weft_datatype *type);
+// inout = in op inout, count elements; WEFT_ERR_BAD_PARAM if op is not defined for type.
+weft_status_t op_reduce(weft_op *op, const void *in, void *inout, size_t count,
+                        weft_datatype *type);
+} // namespace weft::mpi
 
 #endif

@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 namespace {
 
@@ -15,6 +16,48 @@ template <class T> struct value_int {
     T value;
     int index;
 };
+
+// The kernel element of a C type (by size and signedness: long is i64 here, as int64_t is).
+template <class T> constexpr weft::mpi::Elem elem_of()
+{
+    using weft::mpi::Elem;
+    if constexpr (std::is_same_v<T, bool>)
+        return Elem::boolean;
+    else if constexpr (std::is_integral_v<T>) {
+        constexpr bool s = std::is_signed_v<T>;
+        switch (sizeof(T)) {
+        case 1: return s ? Elem::i8 : Elem::u8;
+        case 2: return s ? Elem::i16 : Elem::u16;
+        case 4: return s ? Elem::i32 : Elem::u32;
+        default: return s ? Elem::i64 : Elem::u64;
+        }
+    } else if constexpr (std::is_same_v<T, float>)
+        return Elem::f32;
+    else if constexpr (std::is_same_v<T, double>)
+        return Elem::f64;
+    else if constexpr (std::is_same_v<T, long double>)
+        return Elem::fld;
+    else if constexpr (std::is_same_v<T, std::complex<float>>)
+        return Elem::c32;
+    else if constexpr (std::is_same_v<T, std::complex<double>>)
+        return Elem::c64;
+    else if constexpr (std::is_same_v<T, std::complex<long double>>)
+        return Elem::cld;
+    else if constexpr (std::is_same_v<T, value_int<float>>)
+        return Elem::p_f32;
+    else if constexpr (std::is_same_v<T, value_int<double>>)
+        return Elem::p_f64;
+    else if constexpr (std::is_same_v<T, value_int<long>>)
+        return Elem::p_long;
+    else if constexpr (std::is_same_v<T, value_int<int>> || std::is_same_v<T, value_int<int32_t>>)
+        return Elem::p_i32;
+    else if constexpr (std::is_same_v<T, value_int<short>>)
+        return Elem::p_i16;
+    else if constexpr (std::is_same_v<T, value_int<long double>>)
+        return Elem::p_fld;
+    else
+        return Elem::none;
+}
 
 } // namespace
 
@@ -37,58 +80,65 @@ weft_comm weft_mpi_comm_self{.errhandler = &weft_mpi_errors_are_fatal,
 
 weft_message weft_mpi_message_no_proc{.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG, .count = 0};
 
-#define WEFT_DATATYPE(var, type, mpi_name)                                                         \
-    weft_datatype var { .size = sizeof(type), .name = mpi_name }
+#define WEFT_DATATYPE(var, type, cls, mpi_name)                                                    \
+    weft_datatype var                                                                              \
+    {                                                                                              \
+        .size = sizeof(type), .name = mpi_name, .elem = elem_of<type>(),                           \
+        .type_class = weft::mpi::cls                                                               \
+    }
 
-WEFT_DATATYPE(weft_mpi_char, char, "MPI_CHAR");
-WEFT_DATATYPE(weft_mpi_signed_char, signed char, "MPI_SIGNED_CHAR");
-WEFT_DATATYPE(weft_mpi_unsigned_char, unsigned char, "MPI_UNSIGNED_CHAR");
-WEFT_DATATYPE(weft_mpi_byte, unsigned char, "MPI_BYTE");
-WEFT_DATATYPE(weft_mpi_short, short, "MPI_SHORT");
-WEFT_DATATYPE(weft_mpi_unsigned_short, unsigned short, "MPI_UNSIGNED_SHORT");
-WEFT_DATATYPE(weft_mpi_int, int, "MPI_INT");
-WEFT_DATATYPE(weft_mpi_unsigned, unsigned, "MPI_UNSIGNED");
-WEFT_DATATYPE(weft_mpi_long, long, "MPI_LONG");
-WEFT_DATATYPE(weft_mpi_unsigned_long, unsigned long, "MPI_UNSIGNED_LONG");
-WEFT_DATATYPE(weft_mpi_long_long_int, long long, "MPI_LONG_LONG_INT");
-WEFT_DATATYPE(weft_mpi_unsigned_long_long, unsigned long long, "MPI_UNSIGNED_LONG_LONG");
-WEFT_DATATYPE(weft_mpi_float, float, "MPI_FLOAT");
-WEFT_DATATYPE(weft_mpi_double, double, "MPI_DOUBLE");
-WEFT_DATATYPE(weft_mpi_long_double, long double, "MPI_LONG_DOUBLE");
-WEFT_DATATYPE(weft_mpi_wchar, wchar_t, "MPI_WCHAR");
-WEFT_DATATYPE(weft_mpi_c_bool, bool, "MPI_C_BOOL"); // C's _Bool: one byte on every ABI we target
-WEFT_DATATYPE(weft_mpi_int8_t, int8_t, "MPI_INT8_T");
-WEFT_DATATYPE(weft_mpi_int16_t, int16_t, "MPI_INT16_T");
-WEFT_DATATYPE(weft_mpi_int32_t, int32_t, "MPI_INT32_T");
-WEFT_DATATYPE(weft_mpi_int64_t, int64_t, "MPI_INT64_T");
-WEFT_DATATYPE(weft_mpi_uint8_t, uint8_t, "MPI_UINT8_T");
-WEFT_DATATYPE(weft_mpi_uint16_t, uint16_t, "MPI_UINT16_T");
-WEFT_DATATYPE(weft_mpi_uint32_t, uint32_t, "MPI_UINT32_T");
-WEFT_DATATYPE(weft_mpi_uint64_t, uint64_t, "MPI_UINT64_T");
-WEFT_DATATYPE(weft_mpi_aint, MPI_Aint, "MPI_AINT");
-WEFT_DATATYPE(weft_mpi_offset, MPI_Offset, "MPI_OFFSET");
-WEFT_DATATYPE(weft_mpi_count, MPI_Count, "MPI_COUNT");
+WEFT_DATATYPE(weft_mpi_char, char, class_none, "MPI_CHAR");
+WEFT_DATATYPE(weft_mpi_signed_char, signed char, class_c_int, "MPI_SIGNED_CHAR");
+WEFT_DATATYPE(weft_mpi_unsigned_char, unsigned char, class_c_int, "MPI_UNSIGNED_CHAR");
+WEFT_DATATYPE(weft_mpi_byte, unsigned char, class_byte, "MPI_BYTE");
+WEFT_DATATYPE(weft_mpi_short, short, class_c_int, "MPI_SHORT");
+WEFT_DATATYPE(weft_mpi_unsigned_short, unsigned short, class_c_int, "MPI_UNSIGNED_SHORT");
+WEFT_DATATYPE(weft_mpi_int, int, class_c_int, "MPI_INT");
+WEFT_DATATYPE(weft_mpi_unsigned, unsigned, class_c_int, "MPI_UNSIGNED");
+WEFT_DATATYPE(weft_mpi_long, long, class_c_int, "MPI_LONG");
+WEFT_DATATYPE(weft_mpi_unsigned_long, unsigned long, class_c_int, "MPI_UNSIGNED_LONG");
+WEFT_DATATYPE(weft_mpi_long_long_int, long long, class_c_int, "MPI_LONG_LONG_INT");
+WEFT_DATATYPE(weft_mpi_unsigned_long_long, unsigned long long, class_c_int,
+              "MPI_UNSIGNED_LONG_LONG");
+WEFT_DATATYPE(weft_mpi_float, float, class_float, "MPI_FLOAT");
+WEFT_DATATYPE(weft_mpi_double, double, class_float, "MPI_DOUBLE");
+WEFT_DATATYPE(weft_mpi_long_double, long double, class_float, "MPI_LONG_DOUBLE");
+WEFT_DATATYPE(weft_mpi_wchar, wchar_t, class_none, "MPI_WCHAR");
+WEFT_DATATYPE(weft_mpi_c_bool, bool, class_logical,
+              "MPI_C_BOOL"); // C's _Bool: one byte on every ABI we target
+WEFT_DATATYPE(weft_mpi_int8_t, int8_t, class_c_int, "MPI_INT8_T");
+WEFT_DATATYPE(weft_mpi_int16_t, int16_t, class_c_int, "MPI_INT16_T");
+WEFT_DATATYPE(weft_mpi_int32_t, int32_t, class_c_int, "MPI_INT32_T");
+WEFT_DATATYPE(weft_mpi_int64_t, int64_t, class_c_int, "MPI_INT64_T");
+WEFT_DATATYPE(weft_mpi_uint8_t, uint8_t, class_c_int, "MPI_UINT8_T");
+WEFT_DATATYPE(weft_mpi_uint16_t, uint16_t, class_c_int, "MPI_UINT16_T");
+WEFT_DATATYPE(weft_mpi_uint32_t, uint32_t, class_c_int, "MPI_UINT32_T");
+WEFT_DATATYPE(weft_mpi_uint64_t, uint64_t, class_c_int, "MPI_UINT64_T");
+WEFT_DATATYPE(weft_mpi_aint, MPI_Aint, class_c_int, "MPI_AINT");
+WEFT_DATATYPE(weft_mpi_offset, MPI_Offset, class_c_int, "MPI_OFFSET");
+WEFT_DATATYPE(weft_mpi_count, MPI_Count, class_c_int, "MPI_COUNT");
 // std::complex<T> has the layout of C's T _Complex (two T, real first).
-WEFT_DATATYPE(weft_mpi_c_float_complex, std::complex<float>, "MPI_C_FLOAT_COMPLEX");
-WEFT_DATATYPE(weft_mpi_c_double_complex, std::complex<double>, "MPI_C_DOUBLE_COMPLEX");
-WEFT_DATATYPE(weft_mpi_c_long_double_complex, std::complex<long double>,
+WEFT_DATATYPE(weft_mpi_c_float_complex, std::complex<float>, class_complex, "MPI_C_FLOAT_COMPLEX");
+WEFT_DATATYPE(weft_mpi_c_double_complex, std::complex<double>, class_complex,
+              "MPI_C_DOUBLE_COMPLEX");
+WEFT_DATATYPE(weft_mpi_c_long_double_complex, std::complex<long double>, class_complex,
               "MPI_C_LONG_DOUBLE_COMPLEX");
-WEFT_DATATYPE(weft_mpi_packed, unsigned char, "MPI_PACKED");
-WEFT_DATATYPE(weft_mpi_float_int, value_int<float>, "MPI_FLOAT_INT");
-WEFT_DATATYPE(weft_mpi_double_int, value_int<double>, "MPI_DOUBLE_INT");
-WEFT_DATATYPE(weft_mpi_long_int, value_int<long>, "MPI_LONG_INT");
-WEFT_DATATYPE(weft_mpi_2int, value_int<int>, "MPI_2INT");
-WEFT_DATATYPE(weft_mpi_short_int, value_int<short>, "MPI_SHORT_INT");
-WEFT_DATATYPE(weft_mpi_long_double_int, value_int<long double>, "MPI_LONG_DOUBLE_INT");
+WEFT_DATATYPE(weft_mpi_packed, unsigned char, class_none, "MPI_PACKED");
+WEFT_DATATYPE(weft_mpi_float_int, value_int<float>, class_pair, "MPI_FLOAT_INT");
+WEFT_DATATYPE(weft_mpi_double_int, value_int<double>, class_pair, "MPI_DOUBLE_INT");
+WEFT_DATATYPE(weft_mpi_long_int, value_int<long>, class_pair, "MPI_LONG_INT");
+WEFT_DATATYPE(weft_mpi_2int, value_int<int>, class_pair, "MPI_2INT");
+WEFT_DATATYPE(weft_mpi_short_int, value_int<short>, class_pair, "MPI_SHORT_INT");
+WEFT_DATATYPE(weft_mpi_long_double_int, value_int<long double>, class_pair, "MPI_LONG_DOUBLE_INT");
 // Fortran's default kinds, as gfortran and ifort lay them out.
-WEFT_DATATYPE(weft_mpi_integer, int32_t, "MPI_INTEGER");
-WEFT_DATATYPE(weft_mpi_real, float, "MPI_REAL");
-WEFT_DATATYPE(weft_mpi_double_precision, double, "MPI_DOUBLE_PRECISION");
-WEFT_DATATYPE(weft_mpi_logical, int32_t, "MPI_LOGICAL");
-WEFT_DATATYPE(weft_mpi_character, char, "MPI_CHARACTER");
-WEFT_DATATYPE(weft_mpi_complex, std::complex<float>, "MPI_COMPLEX");
-WEFT_DATATYPE(weft_mpi_double_complex, std::complex<double>, "MPI_DOUBLE_COMPLEX");
-WEFT_DATATYPE(weft_mpi_2integer, value_int<int32_t>, "MPI_2INTEGER");
+WEFT_DATATYPE(weft_mpi_integer, int32_t, class_f_int, "MPI_INTEGER");
+WEFT_DATATYPE(weft_mpi_real, float, class_float, "MPI_REAL");
+WEFT_DATATYPE(weft_mpi_double_precision, double, class_float, "MPI_DOUBLE_PRECISION");
+WEFT_DATATYPE(weft_mpi_logical, int32_t, class_logical, "MPI_LOGICAL");
+WEFT_DATATYPE(weft_mpi_character, char, class_none, "MPI_CHARACTER");
+WEFT_DATATYPE(weft_mpi_complex, std::complex<float>, class_complex, "MPI_COMPLEX");
+WEFT_DATATYPE(weft_mpi_double_complex, std::complex<double>, class_complex, "MPI_DOUBLE_COMPLEX");
+WEFT_DATATYPE(weft_mpi_2integer, value_int<int32_t>, class_pair, "MPI_2INTEGER");
 
 #undef WEFT_DATATYPE
 
@@ -152,5 +202,64 @@ extern "C" int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *re
     std::memcpy(type_name, name, len);
     type_name[len] = '\0';
     *resultlen = int(len);
+    return MPI_SUCCESS;
+}
+
+// Contiguous derived types (the datatype engine of issue 6 brings the others): count elements
+// of a type, back to back, is again contiguous bytes.
+extern "C" int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_contiguous"); rc != MPI_SUCCESS)
+        return rc;
+    if (count < 0)
+        return raise(nullptr, MPI_ERR_COUNT, "MPI_Type_contiguous", "negative count");
+    if (!weft::mpi::valid_datatype(oldtype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_contiguous", "invalid datatype");
+    if (!newtype)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_contiguous", "newtype is NULL");
+    if (count == 0)
+        return raise(nullptr, MPI_ERR_COUNT, "MPI_Type_contiguous",
+                     "a type of zero bytes is not supported yet");
+    auto *t = new weft_datatype;
+    t->size = size_t(count) * oldtype->size;
+    t->name = "";
+    t->combiner = MPI_COMBINER_CONTIGUOUS;
+    t->predefined = false;
+    *newtype = t;
+    return MPI_SUCCESS;
+}
+
+extern "C" int MPI_Type_commit(MPI_Datatype *datatype)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_commit"); rc != MPI_SUCCESS)
+        return rc;
+    if (!datatype || !weft::mpi::valid_datatype(*datatype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_commit", "invalid datatype");
+    return MPI_SUCCESS;
+}
+
+extern "C" int MPI_Type_free(MPI_Datatype *datatype)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_free"); rc != MPI_SUCCESS)
+        return rc;
+    if (!datatype || !weft::mpi::valid_datatype(*datatype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_free", "invalid datatype");
+    if ((*datatype)->predefined)
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_free", "a predefined type cannot be freed");
+    delete *datatype;
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+extern "C" int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    if (int rc = weft::mpi::check_state("MPI_Type_get_extent"); rc != MPI_SUCCESS)
+        return rc;
+    if (!weft::mpi::valid_datatype(datatype))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype");
+    if (!lb || !extent)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
+    *lb = 0;
+    *extent = MPI_Aint(datatype->size);
     return MPI_SUCCESS;
 }

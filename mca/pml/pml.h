@@ -222,6 +222,12 @@ struct weft_pml_component {
     weft_status_t (*finalize)(void);
 };
 
+/* The PML module this process selected, from MPI_Init (after pml_add_procs) to MPI_Finalize;
+ * NULL otherwise. Other frameworks (coll) send through it. Defined in pml/base. Thread: any. */
+weft_pml_module_t *weft_pml_selected(void);
+/* Set by framework/mpi at MPI_Init and MPI_Finalize. Thread: init. */
+void weft_pml_set_selected(weft_pml_module_t *module);
+
 #ifdef __cplusplus
 } /* extern "C" */
 

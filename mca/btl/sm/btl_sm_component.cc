@@ -49,9 +49,9 @@ weft_status_t register_params()
          .default_value = "4k",
          .help = "Largest message, PML header included, that the PML sends "
                  "eagerly. It is also the payload of a ring cell: messages up to "
-                 "this size are copied straight into the receiver's ring. Each "
-                 "cell takes this many bytes plus 16, rounded up to 64, in the "
-                 "receiver's segment (64 to 1M).",
+                 "this size (up to 64K; larger ones through the pool) are copied "
+                 "straight into the receiver's ring, in 32-byte slots with an "
+                 "8-byte header (64 to 1M).",
          .level = 4,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,

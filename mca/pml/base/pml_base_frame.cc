@@ -17,4 +17,13 @@ const mca::Framework framework = {
     .pick = mca::Pick::one,
 };
 
+weft_pml_module_t *selected = nullptr;
+
 } // namespace weft::pml::base
+
+extern "C" weft_pml_module_t *weft_pml_selected(void) { return weft::pml::base::selected; }
+
+extern "C" void weft_pml_set_selected(weft_pml_module_t *module)
+{
+    weft::pml::base::selected = module;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Collective benchmark: bench/coll_bench.c built unchanged against Weft,
+# Debian's Open MPI and MPICH, run interleaved round by round (this machine's
+# cross-core latency jumps between levels over time, so only interleaved
+# ratios count), all over shared memory. Prints the median time per barrier,
+# allreduce (doubles, sum) and bcast (bytes from rank 0), and the ratio
+# Weft / Open MPI. Open MPI uses its default collective selection (tuned).
+#   contrib/bench-coll.sh BUILDDIR [ROUNDS]
+# WEFT_BENCH_CASES="4:barrier:0 2:allreduce:8 ..." (ranks:operation:bytes)
+# runs only those cases.
+# Weft runs from BUILDDIR uninstalled (its components from the build tree).
+# Without BUILDDIR/bench/coll_bench, or when a Weft run fails, Weft's column
+# shows "-" and the other columns are still measured.
+# np=4 oversubscribes this 2-core machine: every launcher is told so, and an
+# implementation whose ranks spin without yielding there (MPICH) takes
+# milliseconds per operation; coll_bench then runs fewer iterations (about 2 s
+# of them), so 5 rounds take a few minutes, not hours.
+set -eu
+build=${1:?BUILDDIR}
+[ -d "$build" ] && build=$(cd "$build" && pwd)
+rounds=${2:-5}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d /tmp/weft-coll.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2012 # build-tree paths, as in bench-p2p.sh
+WEFT_MCA_mca_base_component_path=$(ls -d "$build"/mca/*/*/.libs 2>/dev/null | tr '\n' ':')
+export WEFT_MCA_mca_base_component_path
+weft="$build/bench/coll_bench"
+have_weft=yes
+[ -x "$weft" ] || { echo "no $weft (build Weft first: make in $build); Weft's column shows -" >&2; have_weft=no; }
+mpicc.openmpi -O2 -w -o "$tmp/ompi" "$src/bench/coll_bench.c"
+mpicc.mpich -O2 -w -o "$tmp/mpich" "$src/bench/coll_bench.c"
+
+run() { # impl ranks args...
+    impl=$1 np=$2
+    shift 2
+    case $impl in
+    weft) timeout 300 "$build/mpirun" -np "$np" --oversubscribe --mca btl self,sm "$weft" "$@" ;;
+    ompi) timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 --mca btl self,vader "$tmp/ompi" "$@" ;;
+    mpich) timeout 300 mpiexec.mpich -n "$np" "$tmp/mpich" "$@" ;;
+    esac 2>/dev/null | tail -n 1
+}
+
+cases=${WEFT_BENCH_CASES:-"2:barrier:0 4:barrier:0 2:allreduce:8 4:allreduce:8 2:allreduce:65536 4:allreduce:65536 4:bcast:8 4:bcast:65536"}
+impls="ompi mpich"
+[ $have_weft = yes ] && impls="weft $impls"
+for c in $cases; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
+r=1
+while [ $r -le "$rounds" ]; do
+    for c in $cases; do
+        np=${c%%:*} rest=${c#*:} op=${rest%%:*} size=${rest#*:}
+        for impl in $impls; do
+            v=$(run "$impl" "$np" "$op" "$size" || true)
+            case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$impl.$c" ;; esac
+        done
+    done
+    r=$((r + 1))
+done
+median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
+echo "Collectives over shared memory, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "Time per operation in us, the slowest rank's average (lower is better); np=4 is oversubscribed"
+echo
+echo "| ranks | operation | size | Weft | Open MPI | MPICH | Weft/OMPI |"
+echo "|---|---|---|---|---|---|---|"
+for c in $cases; do
+    np=${c%%:*} rest=${c#*:} op=${rest%%:*} size=${rest#*:}
+    w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
+    ratio=$(awk -v a="$w" -v b="$o" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
+    echo "| $np | $op | $size | $w | $o | $m | $ratio |"
+done

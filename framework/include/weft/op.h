@@ -1,0 +1,43 @@
+/*
+ * weft/op.h: reductions and element sizes, for components that combine or move typed data
+ * (coll components above all) without looking inside framework/mpi's objects.
+ *
+ * Defined in libmpi. Thread: any (the functions touch only their arguments).
+ */
+#ifndef WEFT_OP_H
+#define WEFT_OP_H
+
+#include <stddef.h>
+
+#include <weft/status.h>
+#include <weft/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* inout[i] = in[i] op inout[i] for count elements of dtype: `in` holds the contribution of the
+ * lower ranks, which matters for a non-commutative user op (MPI's order is rank 0 op rank 1 op
+ * ... op rank n-1). A user op is called with the count in pieces of at most INT_MAX.
+ * Returns WEFT_SUCCESS, or WEFT_ERR_BAD_PARAM when op is not defined for dtype (nothing is
+ * written then). */
+weft_status_t weft_op_reduce(weft_op_t *op, const void *in, void *inout, size_t count,
+                             weft_datatype_t *dtype);
+
+/* Nonzero when op is commutative (every predefined op is). */
+int weft_op_commutative(const weft_op_t *op);
+
+/* Nonzero when op may be applied to dtype (a predefined op on a type of its groups, MPI-3.1
+ * 5.9.2; a user op on any type). */
+int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype);
+
+/* Bytes of one element of dtype's data (MPI_Type_size), and the distance from one element to
+ * the next in a buffer (its extent). Equal for the predefined types. */
+size_t weft_datatype_size(const weft_datatype_t *dtype);
+ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WEFT_OP_H */

@@ -1,0 +1,135 @@
+// coll/basic: every collective as a schedule of rounds over the PML.
+//
+// A schedule is built in full before it runs: a list of rounds, each a set of point-to-point
+// transfers (posted together) followed by local steps (reductions, copies) that run once every
+// transfer of the round has completed. A blocking collective runs its schedule to the end in
+// the caller; a non-blocking one hands it to a request that the progress engine advances, so a
+// Wait/Test loop is all it needs. The first transfer that fails ends the schedule with its
+// error, which becomes the request's (what ULFM relies on).
+//
+// The algorithms (coll_basic_algos.cc) are chosen by message size and process count, with the
+// thresholds as parameters (README.md).
+#ifndef WEFT_COLL_BASIC_H
+#define WEFT_COLL_BASIC_H
+
+#include "mpi_objects.h"
+
+#include <coll/coll.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace weft::coll::basic {
+
+struct Step {
+    enum Kind : uint8_t { send, recv, reduce, copy } kind;
+    int peer;        // send, recv: rank in the communicator
+    const void *src; // send: data; reduce, copy: source
+    void *dst;       // recv: buffer; reduce: in and out (dst = src op dst); copy: destination
+    size_t count;    // elements of type
+    weft_datatype *type;
+};
+
+class Sched {
+  public:
+    // Start over (keeps the memory of an earlier schedule).
+    void reset(weft_comm *comm, weft_op *op);
+
+    // Building. Transfers go into the current round; reduce and copy run after them.
+    void send(int peer, const void *buf, size_t count, weft_datatype *type);
+    void recv(int peer, void *buf, size_t count, weft_datatype *type);
+    // dst = src op dst: src holds the contribution of the lower ranks.
+    void reduce(const void *src, void *dst, size_t count, weft_datatype *type);
+    void copy(const void *src, void *dst, size_t count, weft_datatype *type);
+    // End the current round (an empty round is dropped).
+    void next();
+    // A scratch buffer that lives as long as the schedule.
+    char *scratch(size_t bytes);
+
+    // Running.
+    weft_status_t start();
+    // Advance as far as possible without waiting; true once the schedule ended (status() then
+    // says how).
+    bool advance();
+    weft_status_t status() const { return status_; }
+    // Run to the end in the caller.
+    weft_status_t run();
+
+  private:
+    weft_status_t post_round();
+    void cancel_pending();
+
+    weft_comm *comm_ = nullptr;
+    weft_op *op_ = nullptr;
+    int tag_ = 0;
+    std::vector<Step> steps_;
+    std::vector<size_t> round_end_; // steps_[round_end_[r-1] .. round_end_[r]) is round r
+    std::vector<std::unique_ptr<char[]>> scratch_;
+    std::vector<weft_request *> pending_;
+    size_t round_ = 0;
+    bool done_ = false;
+    weft_status_t status_ = WEFT_SUCCESS;
+};
+
+// The request of a non-blocking collective.
+struct CollRequest : weft_request {
+    Sched sched;
+    CollRequest *next_active = nullptr;
+};
+
+// Start a non-blocking collective: takes the built schedule (sched is left empty).
+weft_status_t start_request(Sched &&sched, weft_request **request);
+
+// The schedule blocking collectives build into (one at a time: MPI forbids concurrent calls
+// on a communicator and the library provides at most MPI_THREAD_FUNNELED).
+Sched &blocking_sched();
+
+// A datatype of single bytes, for what the algorithms move as raw bytes.
+weft_datatype *type_bytes();
+
+// Stop advancing non-blocking collectives (at finalize).
+void stop_progress();
+
+// Parameters (coll_basic_component.cc).
+struct Tuning {
+    size_t bcast_pipeline_min;  // bytes from which bcast is a pipelined chain
+    size_t bcast_segment;       // its segment size
+    size_t allreduce_rsag_min;  // bytes from which a commutative allreduce is Rabenseifner's
+    size_t allgather_bruck_max; // bytes per rank up to which allgather is Bruck's
+};
+extern Tuning tuning;
+
+// ---- the algorithms: each builds the whole schedule of one collective into s (already reset
+// for comm, with the op where there is one). Counts are in elements, displacements in elements
+// (bytes for alltoallw); sendbuf may be WEFT_IN_PLACE where MPI allows it.
+void build_barrier(Sched &s, weft_comm *comm);
+void build_bcast(Sched &s, void *buf, size_t count, weft_datatype *type, int root, weft_comm *comm);
+void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
+                  weft_op *op, int root, weft_comm *comm);
+void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
+                     weft_datatype *type, weft_op *op, weft_comm *comm);
+void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                   void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
+                   weft_datatype *recvtype, int root, weft_comm *comm);
+void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                    const ptrdiff_t *displs, weft_datatype *sendtype, void *recvbuf,
+                    size_t recvcount, weft_datatype *recvtype, int root, weft_comm *comm);
+void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                      void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
+                      weft_datatype *recvtype, weft_comm *comm);
+void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                     void *recvbuf, size_t recvcount, weft_datatype *recvtype, weft_comm *comm);
+void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                     const ptrdiff_t *sdispls, weft_datatype *const *sendtypes, void *recvbuf,
+                     const size_t *recvcounts, const ptrdiff_t *rdispls,
+                     weft_datatype *const *recvtypes, weft_comm *comm);
+void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                          weft_datatype *type, weft_op *op, weft_comm *comm);
+void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
+                weft_op *op, weft_comm *comm, bool exclusive);
+
+} // namespace weft::coll::basic
+
+#endif

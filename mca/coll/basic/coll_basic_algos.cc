@@ -1,0 +1,443 @@
+// coll/basic's algorithms: each builds the whole schedule of one collective (coll_basic.h).
+// Ranks are the communicator's; "vrank" is a rank renumbered so that the root is 0.
+#include "coll_basic.h"
+
+#include <weft/op.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace weft::coll::basic {
+
+namespace {
+
+bool in_place(const void *p) { return p == WEFT_IN_PLACE; }
+
+char *at(void *buf, ptrdiff_t elems, const weft_datatype *type)
+{
+    return static_cast<char *>(buf) + elems * weft_datatype_extent(type);
+}
+const char *at(const void *buf, ptrdiff_t elems, const weft_datatype *type)
+{
+    return static_cast<const char *>(buf) + elems * weft_datatype_extent(type);
+}
+
+size_t bytes_of(size_t count, const weft_datatype *type) { return count * type->size; }
+
+int pow2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+// Reduce count elements from every rank into acc at vrank 0 of a binomial tree, children in
+// rank order, so that a non-commutative op sees rank 0 op 1 op ... op n-1 when real(v) = v.
+// acc holds this rank's contribution on entry (a scratch buffer, never the user's send
+// buffer); on return, at vrank 0, the result. real maps a vrank to a rank.
+template <class Real>
+void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype *type, int vrank, int n,
+                     Real real)
+{
+    const size_t bytes = bytes_of(count, type);
+    // Receive every child's partial result at once, then fold them in order.
+    std::vector<char *> parts;
+    int mask = 1;
+    for (; mask < n; mask <<= 1) {
+        if (vrank & mask)
+            break;
+        if (vrank + mask < n) {
+            char *part = s.scratch(bytes);
+            s.recv(real(vrank + mask), part, count, type);
+            parts.push_back(part);
+        }
+    }
+    // Once they are in (a round's local steps run after its transfers): acc covers
+    // [vrank, vrank + m) and the next child [vrank + m, vrank + 2m), so part = acc op part,
+    // which then becomes acc.
+    for (char *part : parts) {
+        s.reduce(acc, part, count, type);
+        acc = part;
+    }
+    s.next();
+    if (vrank != 0) {
+        s.send(real(vrank - mask), acc, count, type);
+        s.next();
+    }
+}
+
+} // namespace
+
+void build_barrier(Sched &s, weft_comm *comm)
+{
+    // Dissemination: in round k, signal rank + 2^k and hear from rank - 2^k.
+    const int n = comm->size, me = comm->rank;
+    for (int k = 1; k < n; k <<= 1) {
+        s.recv((me - k + n) % n, nullptr, 0, type_bytes());
+        s.send((me + k) % n, nullptr, 0, type_bytes());
+        s.next();
+    }
+}
+
+void build_bcast(Sched &s, void *buf, size_t count, weft_datatype *type, int root, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    if (n == 1 || count == 0)
+        return;
+    const int vrank = (me - root + n) % n;
+    auto real = [&](int v) { return (v + root) % n; };
+    const size_t bytes = bytes_of(count, type);
+    if (bytes >= tuning.bcast_pipeline_min && tuning.bcast_segment >= type->size) {
+        // Pipelined chain: vrank v receives segment i from v - 1 while it passes segment i - 1
+        // on to v + 1.
+        const size_t per = std::max<size_t>(1, tuning.bcast_segment / type->size);
+        const size_t nseg = (count + per - 1) / per;
+        auto seg = [&](size_t i) { return at(buf, ptrdiff_t(i * per), type); };
+        auto len = [&](size_t i) { return std::min(per, count - i * per); };
+        for (size_t i = 0; i <= nseg; ++i) {
+            if (vrank > 0 && i < nseg)
+                s.recv(real(vrank - 1), seg(i), len(i), type);
+            if (vrank + 1 < n && i > 0)
+                s.send(real(vrank + 1), seg(i - 1), len(i - 1), type);
+            s.next();
+        }
+        return;
+    }
+    // Binomial tree.
+    int mask = 1;
+    for (; mask < n; mask <<= 1) {
+        if (vrank & mask) {
+            s.recv(real(vrank - mask), buf, count, type);
+            s.next();
+            break;
+        }
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vrank + mask < n)
+            s.send(real(vrank + mask), buf, count, type);
+    s.next();
+}
+
+void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
+                  weft_op *op, int root, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
+    if (n == 1) {
+        s.copy(mine, recvbuf, count, type);
+        return;
+    }
+    const size_t bytes = bytes_of(count, type);
+    char *acc = s.scratch(bytes);
+    s.copy(mine, acc, count, type);
+    s.next();
+    if (weft_op_commutative(op)) {
+        const int vrank = (me - root + n) % n;
+        binomial_reduce(s, acc, count, type, vrank, n, [&](int v) { return (v + root) % n; });
+        if (me == root)
+            s.copy(acc, recvbuf, count, type);
+        return;
+    }
+    // Non-commutative: reduce in rank order to rank 0, which hands the result to root.
+    binomial_reduce(s, acc, count, type, me, n, [](int v) { return v; });
+    if (root == 0) {
+        if (me == 0)
+            s.copy(acc, recvbuf, count, type);
+        return;
+    }
+    if (me == 0)
+        s.send(root, acc, count, type);
+    else if (me == root)
+        s.recv(0, recvbuf, count, type);
+    s.next();
+}
+
+void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
+                     weft_datatype *type, weft_op *op, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    if (!in_place(sendbuf))
+        s.copy(sendbuf, recvbuf, count, type);
+    s.next();
+    if (n == 1 || count == 0)
+        return;
+    const size_t bytes = bytes_of(count, type);
+    // Fold the ranks beyond the largest power of two p2 into their even neighbours: of the
+    // first 2 * rem ranks, the odd ones go on (new rank = rank / 2), the even ones wait.
+    const int p2 = pow2_floor(n), rem = n - p2;
+    int newrank;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            s.send(me + 1, recvbuf, count, type);
+            s.next();
+            newrank = -1;
+        } else {
+            char *tmp = s.scratch(bytes);
+            s.recv(me - 1, tmp, count, type);
+            s.reduce(tmp, recvbuf, count, type); // rank me - 1 is the lower
+            s.next();
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - rem;
+    }
+    auto real = [&](int v) { return v < rem ? v * 2 + 1 : v + rem; };
+    if (newrank >= 0) {
+        if (weft_op_commutative(op) && bytes >= tuning.allreduce_rsag_min && count >= size_t(p2)) {
+            // Rabenseifner: reduce-scatter by recursive halving, allgather by recursive
+            // doubling, over p2 blocks of recvbuf.
+            std::vector<size_t> cnt(static_cast<size_t>(p2)), disp(static_cast<size_t>(p2) + 1, 0);
+            for (int i = 0; i < p2; ++i)
+                cnt[size_t(i)] = count / size_t(p2) + (size_t(i) < count % size_t(p2) ? 1 : 0);
+            for (int i = 0; i < p2; ++i)
+                disp[size_t(i) + 1] = disp[size_t(i)] + cnt[size_t(i)];
+            auto span = [&](int lo, int hi) { return disp[size_t(hi)] - disp[size_t(lo)]; };
+            char *tmp = s.scratch(bytes);
+            int lo = 0, hi = p2;
+            for (int mask = p2 / 2; mask > 0; mask >>= 1) {
+                const int partner = newrank ^ mask, mid = lo + (hi - lo) / 2;
+                const bool lower = newrank < partner;
+                const int klo = lower ? lo : mid, khi = lower ? mid : hi; // kept
+                const int slo = lower ? mid : lo, shi = lower ? hi : mid; // sent
+                char *keep = at(recvbuf, ptrdiff_t(disp[size_t(klo)]), type);
+                s.recv(real(partner), tmp, span(klo, khi), type);
+                s.send(real(partner), at(recvbuf, ptrdiff_t(disp[size_t(slo)]), type),
+                       span(slo, shi), type);
+                s.reduce(tmp, keep, span(klo, khi), type);
+                s.next();
+                lo = klo;
+                hi = khi;
+            }
+            for (int mask = 1; mask < p2; mask <<= 1) {
+                const int partner = newrank ^ mask;
+                // The partner holds the window of the same size next to ours.
+                const int width = hi - lo;
+                const int plo = (newrank & mask) ? lo - width : hi, phi = plo + width;
+                s.recv(real(partner), at(recvbuf, ptrdiff_t(disp[size_t(plo)]), type),
+                       span(plo, phi), type);
+                s.send(real(partner), at(recvbuf, ptrdiff_t(disp[size_t(lo)]), type), span(lo, hi),
+                       type);
+                s.next();
+                lo = std::min(lo, plo);
+                hi = std::max(hi, phi);
+            }
+        } else {
+            // Recursive doubling; each side's data covers a contiguous range of ranks, the
+            // lower range goes first (non-commutative ops keep MPI's order).
+            char *data = static_cast<char *>(recvbuf);
+            char *tmp = s.scratch(bytes);
+            for (int mask = 1; mask < p2; mask <<= 1) {
+                const int partner = newrank ^ mask;
+                s.recv(real(partner), tmp, count, type);
+                s.send(real(partner), data, count, type);
+                if (partner < newrank) {
+                    s.reduce(tmp, data, count, type);
+                } else {
+                    s.reduce(data, tmp, count, type);
+                    std::swap(data, tmp);
+                }
+                s.next();
+            }
+            s.copy(data, recvbuf, count, type);
+            s.next();
+        }
+    }
+    // The folded ranks get the result back.
+    if (me < 2 * rem) {
+        if (me % 2 == 0)
+            s.recv(me + 1, recvbuf, count, type);
+        else
+            s.send(me - 1, recvbuf, count, type);
+        s.next();
+    }
+}
+
+void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                   void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
+                   weft_datatype *recvtype, int root, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    if (me != root) {
+        s.send(root, sendbuf, sendcount, sendtype);
+        s.next();
+        return;
+    }
+    for (int r = 0; r < n; ++r)
+        if (r != me)
+            s.recv(r, at(recvbuf, displs[r], recvtype), recvcounts[r], recvtype);
+    if (!in_place(sendbuf))
+        s.copy(sendbuf, at(recvbuf, displs[me], recvtype),
+               std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
+               type_bytes());
+    s.next();
+}
+
+void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                    const ptrdiff_t *displs, weft_datatype *sendtype, void *recvbuf,
+                    size_t recvcount, weft_datatype *recvtype, int root, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    if (me != root) {
+        s.recv(root, recvbuf, recvcount, recvtype);
+        s.next();
+        return;
+    }
+    for (int r = 0; r < n; ++r)
+        if (r != me)
+            s.send(r, at(sendbuf, displs[r], sendtype), sendcounts[r], sendtype);
+    if (!in_place(recvbuf))
+        s.copy(at(sendbuf, displs[me], sendtype), recvbuf,
+               std::min(bytes_of(sendcounts[me], sendtype), bytes_of(recvcount, recvtype)),
+               type_bytes());
+    s.next();
+}
+
+void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                      void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
+                      weft_datatype *recvtype, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    if (!in_place(sendbuf))
+        s.copy(sendbuf, at(recvbuf, displs[me], recvtype),
+               std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
+               type_bytes());
+    s.next();
+    // Ring: in step k, pass on the block of rank me - k, take that of me - k - 1.
+    const int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int k = 0; k < n - 1; ++k) {
+        const int out = (me - k + n) % n, in = (me - k - 1 + n) % n;
+        s.recv(left, at(recvbuf, displs[in], recvtype), recvcounts[in], recvtype);
+        s.send(right, at(recvbuf, displs[out], recvtype), recvcounts[out], recvtype);
+        s.next();
+    }
+}
+
+void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                     void *recvbuf, size_t recvcount, weft_datatype *recvtype, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    const size_t block = bytes_of(recvcount, recvtype);
+    if (n > 2 && block <= tuning.allgather_bruck_max) {
+        // Bruck: blocks gathered in rotated order (block i from rank me + i) in scratch, the
+        // number held doubling each round, then rotated into place.
+        char *tmp = s.scratch(block * size_t(n));
+        const void *mine = in_place(sendbuf)
+                               ? at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype)
+                               : sendbuf;
+        s.copy(mine, tmp, std::min(bytes_of(sendcount, sendtype), block), type_bytes());
+        s.next();
+        for (int k = 1; k < n; k <<= 1) {
+            const int m = std::min(k, n - k);
+            s.recv((me + k) % n, tmp + size_t(k) * block, size_t(m) * block, type_bytes());
+            s.send((me - k + n) % n, tmp, size_t(m) * block, type_bytes());
+            s.next();
+        }
+        for (int i = 0; i < n; ++i)
+            s.copy(tmp + size_t(i) * block,
+                   at(recvbuf, ptrdiff_t((me + i) % n) * ptrdiff_t(recvcount), recvtype), block,
+                   type_bytes());
+        s.next();
+        return;
+    }
+    std::vector<size_t> counts(size_t(n), recvcount);
+    std::vector<ptrdiff_t> displs(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+        displs[size_t(i)] = ptrdiff_t(i) * ptrdiff_t(recvcount);
+    build_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                     recvtype, comm);
+}
+
+void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                     const ptrdiff_t *sdispls, weft_datatype *const *sendtypes, void *recvbuf,
+                     const size_t *recvcounts, const ptrdiff_t *rdispls,
+                     weft_datatype *const *recvtypes, weft_comm *comm)
+{
+    const int n = comm->size, me = comm->rank;
+    const char *src = static_cast<const char *>(sendbuf);
+    if (in_place(sendbuf)) {
+        // Send from a copy of what recvbuf held, so no block is overwritten before it left.
+        size_t end = 0;
+        for (int r = 0; r < n; ++r)
+            end = std::max(end, size_t(rdispls[r]) + bytes_of(recvcounts[r], recvtypes[r]));
+        char *copy = s.scratch(end);
+        s.copy(recvbuf, copy, end, type_bytes());
+        s.next();
+        src = copy;
+        sendcounts = recvcounts;
+        sdispls = rdispls;
+        sendtypes = recvtypes;
+    } else {
+        s.copy(src + sdispls[me], static_cast<char *>(recvbuf) + rdispls[me],
+               std::min(bytes_of(sendcounts[me], sendtypes[me]),
+                        bytes_of(recvcounts[me], recvtypes[me])),
+               type_bytes());
+        s.next();
+    }
+    // Pairwise: in step k, send to me + k and receive from me - k.
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n, from = (me - k + n) % n;
+        s.recv(from, static_cast<char *>(recvbuf) + rdispls[from], recvcounts[from],
+               recvtypes[from]);
+        s.send(to, src + sdispls[to], sendcounts[to], sendtypes[to]);
+        s.next();
+    }
+}
+
+void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                          weft_datatype *type, weft_op *op, weft_comm *comm)
+{
+    // Reduce everything to rank 0 (in rank order), then scatter the blocks.
+    const int n = comm->size, me = comm->rank;
+    std::vector<ptrdiff_t> displs(static_cast<size_t>(n));
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) {
+        displs[size_t(i)] = ptrdiff_t(total);
+        total += recvcounts[i];
+    }
+    const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
+    char *full = me == 0 ? s.scratch(bytes_of(total, type)) : nullptr;
+    build_reduce(s, mine, full, total, type, op, 0, comm);
+    s.next();
+    build_scatterv(s, full, recvcounts, displs.data(), type, recvbuf, recvcounts[me], type, 0,
+                   comm);
+}
+
+void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
+                weft_op *op, weft_comm *comm, bool exclusive)
+{
+    // Recursive doubling: after the round of distance k, partial covers ranks
+    // [me - 2k + 1, me]; what arrives from me - k is lower and goes first.
+    const int n = comm->size, me = comm->rank;
+    const size_t bytes = bytes_of(count, type);
+    const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
+    char *partial = exclusive ? s.scratch(bytes) : static_cast<char *>(recvbuf);
+    s.copy(mine, partial, count, type);
+    s.next();
+    bool have_excl = false;
+    for (int k = 1; k < n; k <<= 1) {
+        char *tmp = nullptr;
+        if (me - k >= 0) {
+            tmp = s.scratch(bytes);
+            s.recv(me - k, tmp, count, type);
+        }
+        if (me + k < n)
+            s.send(me + k, partial, count, type);
+        if (tmp) {
+            if (exclusive) {
+                // recvbuf = what arrived op recvbuf (the ranks before those already in it).
+                if (have_excl) {
+                    s.reduce(tmp, recvbuf, count, type);
+                } else {
+                    s.copy(tmp, recvbuf, count, type);
+                    have_excl = true;
+                }
+            }
+            s.reduce(tmp, partial, count, type);
+        }
+        s.next();
+    }
+    (void)op;
+}
+
+} // namespace weft::coll::basic

@@ -1,0 +1,548 @@
+// coll/basic: the component, its parameters, and the module's operations (each builds a
+// schedule, coll_basic.h, and runs it here or hands it to a request).
+#include "coll_basic.h"
+
+#include <weft/mca.h>
+#include <weft/op.h>
+
+#include <vector>
+
+// The one symbol the component exports (it is built with -fvisibility=hidden).
+extern "C" {
+__attribute__((visibility("default"))) extern const weft_coll_component_t mca_coll_basic_component;
+}
+
+namespace weft::coll::basic {
+
+Tuning tuning;
+
+namespace {
+
+enum Param {
+    kPriority,
+    kBcastPipelineMin,
+    kBcastSegment,
+    kAllreduceRsagMin,
+    kAllgatherBruckMax,
+    kNumParams
+};
+weft_mca_param_t *params[kNumParams];
+
+weft_status_t register_params()
+{
+    // One row per Param, in the same order. The thresholds choose algorithms, so every rank
+    // must have the same values.
+    const weft_mca_param_def_t defs[kNumParams] = {
+        {.name = "priority",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "10",
+         .help = "Priority of coll/basic for every collective of every communicator; a "
+                 "component with a higher priority for an operation replaces basic for that "
+                 "operation only.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "bcast_pipeline_min",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "256k",
+         .help = "Messages of at least this many bytes are broadcast along a pipelined chain "
+                 "of bcast_segment pieces; smaller ones down a binomial tree.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "bcast_segment",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "64k",
+         .help = "Piece size, in bytes, of the pipelined broadcast.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "allreduce_rsag_min",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "32k",
+         .help = "Allreduces of at least this many bytes with a commutative op use "
+                 "Rabenseifner's algorithm (reduce-scatter by recursive halving, then "
+                 "allgather by recursive doubling); smaller ones, and non-commutative ops, "
+                 "recursive doubling.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "allgather_bruck_max",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "1k",
+         .help = "Allgathers of at most this many bytes per rank use Bruck's algorithm "
+                 "(log2(n) rounds); larger ones a ring (n - 1 rounds of one block).",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("coll", "basic", defs, kNumParams, sizeof defs[0], params);
+}
+
+// A blocking collective: build into the shared schedule and run it here.
+template <class Build> weft_status_t blocking(weft_comm *comm, weft_op *op, Build build)
+{
+    Sched &s = blocking_sched();
+    s.reset(comm, op);
+    build(s);
+    return s.run();
+}
+
+// A non-blocking one: build, then hand the schedule to a request.
+template <class Build>
+weft_status_t nonblocking(weft_comm *comm, weft_op *op, weft_request_t **request, Build build)
+{
+    Sched s;
+    s.reset(comm, op);
+    build(s);
+    return start_request(std::move(s), request);
+}
+
+// Each collective once, as a builder over its arguments; the module's blocking and
+// non-blocking operations wrap it.
+struct Gather {
+    const void *sendbuf;
+    size_t sendcount;
+    weft_datatype *sendtype;
+    void *recvbuf;
+    size_t recvcount;
+    weft_datatype *recvtype;
+    int root;
+    weft_comm *comm;
+    void operator()(Sched &s) const
+    {
+        std::vector<size_t> counts(size_t(comm->size), recvcount);
+        std::vector<ptrdiff_t> displs(size_t(comm->size));
+        for (size_t i = 0; i < displs.size(); ++i)
+            displs[i] = ptrdiff_t(i * recvcount);
+        build_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                      recvtype, root, comm);
+    }
+};
+
+struct Scatter {
+    const void *sendbuf;
+    size_t sendcount;
+    weft_datatype *sendtype;
+    void *recvbuf;
+    size_t recvcount;
+    weft_datatype *recvtype;
+    int root;
+    weft_comm *comm;
+    void operator()(Sched &s) const
+    {
+        std::vector<size_t> counts(size_t(comm->size), sendcount);
+        std::vector<ptrdiff_t> displs(size_t(comm->size));
+        for (size_t i = 0; i < displs.size(); ++i)
+            displs[i] = ptrdiff_t(i * sendcount);
+        build_scatterv(s, sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                       recvtype, root, comm);
+    }
+};
+
+// Alltoall and alltoallv as alltoallw: byte displacements, one type per rank.
+struct Alltoallv {
+    const void *sendbuf;
+    const size_t *sendcounts;
+    const ptrdiff_t *sdispls;
+    weft_datatype *sendtype;
+    void *recvbuf;
+    const size_t *recvcounts;
+    const ptrdiff_t *rdispls;
+    weft_datatype *recvtype;
+    weft_comm *comm;
+    void operator()(Sched &s) const
+    {
+        const size_t n = size_t(comm->size);
+        std::vector<ptrdiff_t> sd(n), rd(n);
+        for (size_t i = 0; i < n; ++i) {
+            sd[i] = sdispls[i] * weft_datatype_extent(sendtype);
+            rd[i] = rdispls[i] * weft_datatype_extent(recvtype);
+        }
+        std::vector<weft_datatype *> st(n, sendtype), rt(n, recvtype);
+        build_alltoallw(s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
+                        rd.data(), rt.data(), comm);
+    }
+};
+
+struct Alltoall {
+    const void *sendbuf;
+    size_t sendcount;
+    weft_datatype *sendtype;
+    void *recvbuf;
+    size_t recvcount;
+    weft_datatype *recvtype;
+    weft_comm *comm;
+    void operator()(Sched &s) const
+    {
+        const size_t n = size_t(comm->size);
+        std::vector<size_t> sc(n, sendcount), rc(n, recvcount);
+        std::vector<ptrdiff_t> sd(n), rd(n);
+        for (size_t i = 0; i < n; ++i) {
+            sd[i] = ptrdiff_t(i * sendcount);
+            rd[i] = ptrdiff_t(i * recvcount);
+        }
+        Alltoallv{sendbuf,   sc.data(), sd.data(), sendtype, recvbuf,
+                  rc.data(), rd.data(), recvtype,  comm}(s);
+    }
+};
+
+struct ReduceScatterBlock {
+    const void *sendbuf;
+    void *recvbuf;
+    size_t recvcount;
+    weft_datatype *type;
+    weft_op *op;
+    weft_comm *comm;
+    void operator()(Sched &s) const
+    {
+        std::vector<size_t> counts(size_t(comm->size), recvcount);
+        build_reduce_scatter(s, sendbuf, recvbuf, counts.data(), type, op, comm);
+    }
+};
+
+// ---- the module's operations
+
+weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) { build_barrier(s, comm); });
+}
+weft_status_t ibarrier(weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) { build_barrier(s, comm); });
+}
+
+weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, weft_comm_t *comm,
+                    weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) { build_bcast(s, buf, count, type, root, comm); });
+}
+weft_status_t ibcast(void *buf, size_t count, weft_datatype_t *type, int root, weft_comm_t *comm,
+                     weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req,
+                       [&](Sched &s) { build_bcast(s, buf, count, type, root, comm); });
+}
+
+weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                     weft_op_t *op, int root, weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, op,
+                    [&](Sched &s) { build_reduce(s, sbuf, rbuf, count, type, op, root, comm); });
+}
+weft_status_t ireduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                      weft_op_t *op, int root, weft_comm_t *comm, weft_request_t **req,
+                      weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req,
+                       [&](Sched &s) { build_reduce(s, sbuf, rbuf, count, type, op, root, comm); });
+}
+
+weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                        weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, op,
+                    [&](Sched &s) { build_allreduce(s, sbuf, rbuf, count, type, op, comm); });
+}
+weft_status_t iallreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                         weft_op_t *op, weft_comm_t *comm, weft_request_t **req,
+                         weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req,
+                       [&](Sched &s) { build_allreduce(s, sbuf, rbuf, count, type, op, comm); });
+}
+
+weft_status_t gather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                     size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                     weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, Gather{sbuf, scount, stype, rbuf, rcount, rtype, root, comm});
+}
+weft_status_t igather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                      size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                      weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req,
+                       Gather{sbuf, scount, stype, rbuf, rcount, rtype, root, comm});
+}
+
+weft_status_t gatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                      const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                      int root, weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) {
+        build_gatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    });
+}
+weft_status_t igatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                       const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                       int root, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) {
+        build_gatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    });
+}
+
+weft_status_t scatter(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                      size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                      weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, Scatter{sbuf, scount, stype, rbuf, rcount, rtype, root, comm});
+}
+weft_status_t iscatter(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                       size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                       weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req,
+                       Scatter{sbuf, scount, stype, rbuf, rcount, rtype, root, comm});
+}
+
+weft_status_t scatterv(const void *sbuf, const size_t *scounts, const ptrdiff_t *displs,
+                       weft_datatype_t *stype, void *rbuf, size_t rcount, weft_datatype_t *rtype,
+                       int root, weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) {
+        build_scatterv(s, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    });
+}
+weft_status_t iscatterv(const void *sbuf, const size_t *scounts, const ptrdiff_t *displs,
+                        weft_datatype_t *stype, void *rbuf, size_t rcount, weft_datatype_t *rtype,
+                        int root, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) {
+        build_scatterv(s, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    });
+}
+
+weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                        size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                        weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) {
+        build_allgather(s, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    });
+}
+weft_status_t iallgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                         size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                         weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) {
+        build_allgather(s, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    });
+}
+
+weft_status_t allgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                         const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                         weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) {
+        build_allgatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+    });
+}
+weft_status_t iallgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                          const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                          weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) {
+        build_allgatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+    });
+}
+
+weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                       size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                       weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, Alltoall{sbuf, scount, stype, rbuf, rcount, rtype, comm});
+}
+weft_status_t ialltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                        size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                        weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req,
+                       Alltoall{sbuf, scount, stype, rbuf, rcount, rtype, comm});
+}
+
+weft_status_t alltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                        weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                        const ptrdiff_t *rdispls, weft_datatype_t *rtype, weft_comm_t *comm,
+                        weft_coll_module_t *)
+{
+    return blocking(comm, nullptr,
+                    Alltoallv{sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+}
+weft_status_t ialltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                         weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                         const ptrdiff_t *rdispls, weft_datatype_t *rtype, weft_comm_t *comm,
+                         weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(
+        comm, nullptr, req,
+        Alltoallv{sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+}
+
+weft_status_t alltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                        weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                        const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes, weft_comm_t *comm,
+                        weft_coll_module_t *)
+{
+    return blocking(comm, nullptr, [&](Sched &s) {
+        build_alltoallw(s, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+    });
+}
+weft_status_t ialltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                         weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                         const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes,
+                         weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, nullptr, req, [&](Sched &s) {
+        build_alltoallw(s, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+    });
+}
+
+weft_status_t reduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
+                             weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                             weft_coll_module_t *)
+{
+    return blocking(
+        comm, op, [&](Sched &s) { build_reduce_scatter(s, sbuf, rbuf, rcounts, type, op, comm); });
+}
+weft_status_t ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
+                              weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                              weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req, [&](Sched &s) {
+        build_reduce_scatter(s, sbuf, rbuf, rcounts, type, op, comm);
+    });
+}
+
+weft_status_t reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount,
+                                   weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                   weft_coll_module_t *)
+{
+    return blocking(comm, op, ReduceScatterBlock{sbuf, rbuf, rcount, type, op, comm});
+}
+weft_status_t ireduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount,
+                                    weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                    weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req, ReduceScatterBlock{sbuf, rbuf, rcount, type, op, comm});
+}
+
+weft_status_t scan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type, weft_op_t *op,
+                   weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, op,
+                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, false); });
+}
+weft_status_t iscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                    weft_op_t *op, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req,
+                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, false); });
+}
+
+weft_status_t exscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                     weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
+{
+    return blocking(comm, op,
+                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, true); });
+}
+weft_status_t iexscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                      weft_op_t *op, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return nonblocking(comm, op, req,
+                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, true); });
+}
+
+// The module holds no state of its own: one serves every communicator.
+weft_status_t module_disable(weft_coll_module_t *, weft_comm_t *) { return WEFT_SUCCESS; }
+
+weft_coll_module_t the_module = {
+    .struct_size = sizeof(weft_coll_module_t),
+    .reserved = 0,
+    .coll_module_enable = nullptr,
+    .coll_module_disable = module_disable,
+    .coll_barrier = barrier,
+    .coll_bcast = bcast,
+    .coll_reduce = reduce,
+    .coll_allreduce = allreduce,
+    .coll_gather = gather,
+    .coll_gatherv = gatherv,
+    .coll_scatter = scatter,
+    .coll_scatterv = scatterv,
+    .coll_allgather = allgather,
+    .coll_allgatherv = allgatherv,
+    .coll_alltoall = alltoall,
+    .coll_alltoallv = alltoallv,
+    .coll_alltoallw = alltoallw,
+    .coll_reduce_scatter = reduce_scatter,
+    .coll_reduce_scatter_block = reduce_scatter_block,
+    .coll_scan = scan,
+    .coll_exscan = exscan,
+    .coll_ibarrier = ibarrier,
+    .coll_ibcast = ibcast,
+    .coll_ireduce = ireduce,
+    .coll_iallreduce = iallreduce,
+    .coll_igather = igather,
+    .coll_igatherv = igatherv,
+    .coll_iscatter = iscatter,
+    .coll_iscatterv = iscatterv,
+    .coll_iallgather = iallgather,
+    .coll_iallgatherv = iallgatherv,
+    .coll_ialltoall = ialltoall,
+    .coll_ialltoallv = ialltoallv,
+    .coll_ialltoallw = ialltoallw,
+    .coll_ireduce_scatter = ireduce_scatter,
+    .coll_ireduce_scatter_block = ireduce_scatter_block,
+    .coll_iscan = iscan,
+    .coll_iexscan = iexscan,
+    .coll_agree = nullptr, // coll/base's serves
+    .coll_iagree = nullptr,
+};
+
+weft_status_t query(int *priority, char *, size_t)
+{
+    *priority = int(weft_mca_param_int(params[kPriority]));
+    return WEFT_SUCCESS;
+}
+
+weft_status_t init_query(int, int)
+{
+    tuning.bcast_pipeline_min = weft_mca_param_size(params[kBcastPipelineMin]);
+    tuning.bcast_segment = weft_mca_param_size(params[kBcastSegment]);
+    tuning.allreduce_rsag_min = weft_mca_param_size(params[kAllreduceRsagMin]);
+    tuning.allgather_bruck_max = weft_mca_param_size(params[kAllgatherBruckMax]);
+    return WEFT_SUCCESS;
+}
+
+weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
+{
+    *priority = int(weft_mca_param_int(params[kPriority]));
+    return &the_module;
+}
+
+weft_status_t close_component()
+{
+    stop_progress();
+    return WEFT_SUCCESS;
+}
+
+} // namespace
+
+} // namespace weft::coll::basic
+
+extern "C" {
+const weft_coll_component_t mca_coll_basic_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
+                                      WEFT_COLL_ABI_MINOR, "basic", 0, 1, 0),
+            .register_params = weft::coll::basic::register_params, .open = nullptr,
+            .query = weft::coll::basic::query, .close = weft::coll::basic::close_component},
+    .init_query = weft::coll::basic::init_query,
+    .comm_query = weft::coll::basic::comm_query,
+};
+}

@@ -1,0 +1,269 @@
+// coll/basic's schedule engine: rounds of transfers over the PML, then local steps; the
+// requests of non-blocking collectives, advanced by the progress engine.
+#include "coll_basic.h"
+
+#include "runtime.h"
+
+#include <pml/pml.h>
+#include <weft/op.h>
+#include <weft/runtime.h>
+
+#include <cstring>
+
+namespace weft::coll::basic {
+
+namespace {
+
+// The PML every rank selected (set before any communicator exists).
+weft_pml_module_t *pml() { return weft_pml_selected(); }
+
+// Non-blocking collectives in flight, advanced by progress().
+CollRequest *active = nullptr;
+
+int progress()
+{
+    int n = 0;
+    for (CollRequest **link = &active; *link;) {
+        CollRequest *r = *link;
+        if (!r->sched.advance()) {
+            link = &r->next_active;
+            continue;
+        }
+        *link = r->next_active;
+        r->next_active = nullptr;
+        r->status.error = r->sched.status();
+        r->active = false;
+        r->complete = true;
+        ++n;
+        if (r->freed)
+            delete r;
+    }
+    return n;
+}
+
+void free_request(weft_request *req)
+{
+    auto *r = static_cast<CollRequest *>(req);
+    if (r->complete)
+        delete r;
+    else
+        r->freed = true; // deleted when its schedule ends
+}
+
+weft_status_t no_cancel(weft_request *) { return WEFT_SUCCESS; } // collectives are not cancelled
+
+bool progress_registered = false;
+
+} // namespace
+
+void Sched::reset(weft_comm *comm, weft_op *op)
+{
+    comm_ = comm;
+    op_ = op;
+    tag_ = weft::mpi::coll_tag(comm);
+    steps_.clear();
+    round_end_.clear();
+    scratch_.clear();
+    pending_.clear();
+    round_ = 0;
+    done_ = false;
+    status_ = WEFT_SUCCESS;
+}
+
+void Sched::send(int peer, const void *buf, size_t count, weft_datatype *type)
+{
+    steps_.push_back({Step::send, peer, buf, nullptr, count, type});
+}
+
+void Sched::recv(int peer, void *buf, size_t count, weft_datatype *type)
+{
+    steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
+}
+
+void Sched::reduce(const void *src, void *dst, size_t count, weft_datatype *type)
+{
+    if (count)
+        steps_.push_back({Step::reduce, -1, src, dst, count, type});
+}
+
+void Sched::copy(const void *src, void *dst, size_t count, weft_datatype *type)
+{
+    if (count && src != dst)
+        steps_.push_back({Step::copy, -1, src, dst, count, type});
+}
+
+void Sched::next()
+{
+    const size_t begin = round_end_.empty() ? 0 : round_end_.back();
+    if (steps_.size() > begin)
+        round_end_.push_back(steps_.size());
+}
+
+char *Sched::scratch(size_t bytes)
+{
+    scratch_.push_back(std::make_unique<char[]>(bytes ? bytes : 1));
+    return scratch_.back().get();
+}
+
+weft_status_t Sched::start()
+{
+    next();
+    round_ = 0;
+    done_ = round_end_.empty();
+    if (!done_)
+        status_ = post_round();
+    if (status_ != WEFT_SUCCESS)
+        done_ = true;
+    return status_;
+}
+
+// Post the transfers of round_ (receives first).
+weft_status_t Sched::post_round()
+{
+    const size_t begin = round_ ? round_end_[round_ - 1] : 0, end = round_end_[round_];
+    weft_pml_module_t *p = pml();
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t i = begin; i < end; ++i) {
+            const Step &st = steps_[i];
+            weft_request *req = nullptr;
+            weft_status_t rc = WEFT_SUCCESS;
+            if (pass == 0 && st.kind == Step::recv)
+                rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
+            else if (pass == 1 && st.kind == Step::send)
+                rc = p->pml_isend(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
+                                  comm_, &req);
+            else
+                continue;
+            if (rc != WEFT_SUCCESS)
+                return rc;
+            pending_.push_back(req);
+        }
+    }
+    return WEFT_SUCCESS;
+}
+
+// A failed schedule stops here: what it posted is left to complete in error or to be matched
+// by nobody (the PML reclaims it with the communicator); only completed requests are freed.
+void Sched::cancel_pending()
+{
+    for (weft_request *r : pending_)
+        if (r->complete)
+            r->pml_free(r);
+        else
+            r->freed = true;
+    pending_.clear();
+}
+
+bool Sched::advance()
+{
+    while (!done_) {
+        // Every transfer of the round done?
+        for (weft_request *r : pending_)
+            if (!r->complete)
+                return false;
+        for (weft_request *r : pending_) {
+            if (r->status.error != WEFT_SUCCESS && status_ == WEFT_SUCCESS)
+                status_ = r->status.error;
+            r->pml_free(r);
+        }
+        pending_.clear();
+        if (status_ != WEFT_SUCCESS) {
+            done_ = true;
+            break;
+        }
+        // Its local steps.
+        const size_t begin = round_ ? round_end_[round_ - 1] : 0, end = round_end_[round_];
+        for (size_t i = begin; i < end; ++i) {
+            const Step &st = steps_[i];
+            if (st.kind == Step::copy) {
+                std::memmove(st.dst, st.src, st.count * st.type->size);
+            } else if (st.kind == Step::reduce) {
+                if (weft_status_t rc = weft_op_reduce(op_, st.src, st.dst, st.count, st.type);
+                    rc != WEFT_SUCCESS) {
+                    status_ = rc;
+                    break;
+                }
+            }
+        }
+        if (status_ != WEFT_SUCCESS || ++round_ == round_end_.size()) {
+            done_ = true;
+            break;
+        }
+        if ((status_ = post_round()) != WEFT_SUCCESS) {
+            cancel_pending();
+            done_ = true;
+        }
+    }
+    return true;
+}
+
+weft_status_t Sched::run()
+{
+    if (start() != WEFT_SUCCESS) {
+        cancel_pending();
+        return status_;
+    }
+    unsigned idle_rounds = 0;
+    while (!advance()) {
+        if (weft_progress() > 0)
+            idle_rounds = 0;
+        else
+            weft::rt::idle(idle_rounds);
+    }
+    return status_;
+}
+
+weft_status_t start_request(Sched &&sched, weft_request **request)
+{
+    if (!progress_registered) {
+        if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
+            return rc;
+        progress_registered = true;
+    }
+    auto *r = new CollRequest;
+    r->kind = weft_request::Kind::coll;
+    r->active = true;
+    r->pml_free = free_request;
+    r->pml_cancel = no_cancel;
+    r->sched = std::move(sched);
+    if (weft_status_t rc = r->sched.start(); rc != WEFT_SUCCESS) {
+        // Reported through the request, as a later failure would be.
+        r->sched.advance();
+    }
+    if (r->sched.advance()) {
+        r->status.error = r->sched.status();
+        r->active = false;
+        r->complete = true;
+    } else {
+        r->next_active = active;
+        active = r;
+    }
+    *request = r;
+    return WEFT_SUCCESS;
+}
+
+void stop_progress()
+{
+    if (progress_registered)
+        weft_progress_unregister(progress);
+    progress_registered = false;
+}
+
+weft_datatype *type_bytes()
+{
+    static weft_datatype bytes{.size = 1,
+                               .name = "coll/basic bytes",
+                               .combiner = 0,
+                               .predefined = true,
+                               .elem = weft::mpi::Elem::u8,
+                               .type_class = weft::mpi::class_byte};
+    return &bytes;
+}
+
+Sched &blocking_sched()
+{
+    static Sched s;
+    return s;
+}
+
+} // namespace weft::coll::basic
