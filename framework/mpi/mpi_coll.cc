@@ -21,6 +21,28 @@ namespace {
 
 // The coll components that accepted this job (init_query succeeded).
 std::vector<const weft_coll_component_t *> components;
+
+// With coll_base_verbose >= 10: which module serves each operation of a new communicator.
+void describe_choice(weft_comm *comm, const coll::base::Table &table,
+                     const std::vector<std::pair<weft_coll_module_t *, std::string>> &names)
+{
+    std::string text = "coll: communicator " +
+                       (comm->name.empty() ? "cid " + std::to_string(comm->cid) : comm->name) +
+                       " (" + std::to_string(comm->size) + " ranks):";
+    size_t k = 0;
+#define WEFT_COLL_NAME(op)                                                                         \
+    {                                                                                              \
+        std::string who = "none";                                                                  \
+        for (const auto &[m, n] : names)                                                           \
+            if (table.owner[k] == m)                                                               \
+                who = n;                                                                           \
+        text += std::string(" ") + (#op + 5) + "=" + who;                                          \
+        ++k;                                                                                       \
+    }
+    WEFT_COLL_OPS(WEFT_COLL_NAME)
+#undef WEFT_COLL_NAME
+    output::info(text);
+}
 bool coll_open = false;
 
 struct CommColl {
@@ -132,14 +154,17 @@ weft_status_t coll_comm_enable(weft_comm *comm)
 {
     auto *c = new CommColl;
     std::vector<coll::base::Offer> offers;
+    std::vector<std::pair<weft_coll_module_t *, std::string>> names;
     // coll/base's agreement, below anything a component offers.
     offers.push_back({&base_module, INT_MIN});
+    names.emplace_back(&base_module, "base");
     for (const weft_coll_component_t *comp : components) {
         int priority = 0;
         if (weft_coll_module_t *m =
                 comp->comm_query ? comp->comm_query(comm, &priority) : nullptr) {
             offers.push_back({m, priority});
             c->modules.push_back(m);
+            names.emplace_back(m, comp->mca.name);
         }
     }
     // Enable the winners; one that fails is dropped and the choice made again without it.
@@ -159,6 +184,8 @@ weft_status_t coll_comm_enable(weft_comm *comm)
         }
     }
     comm->coll = c;
+    if (mca::framework_base("coll")->verbose() >= 10)
+        describe_choice(comm, c->table, names);
     return WEFT_SUCCESS;
 }
 

@@ -66,7 +66,12 @@ class Sched {
     int tag_ = 0;
     std::vector<Step> steps_;
     std::vector<size_t> round_end_; // steps_[round_end_[r-1] .. round_end_[r]) is round r
-    std::vector<std::unique_ptr<char[]>> scratch_;
+    struct Scratch {
+        std::unique_ptr<char[]> mem;
+        size_t size;
+    };
+    std::vector<Scratch> scratch_; // the first scratch_used_ belong to this schedule
+    size_t scratch_used_ = 0;
     std::vector<weft_request *> pending_;
     size_t round_ = 0;
     bool done_ = false;

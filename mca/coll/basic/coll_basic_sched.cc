@@ -63,7 +63,7 @@ void Sched::reset(weft_comm *comm, weft_op *op)
     tag_ = weft::mpi::coll_tag(comm);
     steps_.clear();
     round_end_.clear();
-    scratch_.clear();
+    scratch_used_ = 0; // the buffers stay for the next schedule
     pending_.clear();
     round_ = 0;
     done_ = false;
@@ -101,8 +101,15 @@ void Sched::next()
 
 char *Sched::scratch(size_t bytes)
 {
-    scratch_.push_back(std::make_unique<char[]>(bytes ? bytes : 1));
-    return scratch_.back().get();
+    bytes = bytes ? bytes : 1;
+    if (scratch_used_ == scratch_.size())
+        scratch_.push_back({nullptr, 0});
+    Scratch &b = scratch_[scratch_used_++];
+    if (b.size < bytes) {
+        b.mem = std::make_unique<char[]>(bytes);
+        b.size = bytes;
+    }
+    return b.mem.get();
 }
 
 weft_status_t Sched::start()

@@ -1,0 +1,137 @@
+// A test coll component that provides allreduce only, at priority coll_fixture_priority
+// (default 50, above coll/basic's 10): the communicator's allreduce comes from it, every other
+// collective still from coll/basic. Its allreduce is simple and correct (everything to rank 0,
+// reduced in rank order, the result back to everyone), and counts its calls in the
+// environment-visible variable WEFT_COLL_FIXTURE_CALLS of the process (read by the test
+// program through getenv after the calls).
+#include "mpi_objects.h"
+
+#include <coll/coll.h>
+#include <pml/pml.h>
+#include <weft/mca.h>
+#include <weft/op.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+weft_mca_param_t *p_priority = nullptr;
+unsigned long calls = 0;
+
+weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
+                        weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
+{
+    weft_pml_module_t *pml = weft_pml_selected();
+    const int tag = weft::mpi::coll_tag(comm);
+    const size_t bytes = count * weft_datatype_size(type);
+    if (sendbuf != WEFT_IN_PLACE)
+        std::memcpy(recvbuf, sendbuf, bytes);
+    weft_status_t rc = WEFT_SUCCESS;
+    if (comm->rank == 0) {
+        std::vector<char> part(bytes ? bytes : 1);
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r) {
+            weft_msg_status_t st{};
+            rc = pml->pml_recv(pml, part.data(), count, type, r, tag, comm, &st);
+            // recvbuf holds ranks 0..r-1: it goes first.
+            if (rc == WEFT_SUCCESS)
+                rc = weft_op_reduce(op, recvbuf, part.data(), count, type);
+            if (rc == WEFT_SUCCESS)
+                std::memcpy(recvbuf, part.data(), bytes);
+        }
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = pml->pml_send(pml, recvbuf, count, type, r, tag, WEFT_SEND_STANDARD, comm);
+    } else {
+        rc = pml->pml_send(pml, recvbuf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
+        weft_msg_status_t st{};
+        if (rc == WEFT_SUCCESS)
+            rc = pml->pml_recv(pml, recvbuf, count, type, 0, tag, comm, &st);
+    }
+    setenv("WEFT_COLL_FIXTURE_CALLS", std::to_string(++calls).c_str(), 1);
+    return rc;
+}
+
+weft_coll_module_t the_module = {
+    .struct_size = sizeof(weft_coll_module_t),
+    .reserved = 0,
+    .coll_module_enable = nullptr,
+    .coll_module_disable = nullptr,
+    .coll_barrier = nullptr,
+    .coll_bcast = nullptr,
+    .coll_reduce = nullptr,
+    .coll_allreduce = allreduce,
+    .coll_gather = nullptr,
+    .coll_gatherv = nullptr,
+    .coll_scatter = nullptr,
+    .coll_scatterv = nullptr,
+    .coll_allgather = nullptr,
+    .coll_allgatherv = nullptr,
+    .coll_alltoall = nullptr,
+    .coll_alltoallv = nullptr,
+    .coll_alltoallw = nullptr,
+    .coll_reduce_scatter = nullptr,
+    .coll_reduce_scatter_block = nullptr,
+    .coll_scan = nullptr,
+    .coll_exscan = nullptr,
+    .coll_ibarrier = nullptr,
+    .coll_ibcast = nullptr,
+    .coll_ireduce = nullptr,
+    .coll_iallreduce = nullptr,
+    .coll_igather = nullptr,
+    .coll_igatherv = nullptr,
+    .coll_iscatter = nullptr,
+    .coll_iscatterv = nullptr,
+    .coll_iallgather = nullptr,
+    .coll_iallgatherv = nullptr,
+    .coll_ialltoall = nullptr,
+    .coll_ialltoallv = nullptr,
+    .coll_ialltoallw = nullptr,
+    .coll_ireduce_scatter = nullptr,
+    .coll_ireduce_scatter_block = nullptr,
+    .coll_iscan = nullptr,
+    .coll_iexscan = nullptr,
+    .coll_agree = nullptr,
+    .coll_iagree = nullptr,
+};
+
+weft_status_t register_params()
+{
+    const weft_mca_param_def_t defs[1] = {
+        {.name = "priority",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "50",
+         .help = "Priority of the test fixture's allreduce.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("coll", "fixture", defs, 1, sizeof defs[0], &p_priority);
+}
+
+weft_status_t query(int *priority, char *, size_t)
+{
+    *priority = int(weft_mca_param_int(p_priority));
+    return WEFT_SUCCESS;
+}
+
+weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
+{
+    *priority = int(weft_mca_param_int(p_priority));
+    return &the_module;
+}
+
+} // namespace
+
+extern "C" {
+extern const weft_coll_component_t mca_coll_fixture_component;
+const weft_coll_component_t mca_coll_fixture_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
+                                      WEFT_COLL_ABI_MINOR, "fixture", 0, 1, 0),
+            .register_params = register_params, .open = nullptr, .query = query, .close = nullptr},
+    .init_query = nullptr,
+    .comm_query = comm_query,
+};
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Every collective against a serial reference (test/integration/mpi_coll.c), over
+# --mca btl self,sm and over self,tcp, for communicator sizes 1 to 17 on this 2-core machine
+# (oversubscribed from 3): the full list at a few sizes, the quick list (small counts) at
+# every size.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+B="$WEFT_TEST_BUILDDIR"
+jobs=0
+for btl in self,sm self,tcp; do
+    for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
+        what=quick
+        case $n in 1 | 2 | 4 | 7 | 16) what=full ;; esac
+        arg=
+        [ $what = quick ] && arg=quick
+        start=$(date +%s)
+        # shellcheck disable=SC2086
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 240 --mca btl $btl \
+            "$B/test/integration/mpi_coll" $arg 2>&1) ||
+            fail "mpi_coll ($what) over $btl with $n ranks: $out"
+        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll $btl $n"
+        [ $(($(date +%s) - start)) -lt 200 ] || fail "mpi_coll over $btl with $n ranks took too long"
+        jobs=$((jobs + 1))
+    done
+done
+# A component with a higher priority for one operation replaces only that one: the test
+# fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10).
+fixture_path="$WEFT_MCA_mca_base_component_path:$B/test/integration/fixture/.libs"
+out=$(run env WEFT_MCA_mca_base_component_path="$fixture_path" "$MPIRUN" -np 4 --oversubscribe \
+    --timeout 120 --mca coll_base_verbose 10 --mca btl self,sm \
+    "$B/test/integration/mpi_coll" quick 2>&1) || fail "mpi_coll with coll/fixture: $out"
+expect_in "mpi_coll: 4 ranks," "$out" "mpi_coll with coll/fixture"
+expect_in "MPI_COMM_WORLD (4 ranks): barrier=basic bcast=basic reduce=basic allreduce=fixture gather=basic" \
+    "$out" "coll/fixture's allreduce chosen, basic's other operations kept"
+expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
+expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference; coll/fixture's higher-priority allreduce replaced only allreduce"
