@@ -75,6 +75,7 @@ class Sched {
     std::vector<weft_request *> pending_;
     size_t round_ = 0;
     bool done_ = false;
+    bool blocking_ = false; // run() in the caller: sends may block
     weft_status_t status_ = WEFT_SUCCESS;
 };
 
@@ -103,6 +104,7 @@ struct Tuning {
     size_t bcast_segment;       // its segment size
     size_t allreduce_rsag_min;  // bytes from which a commutative allreduce is Rabenseifner's
     size_t allgather_bruck_max; // bytes per rank up to which allgather is Bruck's
+    int barrier_algorithm;      // 0 dissemination, 1 recursive doubling, 2 binomial tree
 };
 extern Tuning tuning;
 

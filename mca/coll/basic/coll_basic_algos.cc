@@ -71,8 +71,56 @@ void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype *type, in
 
 void build_barrier(Sched &s, weft_comm *comm)
 {
-    // Dissemination: in round k, signal rank + 2^k and hear from rank - 2^k.
     const int n = comm->size, me = comm->rank;
+    if (tuning.barrier_algorithm == 1) {
+        // Recursive doubling over the largest power of two; the ranks beyond it check in with
+        // a partner first and are released by it last.
+        const int p2 = pow2_floor(n);
+        if (me >= p2) {
+            s.send(me - p2, nullptr, 0, type_bytes());
+            s.next();
+            s.recv(me - p2, nullptr, 0, type_bytes());
+            s.next();
+            return;
+        }
+        if (me + p2 < n) {
+            s.recv(me + p2, nullptr, 0, type_bytes());
+            s.next();
+        }
+        for (int mask = 1; mask < p2; mask <<= 1) {
+            s.recv(me ^ mask, nullptr, 0, type_bytes());
+            s.send(me ^ mask, nullptr, 0, type_bytes());
+            s.next();
+        }
+        if (me + p2 < n) {
+            s.send(me + p2, nullptr, 0, type_bytes());
+            s.next();
+        }
+        return;
+    }
+    if (tuning.barrier_algorithm == 2) {
+        // Binomial fan-in to rank 0, then fan-out.
+        int mask = 1;
+        for (; mask < n; mask <<= 1) {
+            if (me & mask)
+                break;
+            if (me + mask < n)
+                s.recv(me + mask, nullptr, 0, type_bytes());
+        }
+        s.next();
+        if (me != 0) {
+            s.send(me - mask, nullptr, 0, type_bytes());
+            s.next();
+            s.recv(me - mask, nullptr, 0, type_bytes());
+            s.next();
+        }
+        for (mask >>= 1; mask > 0; mask >>= 1)
+            if (me + mask < n)
+                s.send(me + mask, nullptr, 0, type_bytes());
+        s.next();
+        return;
+    }
+    // Dissemination: in round k, signal rank + 2^k and hear from rank - 2^k.
     for (int k = 1; k < n; k <<= 1) {
         s.recv((me - k + n) % n, nullptr, 0, type_bytes());
         s.send((me + k) % n, nullptr, 0, type_bytes());

@@ -24,6 +24,7 @@ enum Param {
     kBcastSegment,
     kAllreduceRsagMin,
     kAllgatherBruckMax,
+    kBarrierAlgorithm,
     kNumParams
 };
 weft_mca_param_t *params[kNumParams];
@@ -76,6 +77,16 @@ weft_status_t register_params()
          .default_value = "1k",
          .help = "Allgathers of at most this many bytes per rank use Bruck's algorithm "
                  "(log2(n) rounds); larger ones a ring (n - 1 rounds of one block).",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "barrier_algorithm",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "1",
+         .help = "Barrier algorithm: 0 dissemination, 1 recursive doubling (ranks beyond "
+                 "the largest power of two check in with a partner), 2 binomial fan-in and "
+                 "fan-out.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -517,6 +528,9 @@ weft_status_t init_query(int, int)
     tuning.bcast_segment = weft_mca_param_size(params[kBcastSegment]);
     tuning.allreduce_rsag_min = weft_mca_param_size(params[kAllreduceRsagMin]);
     tuning.allgather_bruck_max = weft_mca_param_size(params[kAllgatherBruckMax]);
+    tuning.barrier_algorithm = int(weft_mca_param_int(params[kBarrierAlgorithm]));
+    if (tuning.barrier_algorithm < 0 || tuning.barrier_algorithm > 2)
+        return WEFT_ERR_BAD_PARAM;
     return WEFT_SUCCESS;
 }
 

@@ -67,6 +67,7 @@ void Sched::reset(weft_comm *comm, weft_op *op)
     pending_.clear();
     round_ = 0;
     done_ = false;
+    blocking_ = false;
     status_ = WEFT_SUCCESS;
 }
 
@@ -136,11 +137,21 @@ weft_status_t Sched::post_round()
             weft_status_t rc = WEFT_SUCCESS;
             if (pass == 0 && st.kind == Step::recv)
                 rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
+            else if (pass == 1 && st.kind == Step::send && blocking_)
+                // In the caller's thread the send may block: every rank posts its receives
+                // of a round before its sends, and the PML progresses while it waits.
+                rc = p->pml_send(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
+                                 comm_);
             else if (pass == 1 && st.kind == Step::send)
                 rc = p->pml_isend(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
                                   comm_, &req);
             else
                 continue;
+            if (!req) {
+                if (rc != WEFT_SUCCESS)
+                    return rc;
+                continue;
+            }
             if (rc != WEFT_SUCCESS)
                 return rc;
             pending_.push_back(req);
@@ -206,6 +217,7 @@ bool Sched::advance()
 
 weft_status_t Sched::run()
 {
+    blocking_ = true;
     if (start() != WEFT_SUCCESS) {
         cancel_pending();
         return status_;
