@@ -56,6 +56,8 @@ CommColl *coll_of(weft_comm *comm) { return static_cast<CommColl *>(comm->coll);
 weft_status_t base_agree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_coll_module_t *)
 {
     CommColl *c = coll_of(comm);
+    if (comm->is_inter())
+        return WEFT_ERR_NOT_SUPPORTED;
     const auto k = size_t(coll::base::Op::coll_allreduce);
     if (!c->table.functions.coll_allreduce)
         return WEFT_ERR_NOT_SUPPORTED;
@@ -73,6 +75,8 @@ weft_status_t base_iagree(int *flag, weft_group_t **group, weft_comm_t *comm,
 {
     CommColl *c = coll_of(comm);
     const auto k = size_t(coll::base::Op::coll_iallreduce);
+    if (comm->is_inter())
+        return WEFT_ERR_NOT_SUPPORTED;
     if (!c->table.functions.coll_iallreduce)
         return WEFT_ERR_NOT_SUPPORTED;
     if (group)
@@ -312,6 +316,15 @@ struct Check {
     }
     Check &root(int r)
     {
+        // On an intercommunicator: MPI_ROOT at the root, MPI_PROC_NULL in the rest of its
+        // group, the root's rank in the remote group at the others.
+        if (ok() && comm->is_inter()) {
+            if (r != MPI_ROOT && r != MPI_PROC_NULL && (r < 0 || r >= comm->peer_size()))
+                rc = raise(comm, MPI_ERR_ROOT, fn,
+                           "root " + std::to_string(r) +
+                               " is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group");
+            return *this;
+        }
         if (ok() && (r < 0 || r >= comm->size))
             rc = raise(comm, MPI_ERR_ROOT, fn,
                        "root " + std::to_string(r) + " outside 0.." +

@@ -16,6 +16,7 @@ namespace {
 constexpr int tag_cid = internal_tag_base - 1;
 constexpr int tag_split = internal_tag_base - 2;
 constexpr int tag_barrier = internal_tag_base - 3;
+constexpr int tag_intercomm = internal_tag_base - 4;
 
 uint32_t next_cid = 2; // 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF
 
@@ -152,6 +153,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
         return rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_dup",
+                     "not supported on an intercommunicator yet");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
         return raise(comm, error_class_of(rc), "MPI_Comm_dup");
@@ -166,6 +170,9 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
         return rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_split",
+                     "not supported on an intercommunicator yet");
     if (color < 0 && color != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split",
                      "color " + std::to_string(color) + " is negative and not MPI_UNDEFINED");
@@ -218,6 +225,9 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
         return rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_create",
+                     "not supported on an intercommunicator yet");
     if (!group)
         return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
     for (int w : group->ranks)
@@ -250,6 +260,13 @@ int MPI_Comm_free(MPI_Comm *comm)
                      "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
     coll_comm_disable(c);
     pml()->pml_del_comm(pml(), c);
+    if (c->local_comm) {
+        coll_comm_disable(c->local_comm);
+        pml()->pml_del_comm(pml(), c->local_comm);
+        group_release(c->local_comm->group);
+        delete c->local_comm;
+    }
+    group_release(c->remote_group);
     group_release(c->group);
     if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
         delete c->errhandler;
@@ -293,7 +310,145 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_test_inter"); rc != MPI_SUCCESS)
         return rc;
-    *flag = 0;
+    if (!flag)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = comm->is_inter();
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_remote_size"); rc != MPI_SUCCESS)
+        return rc;
+    if (!comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "not an intercommunicator");
+    if (!size)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+    *size = comm->peer_size();
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    if (int rc = bad_comm(comm, "MPI_Comm_remote_group"); rc != MPI_SUCCESS)
+        return rc;
+    if (!comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "not an intercommunicator");
+    if (!group)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
+    group_retain(comm->remote_group);
+    *group = comm->remote_group;
+    return MPI_SUCCESS;
+}
+
+// The leaders agree over peer_comm (on the user's tag) on a context id no member of either
+// group uses, and hand their group's world ranks to each other; each leader passes the
+// other group and the id on to its group.
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    const char *fn = "MPI_Intercomm_create";
+    if (int rc = bad_comm(local_comm, fn); rc != MPI_SUCCESS)
+        return rc;
+    if (local_comm->is_inter())
+        return raise(local_comm, MPI_ERR_COMM, fn, "local_comm is an intercommunicator");
+    if (local_leader < 0 || local_leader >= local_comm->size)
+        return raise(local_comm, MPI_ERR_RANK, fn,
+                     "local_leader " + std::to_string(local_leader) + " is not in 0.." +
+                         std::to_string(local_comm->size - 1));
+    if (!newintercomm)
+        return raise(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
+    const bool leader = local_comm->rank == local_leader;
+    if (leader) {
+        if (!valid_comm(peer_comm))
+            return raise(local_comm, MPI_ERR_COMM, fn, "invalid peer_comm");
+        if (remote_leader < 0 || remote_leader >= peer_comm->peer_size())
+            return raise(local_comm, MPI_ERR_RANK, fn,
+                         "remote_leader " + std::to_string(remote_leader) + " is not in peer_comm");
+        if (tag < 0)
+            return raise(local_comm, MPI_ERR_TAG, fn,
+                         "tag " + std::to_string(tag) + " is negative");
+    }
+    // The hidden local communicator, and the highest id in use in this group.
+    uint32_t local_cid;
+    if (weft_status_t rc = agree_cid(local_comm, local_cid); rc != WEFT_SUCCESS)
+        return raise(local_comm, error_class_of(rc), fn);
+    std::vector<uint32_t> nexts(size_t(local_comm->size));
+    if (weft_status_t rc = allgather(local_comm, &next_cid, nexts.data(), sizeof next_cid, tag_cid);
+        rc != WEFT_SUCCESS)
+        return raise(local_comm, error_class_of(rc), fn);
+    // What the leader tells its group: [cid, remote size, remote world ranks...].
+    std::vector<uint32_t> info;
+    weft_status_t rc = WEFT_SUCCESS;
+    if (leader) {
+        std::vector<uint32_t> mine = {*std::max_element(nexts.begin(), nexts.end()),
+                                      uint32_t(local_comm->size)};
+        for (int w : local_comm->group->ranks)
+            mine.push_back(uint32_t(w));
+        // Sizes first, then the ranks; the leader of lower world rank sends first.
+        const bool first =
+            weft_runtime_world_rank() < peer_comm->peer_group()->ranks[size_t(remote_leader)];
+        uint32_t theirs_head[2];
+        auto send_mine = [&] {
+            weft_status_t r =
+                internal_send(peer_comm, mine.data(), 2 * sizeof(uint32_t), remote_leader, tag);
+            return r == WEFT_SUCCESS
+                       ? internal_send(peer_comm, mine.data() + 2,
+                                       (mine.size() - 2) * sizeof(uint32_t), remote_leader, tag)
+                       : r;
+        };
+        std::vector<uint32_t> theirs;
+        auto recv_theirs = [&] {
+            weft_status_t r =
+                internal_recv(peer_comm, theirs_head, sizeof theirs_head, remote_leader, tag);
+            if (r != WEFT_SUCCESS)
+                return r;
+            theirs.assign(theirs_head[1], 0);
+            return internal_recv(peer_comm, theirs.data(), theirs.size() * sizeof(uint32_t),
+                                 remote_leader, tag);
+        };
+        rc = first ? send_mine() : recv_theirs();
+        if (rc == WEFT_SUCCESS)
+            rc = first ? recv_theirs() : send_mine();
+        if (rc == WEFT_SUCCESS) {
+            info = {std::max(mine[0], theirs_head[0]), theirs_head[1]};
+            info.insert(info.end(), theirs.begin(), theirs.end());
+            for (int r = 0; r < local_comm->size && rc == WEFT_SUCCESS; ++r)
+                if (r != local_comm->rank) {
+                    rc = internal_send(local_comm, info.data(), 2 * sizeof(uint32_t), r,
+                                       tag_intercomm);
+                    if (rc == WEFT_SUCCESS)
+                        rc = internal_send(local_comm, info.data() + 2,
+                                           (info.size() - 2) * sizeof(uint32_t), r, tag_intercomm);
+                }
+        }
+    } else {
+        uint32_t head[2];
+        rc = internal_recv(local_comm, head, sizeof head, local_leader, tag_intercomm);
+        if (rc == WEFT_SUCCESS) {
+            info.assign(2 + size_t(head[1]), 0);
+            info[0] = head[0];
+            info[1] = head[1];
+            rc = internal_recv(local_comm, info.data() + 2, size_t(head[1]) * sizeof(uint32_t),
+                               local_leader, tag_intercomm);
+        }
+    }
+    if (rc != WEFT_SUCCESS)
+        return raise(local_comm, error_class_of(rc), fn);
+    const uint32_t cid = info[0];
+    next_cid = std::max(next_cid, cid + 1);
+    std::vector<int> remote(info.begin() + 2, info.end());
+    group_retain(local_comm->group);
+    weft_comm *local = make_comm(local_cid, local_comm->group, local_comm->errhandler);
+    group_retain(local_comm->group);
+    weft_comm *c = make_comm(cid, local_comm->group, local_comm->errhandler);
+    c->remote_group = group_new(remote);
+    c->local_comm = local;
+    *newintercomm = c;
+    if (int r = comm_activate(local); r != MPI_SUCCESS)
+        return raise(local_comm, r, fn);
+    if (int r = comm_activate(c); r != MPI_SUCCESS)
+        return raise(local_comm, r, fn);
     return MPI_SUCCESS;
 }
 

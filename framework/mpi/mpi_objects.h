@@ -106,10 +106,14 @@ struct weft_op {
 };
 
 struct weft_comm {
-    uint32_t cid = 0; // context id, the same at every member
-    weft_group *group = nullptr;
-    int rank = -1;
-    int size = 0;
+    uint32_t cid = 0;            // context id, the same at every member
+    weft_group *group = nullptr; // the local group
+    int rank = -1;               // in the local group
+    int size = 0;                // of the local group
+    // Intercommunicators: the other group, which point-to-point ranks name, and a hidden
+    // intracommunicator over the local group for the collectives' local steps.
+    weft_group *remote_group = nullptr;
+    weft_comm *local_comm = nullptr;
     weft_errhandler *errhandler = nullptr;
     std::string name;
     std::map<int, void *> attrs; // keyval -> value
@@ -123,6 +127,11 @@ struct weft_comm {
     // coll components turn into tags of their own (coll_tag()).
     void *coll = nullptr;
     uint32_t coll_seq = 0;
+
+    bool is_inter() const { return remote_group != nullptr; }
+    // The group whose members point-to-point ranks name, and its size.
+    const weft_group *peer_group() const { return remote_group ? remote_group : group; }
+    int peer_size() const { return int(peer_group()->ranks.size()); }
 };
 
 namespace weft::mpi {

@@ -26,12 +26,12 @@ enum class Dir { send, recv };
         return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
     if (!valid_datatype(type))
         return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype");
-    const bool rank_ok = (peer >= 0 && peer < comm->size) || peer == MPI_PROC_NULL ||
+    const bool rank_ok = (peer >= 0 && peer < comm->peer_size()) || peer == MPI_PROC_NULL ||
                          (dir == Dir::recv && peer == MPI_ANY_SOURCE);
     if (!rank_ok)
         return raise(comm, MPI_ERR_RANK, fn,
                      "rank " + std::to_string(peer) + " is not in 0.." +
-                         std::to_string(comm->size - 1));
+                         std::to_string(comm->peer_size() - 1));
     const bool tag_ok = (tag >= 0 && tag <= INT32_MAX) || (dir == Dir::recv && tag == MPI_ANY_TAG);
     if (!tag_ok)
         return raise(comm, MPI_ERR_TAG, fn, "tag " + std::to_string(tag) + " is not valid");
@@ -47,7 +47,7 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
 {
     const bool ok =
         g_running && valid_comm(comm) && count >= 0 && valid_datatype(type) &&
-        ((peer >= 0 && peer < comm->size) ||
+        ((peer >= 0 && peer < comm->peer_size()) ||
          (peer < 0 && (peer == MPI_PROC_NULL || (dir == Dir::recv && peer == MPI_ANY_SOURCE)))) &&
         (tag >= 0 || (dir == Dir::recv && tag == MPI_ANY_TAG)) && (buf || count == 0);
     return ok ? MPI_SUCCESS : report_bad(fn, buf, count, type, peer, tag, comm, dir);

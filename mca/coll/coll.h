@@ -298,7 +298,8 @@ struct weft_coll_component {
     weft_status_t (*init_query)(int enable_progress_threads, int enable_mpi_threads);
 
     /* Offer a module for comm with *priority (higher wins, per operation), or return NULL to
-     * decline. The module is the component's until coll_module_disable frees it. The answer
+     * decline. comm may be an intercommunicator: a module that offers operations for one
+     * implements their intercommunicator semantics (or declines it). The module is the component's until coll_module_disable frees it. The answer
      * must depend only on what every rank of comm knows alike, so that all ranks choose the
      * same module for each operation. Blocking: local. Thread: mpi. */
     weft_coll_module_t *(*comm_query)(weft_comm_t *comm, int *priority);

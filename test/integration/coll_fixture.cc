@@ -117,10 +117,11 @@ weft_status_t query(int *priority, char *, size_t)
     return WEFT_SUCCESS;
 }
 
-weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
+// Intracommunicators only (its allreduce knows nothing of two groups).
+weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 {
     *priority = int(weft_mca_param_int(p_priority));
-    return &the_module;
+    return comm->is_inter() ? nullptr : &the_module;
 }
 
 } // namespace

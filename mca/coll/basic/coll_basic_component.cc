@@ -5,6 +5,11 @@
 #include <weft/mca.h>
 #include <weft/op.h>
 
+#include "runtime.h"
+
+#include <mpi.h>
+#include <pml/pml.h>
+
 #include <vector>
 
 // The one symbol the component exports (it is built with -fvisibility=hidden).
@@ -470,6 +475,81 @@ weft_status_t iexscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_
                        [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, true); });
 }
 
+// ---- intercommunicators: Barrier, Bcast and Allreduce, blocking. The local steps run on the
+// hidden intracommunicator of the local group; between the groups only the leaders (local
+// rank 0) talk, or the root to the remote leader. Every member takes the intercommunicator's
+// collective tag, so that the counts stay equal at every rank.
+
+weft_status_t leader_exchange(weft_comm *comm, int tag, const void *sendbuf, void *recvbuf,
+                              size_t count, weft_datatype *type)
+{
+    weft_pml_module_t *p = weft_pml_selected();
+    weft_request_t *req = nullptr;
+    weft_status_t rc = p->pml_irecv(p, recvbuf, count, type, 0, tag, comm, &req);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    rc = p->pml_send(p, sendbuf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
+    weft::rt::wait_until([&] { return req->complete; });
+    if (rc == WEFT_SUCCESS)
+        rc = req->status.error;
+    req->pml_free(req);
+    return rc;
+}
+
+weft_status_t inter_barrier(weft_comm_t *comm, weft_coll_module_t *)
+{
+    const int tag = weft::mpi::coll_tag(comm);
+    weft_comm *local = comm->local_comm;
+    // Everyone here has entered; the leaders learn the same of the other group; the second
+    // local barrier holds everyone until its leader knows.
+    weft_status_t rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
+    if (rc == WEFT_SUCCESS && local->rank == 0)
+        rc = leader_exchange(comm, tag, nullptr, nullptr, 0, type_bytes());
+    if (rc == WEFT_SUCCESS)
+        rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
+    return rc;
+}
+
+weft_status_t inter_bcast(void *buf, size_t count, weft_datatype_t *type, int root,
+                          weft_comm_t *comm, weft_coll_module_t *)
+{
+    const int tag = weft::mpi::coll_tag(comm);
+    weft_comm *local = comm->local_comm;
+    weft_pml_module_t *p = weft_pml_selected();
+    if (root == WEFT_PROC_NULL)
+        return WEFT_SUCCESS;
+    if (root == MPI_ROOT) // to the other group's leader
+        return p->pml_send(p, buf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
+    weft_status_t rc = WEFT_SUCCESS;
+    if (local->rank == 0) {
+        weft_msg_status_t st{};
+        rc = p->pml_recv(p, buf, count, type, root, tag, comm, &st);
+    }
+    if (rc == WEFT_SUCCESS)
+        rc =
+            blocking(local, nullptr, [&](Sched &s) { build_bcast(s, buf, count, type, 0, local); });
+    return rc;
+}
+
+// Each group gets the other's reduction: reduce to the leader (in rank order), the leaders
+// swap their results, each spreads what it got.
+weft_status_t inter_allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                              weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
+{
+    const int tag = weft::mpi::coll_tag(comm);
+    weft_comm *local = comm->local_comm;
+    std::vector<char> mine(local->rank == 0 ? count * type->size : 0);
+    weft_status_t rc = blocking(local, op, [&](Sched &s) {
+        build_reduce(s, sbuf, mine.data(), count, type, op, 0, local);
+    });
+    if (rc == WEFT_SUCCESS && local->rank == 0)
+        rc = leader_exchange(comm, tag, mine.data(), rbuf, count, type);
+    if (rc == WEFT_SUCCESS)
+        rc = blocking(local, nullptr,
+                      [&](Sched &s) { build_bcast(s, rbuf, count, type, 0, local); });
+    return rc;
+}
+
 // The module holds no state of its own: one serves every communicator.
 weft_status_t module_disable(weft_coll_module_t *, weft_comm_t *) { return WEFT_SUCCESS; }
 
@@ -534,10 +614,21 @@ weft_status_t init_query(int, int)
     return WEFT_SUCCESS;
 }
 
-weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
+// Intercommunicators: Barrier, Bcast and Allreduce only.
+weft_coll_module_t inter_module = [] {
+    weft_coll_module_t m{};
+    m.struct_size = sizeof(weft_coll_module_t);
+    m.coll_module_disable = module_disable;
+    m.coll_barrier = inter_barrier;
+    m.coll_bcast = inter_bcast;
+    m.coll_allreduce = inter_allreduce;
+    return m;
+}();
+
+weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 {
     *priority = int(weft_mca_param_int(params[kPriority]));
-    return &the_module;
+    return comm->is_inter() ? &inter_module : &the_module;
 }
 
 weft_status_t close_component()

@@ -294,7 +294,7 @@ void deliver(Request *r, weft_comm *comm, const Unexpected &u)
     ack.type = hdr_ack;
     ack.send_id = u.send_id;
     ack.recv_id = r->received < r->total ? track(r) : 0;
-    send_bytes(comm->group->ranks[size_t(u.src)], &ack, sizeof ack, nullptr, 0, true);
+    send_bytes(comm->peer_group()->ranks[size_t(u.src)], &ack, sizeof ack, nullptr, 0, true);
     if (r->received >= r->total)
         finish_recv(r);
 }
@@ -399,7 +399,7 @@ void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t 
         P->early[h.match.cid].push_back(std::move(copy));
         return;
     }
-    if (h.match.src < 0 || h.match.src >= comm->size)
+    if (h.match.src < 0 || h.match.src >= comm->peer_size())
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
     // Fast path: an eager message in sequence, for a receive already posted:
@@ -435,7 +435,7 @@ void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t 
     data.append_to(u.data);
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
-    u.world_src = comm->group->ranks[size_t(u.src)];
+    u.world_src = comm->peer_group()->ranks[size_t(u.src)];
     if (u.total < u.data.size())
         return malformed("RNDV whose first part is longer than the message");
     arrive(comm, h.match.seq, std::move(u));
@@ -529,7 +529,7 @@ void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char
 // After the receiver's ACK: stream the rest in FRAGs, then the send is done.
 void send_rest(Request *r)
 {
-    const int world = r->comm->group->ranks[size_t(r->dst)];
+    const int world = r->comm->peer_group()->ranks[size_t(r->dst)];
     const size_t chunk = std::max<size_t>(max_send(world), sizeof(FragHdr) + 1) - sizeof(FragHdr);
     while (r->sent < r->bytes) {
         const size_t n = std::min(chunk, r->bytes - r->sent);
@@ -649,7 +649,7 @@ weft_status_t start_send(Request *r)
         complete(r);
         return WEFT_SUCCESS;
     }
-    const int world = comm->group->ranks[size_t(r->dst)];
+    const int world = comm->peer_group()->ranks[size_t(r->dst)];
     CommState &s = cs(comm);
     MatchHdr m{};
     m.cid = comm->cid;
@@ -840,9 +840,9 @@ int progress(weft_pml_module_t *) { return weft_progress(); }
 weft_status_t add_comm(weft_pml_module_t *, weft_comm_t *comm)
 {
     auto *s = new CommState;
-    s->send_seq.assign(size_t(comm->size), 0);
-    s->recv_seq.assign(size_t(comm->size), 0);
-    s->ahead.resize(size_t(comm->size));
+    s->send_seq.assign(size_t(comm->peer_size()), 0);
+    s->recv_seq.assign(size_t(comm->peer_size()), 0);
+    s->ahead.resize(size_t(comm->peer_size()));
     comm->pml_state = s;
     set_comm(comm->cid, comm);
     auto it = P->early.find(comm->cid);
@@ -930,7 +930,7 @@ weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_dat
     // Fast path: an eager message needs no request at all.
     const size_t bytes = count * dtype->size;
     if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0) {
-        const int world = comm->group->ranks[size_t(dst)];
+        const int world = comm->peer_group()->ranks[size_t(dst)];
         if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
             MatchHdr h;
             h.flags = 0;
