@@ -1988,6 +1988,28 @@ static void test_errors(void)
     if (!workarounds)
         EXPECT_CLASS(MPI_Reduce(buf, out, 1, MPI_DOUBLE, MPI_LXOR, 0, c), MPI_ERR_OP);
 
+#ifdef WEFT_COLL_TEST_SUBREQUEST_ERRORS
+    /* An error inside a collective's own transfers reaches the caller: the root broadcasts 8
+     * ints, rank 1 (a leaf of the broadcast tree, whose only transfer is that receive) posts
+     * room for 4. Its receive truncates, and that ends its part with MPI_ERR_TRUNCATE, through
+     * the request of the non-blocking form and the return of the blocking one; the others
+     * complete normally. (An erroneous program by the standard's letter: the test only asks
+     * that the failure of a transfer is reported, not lost.) */
+    if (P >= 2) {
+        const int mine = wrank == 1 ? 4 : 8, want = wrank == 1 ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+        int rc, cls;
+        set_test("Ibcast with a short receive at rank 1");
+        OK(MPI_Ibcast(buf, mine, MPI_INT, 0, c, &req));
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK_EQ("error class of MPI_Wait", want, cls);
+        set_test("Bcast with a short receive at rank 1");
+        rc = MPI_Bcast(buf, mine, MPI_INT, 0, c);
+        MPI_Error_class(rc, &cls);
+        CHECK_EQ("error class of MPI_Bcast", want, cls);
+    }
+#endif
+
     /* the communicator still works */
     int one = 1, sum = 0;
     set_test("Allreduce after errors");

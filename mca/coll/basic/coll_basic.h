@@ -54,6 +54,7 @@ class Sched {
     // says how).
     bool advance();
     weft_status_t status() const { return status_; }
+    weft_comm *comm() const { return comm_; }
     // Run to the end in the caller.
     weft_status_t run();
 

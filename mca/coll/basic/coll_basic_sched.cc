@@ -245,6 +245,7 @@ weft_status_t start_request(Sched &&sched, weft_request **request)
     r->pml_free = free_request;
     r->pml_cancel = no_cancel;
     r->sched = std::move(sched);
+    r->comm = r->sched.comm(); // errors at completion are raised on it
     if (weft_status_t rc = r->sched.start(); rc != WEFT_SUCCESS) {
         // Reported through the request, as a later failure would be.
         r->sched.advance();
