@@ -13,7 +13,6 @@
 
 #include <climits>
 #include <cstring>
-#include <tuple>
 
 namespace weft::mpi {
 
@@ -224,10 +223,9 @@ bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
 // Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one.
 // args end with comm; the request (non-blocking) and the module follow.
 template <class B, class N, class... Args>
-int call(const char *fn, MPI_Request *request, B weft_coll_module_t::*blocking, Op b,
-         N weft_coll_module_t::*nonblocking, Op nb, Args... args)
+int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_module_t::*blocking,
+         Op b, N weft_coll_module_t::*nonblocking, Op nb, Args... args)
 {
-    weft_comm *comm = std::get<sizeof...(Args) - 1>(std::tuple<Args...>(args...));
     const weft::coll::base::Table *t = coll_table(comm);
     weft_status_t rc;
     if (!request) {
@@ -359,7 +357,7 @@ int barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
     Check k(comm, fn, req, req != nullptr);
     if (!k.ok())
         return k.rc;
-    return call(fn, req, WEFT_PAIR(barrier), comm);
+    return call(fn, req, comm, WEFT_PAIR(barrier), comm);
 }
 
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req,
@@ -368,7 +366,7 @@ int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_
     Check k(comm, fn, req, nb);
     if (!k.count(count).type(type).root(root).buffer(buf, count).ok())
         return k.rc;
-    return call(fn, req, WEFT_PAIR(bcast), buf, size_t(count), type, root, comm);
+    return call(fn, req, comm, WEFT_PAIR(bcast), buf, size_t(count), type, root, comm);
 }
 
 int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -377,7 +375,8 @@ int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI
     Check k(comm, fn, req, nb);
     if (!k.count(count).type(type).op(op, type).root(root).in_place_root_only(sendbuf, root).ok())
         return k.rc;
-    return call(fn, req, WEFT_PAIR(reduce), sendbuf, recvbuf, size_t(count), type, op, root, comm);
+    return call(fn, req, comm, WEFT_PAIR(reduce), sendbuf, recvbuf, size_t(count), type, op, root,
+                comm);
 }
 
 int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -386,7 +385,8 @@ int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, 
     Check k(comm, fn, req, nb);
     if (!k.count(count).type(type).op(op, type).buffer(recvbuf, count).ok())
         return k.rc;
-    return call(fn, req, WEFT_PAIR(allreduce), sendbuf, recvbuf, size_t(count), type, op, comm);
+    return call(fn, req, comm, WEFT_PAIR(allreduce), sendbuf, recvbuf, size_t(count), type, op,
+                comm);
 }
 
 // Gather and scatter: the root's arguments count at the root only; with MPI_IN_PLACE the
@@ -409,14 +409,14 @@ int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *rec
     if (!k.ok())
         return k.rc;
     if (!vector)
-        return call(fn, req, WEFT_PAIR(gather), sendbuf,
+        return call(fn, req, comm, WEFT_PAIR(gather), sendbuf,
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, at_root ? size_t(recvcount) : 0, at_root ? recvtype : sendtype, root,
                     comm);
     const int n = comm->size;
     std::vector<size_t> rc = at_root ? sizes(recvcounts, n) : std::vector<size_t>(size_t(n), 0);
     std::vector<ptrdiff_t> rd = at_root ? offsets(displs, n) : std::vector<ptrdiff_t>(size_t(n), 0);
-    return call(fn, req, WEFT_PAIR(gatherv), sendbuf, inplace ? 0 : size_t(sendcount),
+    return call(fn, req, comm, WEFT_PAIR(gatherv), sendbuf, inplace ? 0 : size_t(sendcount),
                 inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
                 static_cast<const ptrdiff_t *>(rd.data()), at_root ? recvtype : sendtype, root,
                 comm);
@@ -440,13 +440,13 @@ int scatterv(const void *sendbuf, const int *sendcounts, const int *displs, int 
         return k.rc;
     const int n = comm->size;
     if (!vector)
-        return call(fn, req, WEFT_PAIR(scatter), sendbuf, at_root ? size_t(sendcount) : 0,
+        return call(fn, req, comm, WEFT_PAIR(scatter), sendbuf, at_root ? size_t(sendcount) : 0,
                     at_root ? sendtype : recvtype, recvbuf,
                     inplace ? size_t(sendcount) : size_t(recvcount), inplace ? sendtype : recvtype,
                     root, comm);
     std::vector<size_t> sc = at_root ? sizes(sendcounts, n) : std::vector<size_t>(size_t(n), 0);
     std::vector<ptrdiff_t> sd = at_root ? offsets(displs, n) : std::vector<ptrdiff_t>(size_t(n));
-    return call(fn, req, WEFT_PAIR(scatterv), sendbuf, static_cast<const size_t *>(sc.data()),
+    return call(fn, req, comm, WEFT_PAIR(scatterv), sendbuf, static_cast<const size_t *>(sc.data()),
                 static_cast<const ptrdiff_t *>(sd.data()), at_root ? sendtype : recvtype, recvbuf,
                 inplace ? 0 : size_t(recvcount), inplace ? sendtype : recvtype, root, comm);
 }
@@ -466,13 +466,13 @@ int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     if (!k.ok())
         return k.rc;
     if (!vector)
-        return call(fn, req, WEFT_PAIR(allgather), sendbuf,
+        return call(fn, req, comm, WEFT_PAIR(allgather), sendbuf,
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, size_t(recvcount), recvtype, comm);
     const int n = comm->size;
     std::vector<size_t> rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> rd = offsets(displs, n);
-    return call(fn, req, WEFT_PAIR(allgatherv), sendbuf, inplace ? 0 : size_t(sendcount),
+    return call(fn, req, comm, WEFT_PAIR(allgatherv), sendbuf, inplace ? 0 : size_t(sendcount),
                 inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
                 static_cast<const ptrdiff_t *>(rd.data()), recvtype, comm);
 }
@@ -493,8 +493,8 @@ int alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
     const int n = comm->size;
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(fn, req, WEFT_PAIR(alltoallw), sendbuf, static_cast<const size_t *>(sc.data()),
-                static_cast<const ptrdiff_t *>(sd.data()),
+    return call(fn, req, comm, WEFT_PAIR(alltoallw), sendbuf,
+                static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
                 static_cast<weft_datatype *const *>(inplace ? recvtypes : sendtypes), recvbuf,
                 static_cast<const size_t *>(rc.data()), static_cast<const ptrdiff_t *>(rd.data()),
                 static_cast<weft_datatype *const *>(recvtypes), comm);
@@ -514,10 +514,10 @@ int alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MP
     const int n = comm->size;
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(fn, req, WEFT_PAIR(alltoallv), sendbuf, static_cast<const size_t *>(sc.data()),
-                static_cast<const ptrdiff_t *>(sd.data()), inplace ? recvtype : sendtype, recvbuf,
-                static_cast<const size_t *>(rc.data()), static_cast<const ptrdiff_t *>(rd.data()),
-                recvtype, comm);
+    return call(fn, req, comm, WEFT_PAIR(alltoallv), sendbuf,
+                static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
+                inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
+                static_cast<const ptrdiff_t *>(rd.data()), recvtype, comm);
 }
 
 int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -530,7 +530,7 @@ int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *re
         k.count(sendcount).type(sendtype);
     if (!k.count(recvcount).type(recvtype).ok())
         return k.rc;
-    return call(fn, req, WEFT_PAIR(alltoall), sendbuf,
+    return call(fn, req, comm, WEFT_PAIR(alltoall), sendbuf,
                 inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                 recvbuf, size_t(recvcount), recvtype, comm);
 }
@@ -547,10 +547,10 @@ int reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, in
     if (!k.type(type).op(op, type).ok())
         return k.rc;
     if (block)
-        return call(fn, req, WEFT_PAIR(reduce_scatter_block), sendbuf, recvbuf, size_t(recvcount),
-                    type, op, comm);
+        return call(fn, req, comm, WEFT_PAIR(reduce_scatter_block), sendbuf, recvbuf,
+                    size_t(recvcount), type, op, comm);
     std::vector<size_t> rc = sizes(recvcounts, comm->size);
-    return call(fn, req, WEFT_PAIR(reduce_scatter), sendbuf, recvbuf,
+    return call(fn, req, comm, WEFT_PAIR(reduce_scatter), sendbuf, recvbuf,
                 static_cast<const size_t *>(rc.data()), type, op, comm);
 }
 
@@ -561,8 +561,9 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
     if (!k.count(count).type(type).op(op, type).ok())
         return k.rc;
     if (exclusive)
-        return call(fn, req, WEFT_PAIR(exscan), sendbuf, recvbuf, size_t(count), type, op, comm);
-    return call(fn, req, WEFT_PAIR(scan), sendbuf, recvbuf, size_t(count), type, op, comm);
+        return call(fn, req, comm, WEFT_PAIR(exscan), sendbuf, recvbuf, size_t(count), type, op,
+                    comm);
+    return call(fn, req, comm, WEFT_PAIR(scan), sendbuf, recvbuf, size_t(count), type, op, comm);
 }
 
 } // namespace
@@ -810,8 +811,9 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     if (!k.array(flag, "flag").ok())
         return k.rc;
     weft_group_t *agreed = nullptr;
-    const int rc = call("MPIX_Comm_agree", nullptr, &weft_coll_module_t::coll_agree, Op::coll_agree,
-                        &weft_coll_module_t::coll_iagree, Op::coll_iagree, flag, &agreed, comm);
+    const int rc =
+        call("MPIX_Comm_agree", nullptr, comm, &weft_coll_module_t::coll_agree, Op::coll_agree,
+             &weft_coll_module_t::coll_iagree, Op::coll_iagree, flag, &agreed, comm);
     if (agreed)
         group_release(agreed);
     return rc;
@@ -822,7 +824,7 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    return call("MPIX_Comm_iagree", request, &weft_coll_module_t::coll_agree, Op::coll_agree,
+    return call("MPIX_Comm_iagree", request, comm, &weft_coll_module_t::coll_agree, Op::coll_agree,
                 &weft_coll_module_t::coll_iagree, Op::coll_iagree, flag,
                 static_cast<weft_group_t **>(nullptr), comm);
 }

@@ -38,13 +38,32 @@ class Sched {
     void reset(weft_comm *comm, weft_op *op);
 
     // Building. Transfers go into the current round; reduce and copy run after them.
-    void send(int peer, const void *buf, size_t count, weft_datatype *type);
-    void recv(int peer, void *buf, size_t count, weft_datatype *type);
+    void send(int peer, const void *buf, size_t count, weft_datatype *type)
+    {
+        steps_.push_back({Step::send, peer, buf, nullptr, count, type});
+    }
+    void recv(int peer, void *buf, size_t count, weft_datatype *type)
+    {
+        steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
+    }
     // dst = src op dst: src holds the contribution of the lower ranks.
-    void reduce(const void *src, void *dst, size_t count, weft_datatype *type);
-    void copy(const void *src, void *dst, size_t count, weft_datatype *type);
+    void reduce(const void *src, void *dst, size_t count, weft_datatype *type)
+    {
+        if (count)
+            steps_.push_back({Step::reduce, -1, src, dst, count, type});
+    }
+    void copy(const void *src, void *dst, size_t count, weft_datatype *type)
+    {
+        if (count && src != dst)
+            steps_.push_back({Step::copy, -1, src, dst, count, type});
+    }
     // End the current round (an empty round is dropped).
-    void next();
+    void next()
+    {
+        const size_t begin = round_end_.empty() ? 0 : round_end_.back();
+        if (steps_.size() > begin)
+            round_end_.push_back(steps_.size());
+    }
     // A scratch buffer that lives as long as the schedule.
     char *scratch(size_t bytes);
 

@@ -71,35 +71,6 @@ void Sched::reset(weft_comm *comm, weft_op *op)
     status_ = WEFT_SUCCESS;
 }
 
-void Sched::send(int peer, const void *buf, size_t count, weft_datatype *type)
-{
-    steps_.push_back({Step::send, peer, buf, nullptr, count, type});
-}
-
-void Sched::recv(int peer, void *buf, size_t count, weft_datatype *type)
-{
-    steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
-}
-
-void Sched::reduce(const void *src, void *dst, size_t count, weft_datatype *type)
-{
-    if (count)
-        steps_.push_back({Step::reduce, -1, src, dst, count, type});
-}
-
-void Sched::copy(const void *src, void *dst, size_t count, weft_datatype *type)
-{
-    if (count && src != dst)
-        steps_.push_back({Step::copy, -1, src, dst, count, type});
-}
-
-void Sched::next()
-{
-    const size_t begin = round_end_.empty() ? 0 : round_end_.back();
-    if (steps_.size() > begin)
-        round_end_.push_back(steps_.size());
-}
-
 char *Sched::scratch(size_t bytes)
 {
     bytes = bytes ? bytes : 1;
