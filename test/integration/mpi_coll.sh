@@ -25,27 +25,30 @@ for btl in self,sm self,tcp; do
     done
 done
 # The other algorithms, forced by their thresholds: pipelined bcast in small pieces,
-# Rabenseifner's allreduce and Bruck's allgather from tiny sizes, the other two barriers.
+# Rabenseifner's allreduce and Bruck's allgather from tiny sizes, coll/basic's other two
+# barriers (coll/sm, which serves the barrier of one-host communicators, turned off).
 for n in 5 8; do
     for barrier in 0 2; do
         out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl self,sm \
             --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 \
             --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_bruck_max 64k \
-            --mca coll_basic_barrier_algorithm $barrier "$B/test/integration/mpi_coll" 2>&1) ||
+            --mca coll_basic_barrier_algorithm $barrier --mca coll_sm_priority 0 \
+            "$B/test/integration/mpi_coll" 2>&1) ||
             fail "mpi_coll with forced algorithms (barrier $barrier) at $n ranks: $out"
         expect_in "mpi_coll: $n ranks," "$out" "mpi_coll forced algorithms $n"
         jobs=$((jobs + 1))
     done
 done
 # A component with a higher priority for one operation replaces only that one: the test
-# fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10).
+# fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10); coll/sm (30)
+# offers the barrier alone.
 fixture_path="$WEFT_MCA_mca_base_component_path:$B/test/integration/fixture/.libs"
 out=$(run env WEFT_MCA_mca_base_component_path="$fixture_path" "$MPIRUN" -np 4 --oversubscribe \
     --timeout 120 --mca coll_base_verbose 10 --mca btl self,sm \
     "$B/test/integration/mpi_coll" quick 2>&1) || fail "mpi_coll with coll/fixture: $out"
 expect_in "mpi_coll: 4 ranks," "$out" "mpi_coll with coll/fixture"
-expect_in "MPI_COMM_WORLD (4 ranks): barrier=basic bcast=basic reduce=basic allreduce=fixture gather=basic" \
+expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=basic reduce=basic allreduce=fixture gather=basic" \
     "$out" "coll/fixture's allreduce chosen, basic's other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/fixture's higher-priority allreduce replaced only allreduce"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/fixture's allreduce and coll/sm's barrier replaced only those"

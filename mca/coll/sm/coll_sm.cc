@@ -1,0 +1,236 @@
+// coll/sm: a barrier through shared memory for communicators whose processes all share one
+// host. Each communicator gets a small segment holding a counter of arrivals and a
+// generation number: a rank adds itself to the counter; the last one resets it and bumps the
+// generation, which every other rank waits for. Every rank waits once, where a barrier of
+// messages waits once per round: when the ranks outnumber the cores, each wait is a context
+// switch, and fewer waits make a faster barrier.
+//
+// The module offers the barrier only (every other operation stays with the modules below it).
+// It is set up when the communicator is created: rank 0 creates the segment and sends its
+// name; the others map it and answer; rank 0 removes the name once all have mapped it and tells
+// everyone whether all succeeded, so that every rank makes the same choice.
+#include "mpi_objects.h"
+#include "runtime.h"
+
+#include <coll/coll.h>
+#include <pml/pml.h>
+#include <weft/mca.h>
+#include <weft/runtime.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+// The one symbol the component exports (it is built with -fvisibility=hidden).
+extern "C" {
+__attribute__((visibility("default"))) extern const weft_coll_component_t mca_coll_sm_component;
+}
+
+namespace weft::coll::sm {
+
+namespace {
+
+weft_mca_param_t *p_priority = nullptr;
+
+struct alignas(64) Shared {
+    alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
+    alignas(64) std::atomic<uint32_t> generation;
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+constexpr size_t kSegmentSize = 4096;
+static_assert(sizeof(Shared) <= kSegmentSize);
+constexpr size_t kNameMax = 128;
+
+struct Module {
+    weft_coll_module_t base; // first: the framework sees this
+    Shared *shared = nullptr;
+    uint32_t generation = 0; // the last one this rank saw
+};
+
+Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
+
+weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const uint32_t target = m->generation + 1;
+    m->generation = target;
+    if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(comm->size) - 1) {
+        m->shared->arrived.store(0, std::memory_order_relaxed);
+        m->shared->generation.store(target, std::memory_order_release);
+        return WEFT_SUCCESS;
+    }
+    unsigned idle_rounds = 0;
+    while (m->shared->generation.load(std::memory_order_acquire) != target) {
+        if (weft_progress() > 0)
+            idle_rounds = 0;
+        else
+            weft::rt::idle(idle_rounds);
+    }
+    return WEFT_SUCCESS;
+}
+
+// Point-to-point for the set-up, on the communicator's collective tag.
+weft_status_t send(weft_comm *comm, int to, int tag, const void *buf, size_t bytes)
+{
+    weft_pml_module_t *p = weft_pml_selected();
+    static weft_datatype byte{.size = 1,
+                              .name = "coll/sm bytes",
+                              .combiner = 0,
+                              .predefined = true,
+                              .elem = weft::mpi::Elem::u8,
+                              .type_class = weft::mpi::class_byte};
+    return p->pml_send(p, buf, bytes, &byte, to, tag, WEFT_SEND_STANDARD, comm);
+}
+
+weft_status_t recv(weft_comm *comm, int from, int tag, void *buf, size_t bytes)
+{
+    weft_pml_module_t *p = weft_pml_selected();
+    static weft_datatype byte{.size = 1,
+                              .name = "coll/sm bytes",
+                              .combiner = 0,
+                              .predefined = true,
+                              .elem = weft::mpi::Elem::u8,
+                              .type_class = weft::mpi::class_byte};
+    weft_msg_status_t st{};
+    return p->pml_recv(p, buf, bytes, &byte, from, tag, comm, &st);
+}
+
+Shared *map_segment(int fd)
+{
+    void *p = mmap(nullptr, kSegmentSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<Shared *>(p);
+}
+
+weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
+{
+    Module *m = self(module);
+    const int tag = weft::mpi::coll_tag(comm);
+    char name[kNameMax] = {};
+    weft_status_t rc = WEFT_SUCCESS;
+    if (comm->rank == 0) {
+        std::snprintf(name, sizeof name, "/dev/shm/weft-coll-%d-%u-%u", int(getpid()),
+                      unsigned(comm->cid), unsigned(weft_runtime_world_rank()));
+        const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0 && ftruncate(fd, kSegmentSize) == 0)
+            m->shared = map_segment(fd);
+        if (fd >= 0)
+            close(fd);
+        if (!m->shared) {
+            if (fd >= 0)
+                unlink(name);
+            name[0] = '\0'; // tells the others to give up too
+        } else {
+            new (m->shared) Shared{};
+        }
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = send(comm, r, tag, name, sizeof name);
+        // Everyone answers whether it mapped the segment; the verdict goes back to all.
+        uint8_t all_ok = m->shared != nullptr;
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r) {
+            uint8_t ok = 0;
+            rc = recv(comm, r, tag, &ok, 1);
+            all_ok &= ok;
+        }
+        if (name[0])
+            unlink(name); // everyone who could map it has
+        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+            rc = send(comm, r, tag, &all_ok, 1);
+        if (rc == WEFT_SUCCESS && !all_ok)
+            rc = WEFT_ERR_OUT_OF_RESOURCE;
+    } else {
+        rc = recv(comm, 0, tag, name, sizeof name);
+        name[kNameMax - 1] = '\0';
+        if (rc == WEFT_SUCCESS && name[0]) {
+            const int fd = open(name, O_RDWR);
+            if (fd >= 0) {
+                m->shared = map_segment(fd);
+                close(fd);
+            }
+        }
+        uint8_t ok = m->shared != nullptr, all_ok = 0;
+        if (rc == WEFT_SUCCESS)
+            rc = send(comm, 0, tag, &ok, 1);
+        if (rc == WEFT_SUCCESS)
+            rc = recv(comm, 0, tag, &all_ok, 1);
+        if (rc == WEFT_SUCCESS && !all_ok)
+            rc = WEFT_ERR_OUT_OF_RESOURCE;
+    }
+    if (rc != WEFT_SUCCESS && m->shared) {
+        munmap(m->shared, kSegmentSize);
+        m->shared = nullptr;
+    }
+    return rc;
+}
+
+weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
+{
+    Module *m = self(module);
+    if (m->shared)
+        munmap(m->shared, kSegmentSize);
+    delete m;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t register_params()
+{
+    const weft_mca_param_def_t defs[1] = {
+        {.name = "priority",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "30",
+         .help = "Priority of coll/sm's barrier (through a counter in shared memory, for "
+                 "communicators whose processes share one host); 0 or less turns it off.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("coll", "sm", defs, 1, sizeof defs[0], &p_priority);
+}
+
+weft_status_t query(int *priority, char *why, size_t why_len)
+{
+    *priority = int(weft_mca_param_int(p_priority));
+    if (*priority <= 0) {
+        std::snprintf(why, why_len, "coll_sm_priority is %d", *priority);
+        return WEFT_ERR_NOT_AVAILABLE;
+    }
+    return WEFT_SUCCESS;
+}
+
+// Intracommunicators of two or more processes, all on this host (what every rank knows alike).
+weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
+{
+    if (comm->is_inter() || comm->size < 2)
+        return nullptr;
+    for (int w : comm->group->ranks)
+        if (!weft_proc_is_local(weft_runtime_proc(w)))
+            return nullptr;
+    auto *m = new Module;
+    m->base = weft_coll_module_t{};
+    m->base.struct_size = sizeof(weft_coll_module_t);
+    m->base.coll_module_enable = enable;
+    m->base.coll_module_disable = disable;
+    m->base.coll_barrier = barrier;
+    *priority = int(weft_mca_param_int(p_priority));
+    return &m->base;
+}
+
+} // namespace
+
+} // namespace weft::coll::sm
+
+extern "C" {
+const weft_coll_component_t mca_coll_sm_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
+                                      WEFT_COLL_ABI_MINOR, "sm", 0, 1, 0),
+            .register_params = weft::coll::sm::register_params, .open = nullptr,
+            .query = weft::coll::sm::query, .close = nullptr},
+    .init_query = nullptr,
+    .comm_query = weft::coll::sm::comm_query,
+};
+}
