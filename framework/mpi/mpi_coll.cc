@@ -11,6 +11,7 @@
 #include <mpi-ext.h>
 #include <weft/op.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -47,6 +48,7 @@ bool coll_open = false;
 struct CommColl {
     coll::base::Table table;
     std::vector<weft_coll_module_t *> modules; // every module comm_query returned
+    std::vector<coll::base::Offer> ranked;     // the enabled ones, highest priority first
 };
 
 CommColl *coll_of(weft_comm *comm) { return static_cast<CommColl *>(comm->coll); }
@@ -186,6 +188,11 @@ weft_status_t coll_comm_enable(weft_comm *comm)
             }
         }
     }
+    c->ranked = offers;
+    std::stable_sort(c->ranked.begin(), c->ranked.end(),
+                     [](const coll::base::Offer &a, const coll::base::Offer &b) {
+                         return a.priority > b.priority;
+                     });
     comm->coll = c;
     if (mca::framework_base("coll")->verbose() >= 10)
         describe_choice(comm, c->table, names);
@@ -196,6 +203,12 @@ const coll::base::Table *coll_table(weft_comm *comm)
 {
     CommColl *c = coll_of(comm);
     return c ? &c->table : nullptr;
+}
+
+const std::vector<coll::base::Offer> *coll_ranked(weft_comm *comm)
+{
+    CommColl *c = coll_of(comm);
+    return c ? &c->ranked : nullptr;
 }
 
 void coll_comm_disable(weft_comm *comm)
@@ -220,6 +233,14 @@ using weft::coll::base::Op;
 
 bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
 
+// Whether module's struct (as its component was built) reaches the operation at member.
+template <class F> bool module_has(const weft_coll_module_t *module, F weft_coll_module_t::*member)
+{
+    const auto offset = size_t(reinterpret_cast<const char *>(&(module->*member)) -
+                               reinterpret_cast<const char *>(module));
+    return module->struct_size >= offset + sizeof(F);
+}
+
 // Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one.
 // args end with comm; the request (non-blocking) and the module follow.
 template <class B, class N, class... Args>
@@ -228,18 +249,43 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
 {
     const weft::coll::base::Table *t = coll_table(comm);
     weft_status_t rc;
+    weft_coll_module_t *owner;
     if (!request) {
         B f = t ? t->functions.*blocking : nullptr;
         if (!f)
             return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                          "no coll component provides it on this communicator (see --mca coll)");
-        rc = f(args..., t->owner[size_t(b)]);
+        owner = t->owner[size_t(b)];
+        rc = f(args..., owner);
     } else {
         N f = t ? t->functions.*nonblocking : nullptr;
         if (!f)
             return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                          "no coll component provides it on this communicator (see --mca coll)");
-        rc = f(args..., request, t->owner[size_t(nb)]);
+        owner = t->owner[size_t(nb)];
+        rc = f(args..., request, owner);
+    }
+    // A module may decline one call (coll.h): the next module by priority that provides the
+    // operation takes it.
+    if (rc == WEFT_ERR_NOT_SUPPORTED) {
+        const auto *ranked = coll_ranked(comm);
+        bool after = false;
+        for (const weft::coll::base::Offer &o : *ranked) {
+            if (o.module == owner) {
+                after = true;
+                continue;
+            }
+            if (!after)
+                continue;
+            if (!request && module_has(o.module, blocking) && o.module->*blocking) {
+                if ((rc = (o.module->*blocking)(args..., o.module)) != WEFT_ERR_NOT_SUPPORTED)
+                    break;
+            } else if (request && module_has(o.module, nonblocking) && o.module->*nonblocking) {
+                if ((rc = (o.module->*nonblocking)(args..., request, o.module)) !=
+                    WEFT_ERR_NOT_SUPPORTED)
+                    break;
+            }
+        }
     }
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), fn);
 }

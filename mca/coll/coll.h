@@ -80,6 +80,10 @@ typedef struct weft_coll_component weft_coll_component_t;
  *              collectives, were revoked). An i-form that returns WEFT_SUCCESS reports later
  *              errors in the request.
  *   thread     mpi.
+ *   declining  an operation may decline one call by returning WEFT_ERR_NOT_SUPPORTED before it
+ *              communicates (a module that serves small messages only, say); the framework
+ *              then calls the same operation of the next module by priority. The decision
+ *              must depend only on arguments every rank passes alike (count, datatype, op).
  */
 struct weft_coll_module {
     uint32_t struct_size; /* sizeof(weft_coll_module_t) as the component was built */
@@ -299,9 +303,10 @@ struct weft_coll_component {
 
     /* Offer a module for comm with *priority (higher wins, per operation), or return NULL to
      * decline. comm may be an intercommunicator: a module that offers operations for one
-     * implements their intercommunicator semantics (or declines it). The module is the component's until coll_module_disable frees it. The answer
-     * must depend only on what every rank of comm knows alike, so that all ranks choose the
-     * same module for each operation. Blocking: local. Thread: mpi. */
+     * implements their intercommunicator semantics (or declines it). The module is the component's
+     * until coll_module_disable frees it. The answer must depend only on what every rank of comm
+     * knows alike, so that all ranks choose the same module for each operation. Blocking: local.
+     * Thread: mpi. */
     weft_coll_module_t *(*comm_query)(weft_comm_t *comm, int *priority);
 };
 

@@ -39,6 +39,14 @@ for n in 5 8; do
         jobs=$((jobs + 1))
     done
 done
+# coll/sm serves barrier and allreduce of one-host communicators (allreduces above its slot
+# size go on to coll/basic: the full run checks both sizes).
+out=$(run "$MPIRUN" -np 3 --oversubscribe --timeout 120 --mca coll_base_verbose 10 \
+    "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll/sm: $out"
+expect_in "mpi_coll: 3 ranks," "$out" "mpi_coll with coll/sm"
+expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=basic reduce=basic allreduce=sm gather=basic" \
+    "$out" "coll/sm's barrier and allreduce chosen"
+jobs=$((jobs + 1))
 # A component with a higher priority for one operation replaces only that one: the test
 # fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10); coll/sm (30)
 # offers the barrier alone.
@@ -51,4 +59,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=basic reduce=basic allredu
     "$out" "coll/fixture's allreduce chosen, basic's other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/fixture's allreduce and coll/sm's barrier replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's barrier and small allreduce, coll/fixture's allreduce replaced only those"

@@ -1,11 +1,12 @@
-// coll/sm: a barrier through shared memory for communicators whose processes all share one
-// host. Each communicator gets a small segment holding a counter of arrivals and a
-// generation number: a rank adds itself to the counter; the last one resets it and bumps the
-// generation, which every other rank waits for. Every rank waits once, where a barrier of
+// coll/sm: barrier and small allreduces through shared memory for communicators whose
+// processes all share one host. Each communicator gets a small segment holding a counter of
+// arrivals and a generation number: a rank adds itself to the counter; the last one resets it and
+// bumps the generation, which every other rank waits for. Every rank waits once, where a barrier of
 // messages waits once per round: when the ranks outnumber the cores, each wait is a context
 // switch, and fewer waits make a faster barrier.
 //
-// The module offers the barrier only (every other operation stays with the modules below it).
+// The module offers barrier and allreduce (up to kSlot bytes; larger ones it declines, and
+// every other operation stays with the modules below it).
 // It is set up when the communicator is created: rank 0 creates the segment and sends its
 // name; the others map it and answer; rank 0 removes the name once all have mapped it and tells
 // everyone whether all succeeded, so that every rank makes the same choice.
@@ -15,6 +16,7 @@
 #include <coll/coll.h>
 #include <pml/pml.h>
 #include <weft/mca.h>
+#include <weft/op.h>
 #include <weft/runtime.h>
 
 #include <atomic>
@@ -40,29 +42,41 @@ weft_mca_param_t *p_priority = nullptr;
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
     alignas(64) std::atomic<uint32_t> generation;
+    // Then two sets (by the generation's parity) of one slot per rank, for allreduce.
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
-constexpr size_t kSegmentSize = 4096;
-static_assert(sizeof(Shared) <= kSegmentSize);
+constexpr size_t kSlot = 256; // the largest allreduce taken here, in bytes
 constexpr size_t kNameMax = 128;
+
+size_t segment_size(int nranks)
+{
+    const size_t bytes = sizeof(Shared) + 2 * size_t(nranks) * kSlot;
+    return (bytes + 4095) / 4096 * 4096;
+}
 
 struct Module {
     weft_coll_module_t base; // first: the framework sees this
     Shared *shared = nullptr;
+    size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
 };
 
+char *slot(Module *m, uint32_t generation, int nranks, int rank)
+{
+    return reinterpret_cast<char *>(m->shared + 1) +
+           (size_t(generation & 1) * size_t(nranks) + size_t(rank)) * kSlot;
+}
+
 Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
 
-weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
+// Arrive at the next generation and wait until everyone has.
+void arrive_and_wait(Module *m, int nranks)
 {
-    Module *m = self(module);
-    const uint32_t target = m->generation + 1;
-    m->generation = target;
-    if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(comm->size) - 1) {
+    const uint32_t target = ++m->generation;
+    if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(nranks) - 1) {
         m->shared->arrived.store(0, std::memory_order_relaxed);
         m->shared->generation.store(target, std::memory_order_release);
-        return WEFT_SUCCESS;
+        return;
     }
     unsigned idle_rounds = 0;
     while (m->shared->generation.load(std::memory_order_acquire) != target) {
@@ -71,6 +85,41 @@ weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
         else
             weft::rt::idle(idle_rounds);
     }
+}
+
+weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
+{
+    arrive_and_wait(self(module), comm->size);
+    return WEFT_SUCCESS;
+}
+
+// Small allreduces: every rank puts its contribution in its slot of this generation's set,
+// everyone arrives, and every rank folds all the slots in rank order itself. A set is written
+// again two generations later, when everyone has arrived once more, so after everyone has
+// read it. Larger ones are declined (coll.h): coll/basic takes them.
+weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                        weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const size_t bytes = count * weft_datatype_size(type);
+    if (bytes > kSlot)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (bytes == 0) {
+        arrive_and_wait(m, comm->size);
+        return WEFT_SUCCESS;
+    }
+    const uint32_t gen = m->generation + 1;
+    std::memcpy(slot(m, gen, comm->size, comm->rank), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
+    arrive_and_wait(m, comm->size);
+    alignas(16) char acc[kSlot], next[kSlot];
+    std::memcpy(acc, slot(m, gen, comm->size, 0), bytes);
+    for (int r = 1; r < comm->size; ++r) {
+        std::memcpy(next, slot(m, gen, comm->size, r), bytes);
+        if (weft_status_t rc = weft_op_reduce(op, acc, next, count, type); rc != WEFT_SUCCESS)
+            return rc;
+        std::memcpy(acc, next, bytes); // acc = ranks 0..r
+    }
+    std::memcpy(rbuf, acc, bytes);
     return WEFT_SUCCESS;
 }
 
@@ -100,9 +149,9 @@ weft_status_t recv(weft_comm *comm, int from, int tag, void *buf, size_t bytes)
     return p->pml_recv(p, buf, bytes, &byte, from, tag, comm, &st);
 }
 
-Shared *map_segment(int fd)
+Shared *map_segment(int fd, size_t size)
 {
-    void *p = mmap(nullptr, kSegmentSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     return p == MAP_FAILED ? nullptr : static_cast<Shared *>(p);
 }
 
@@ -110,14 +159,15 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
 {
     Module *m = self(module);
     const int tag = weft::mpi::coll_tag(comm);
+    m->size = segment_size(comm->size);
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
     if (comm->rank == 0) {
         std::snprintf(name, sizeof name, "/dev/shm/weft-coll-%d-%u-%u", int(getpid()),
                       unsigned(comm->cid), unsigned(weft_runtime_world_rank()));
         const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (fd >= 0 && ftruncate(fd, kSegmentSize) == 0)
-            m->shared = map_segment(fd);
+        if (fd >= 0 && ftruncate(fd, off_t(m->size)) == 0)
+            m->shared = map_segment(fd, m->size);
         if (fd >= 0)
             close(fd);
         if (!m->shared) {
@@ -148,7 +198,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         if (rc == WEFT_SUCCESS && name[0]) {
             const int fd = open(name, O_RDWR);
             if (fd >= 0) {
-                m->shared = map_segment(fd);
+                m->shared = map_segment(fd, m->size);
                 close(fd);
             }
         }
@@ -161,7 +211,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
             rc = WEFT_ERR_OUT_OF_RESOURCE;
     }
     if (rc != WEFT_SUCCESS && m->shared) {
-        munmap(m->shared, kSegmentSize);
+        munmap(m->shared, m->size);
         m->shared = nullptr;
     }
     return rc;
@@ -171,7 +221,7 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
 {
     Module *m = self(module);
     if (m->shared)
-        munmap(m->shared, kSegmentSize);
+        munmap(m->shared, m->size);
     delete m;
     return WEFT_SUCCESS;
 }
@@ -182,8 +232,8 @@ weft_status_t register_params()
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
-         .help = "Priority of coll/sm's barrier (through a counter in shared memory, for "
-                 "communicators whose processes share one host); 0 or less turns it off.",
+         .help = "Priority of coll/sm's barrier and small allreduce (through shared memory, "
+                 "for communicators whose processes share one host); 0 or less turns it off.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -216,6 +266,7 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
     m->base.coll_module_enable = enable;
     m->base.coll_module_disable = disable;
     m->base.coll_barrier = barrier;
+    m->base.coll_allreduce = allreduce;
     *priority = int(weft_mca_param_int(p_priority));
     return &m->base;
 }
