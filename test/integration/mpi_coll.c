@@ -26,6 +26,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <mpi.h>
+#ifdef WEFT_COLL_TEST_AGREE
+#include <mpi-ext.h>
+#endif
 
 #include <complex.h>
 #include <sched.h>
@@ -2018,6 +2021,40 @@ static void test_errors(void)
     OK(MPI_Comm_free(&c));
 }
 
+#ifdef WEFT_COLL_TEST_AGREE
+/* ULFM's agreement (MPIX_Comm_agree / MPIX_Comm_iagree, here without failures): the flag
+ * becomes the bitwise AND of every rank's flag, the same at every rank. */
+static void test_agree(void)
+{
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_NULL};
+    OK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &comms[1]));
+    for (int c = 0; c < 2; ++c) {
+        int size, rank;
+        MPI_Comm_size(comms[c], &size);
+        MPI_Comm_rank(comms[c], &rank);
+        /* Rank r clears bit r % 30; bit 30 stays set everywhere. */
+        unsigned expect = 0x7fffffffu;
+        for (int r = 0; r < size; ++r)
+            expect &= ~(1u << (r % 30));
+        int flag = (int)(0x7fffffffu & ~(1u << (rank % 30)));
+        set_test("MPIX_Comm_agree on %s", c ? "a split communicator" : "MPI_COMM_WORLD");
+        OK(MPIX_Comm_agree(comms[c], &flag));
+        CHECK_EQ("agreed flag", (int)expect, flag);
+        MPI_Request req;
+        flag = rank == size - 1 ? 0 : 1;
+        set_test("MPIX_Comm_iagree on %s", c ? "a split communicator" : "MPI_COMM_WORLD");
+        OK(MPIX_Comm_iagree(comms[c], &flag, &req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_EQ("agreed flag", 0, flag);
+        flag = 1;
+        OK(MPIX_Comm_iagree(comms[c], &flag, &req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_EQ("agreed flag", 1, flag);
+    }
+    OK(MPI_Comm_free(&comms[1]));
+}
+#endif
+
 static void test_op_free(void)
 {
     set_test("MPI_Op_free");
@@ -2065,6 +2102,9 @@ int main(int argc, char **argv)
     test_intercomm();
 #endif
     test_errors();
+#ifdef WEFT_COLL_TEST_AGREE
+    test_agree();
+#endif
     test_op_free();
 
     /* K is the number of checks summed over all ranks */
