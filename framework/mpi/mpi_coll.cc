@@ -131,13 +131,18 @@ weft_coll_module_t base_module = {
 
 } // namespace
 
-void coll_init()
+weft_status_t coll_init()
 {
     components.clear();
     mca::FrameworkBase *base = mca::framework_base("coll");
     std::vector<mca::Candidate> chosen;
-    if (!base || base->open() != WEFT_SUCCESS || base->select_all(chosen) != WEFT_SUCCESS)
-        return; // every collective then fails with a clear error, except the agreement
+    if (!base)
+        return WEFT_ERR_NOT_FOUND;
+    // A bad --mca coll list (an unknown component, say) is an error, as for every framework.
+    if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
+        return rc;
+    if (weft_status_t rc = base->select_all(chosen); rc != WEFT_SUCCESS)
+        return rc;
     for (const mca::Candidate &c : chosen) {
         const auto *comp = reinterpret_cast<const weft_coll_component_t *>(c.component->desc);
         if (comp->init_query && comp->init_query(0, 0) != WEFT_SUCCESS)
@@ -145,6 +150,7 @@ void coll_init()
         components.push_back(comp);
     }
     coll_open = true;
+    return WEFT_SUCCESS;
 }
 
 void coll_finalize()

@@ -82,7 +82,8 @@ int init(int required)
     if (g_pml->pml_add_procs(g_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");
     weft_pml_set_selected(g_pml);
-    coll_init();
+    if (coll_init() != WEFT_SUCCESS)
+        weft::rt::abort(1, "MPI_Init: the coll framework cannot start (messages above)");
     if (comm_activate(MPI_COMM_WORLD) != MPI_SUCCESS || comm_activate(MPI_COMM_SELF) != MPI_SUCCESS)
         weft::rt::abort(1, "MPI_Init: MPI_COMM_WORLD cannot be set up (messages above)");
     thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;

@@ -59,7 +59,7 @@ weft_status_t internal_recv(weft_comm *comm, void *buf, size_t bytes, int src, i
 
 // ---- collectives (mpi_coll.cc)
 // Open the coll framework (MPI_Init, after the PML) and close it (MPI_Finalize).
-void coll_init();
+weft_status_t coll_init();
 void coll_finalize();
 // Choose comm's collective functions (after the PML knows comm), and release them.
 weft_status_t coll_comm_enable(weft_comm *comm);

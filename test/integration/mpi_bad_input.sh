@@ -37,4 +37,9 @@ out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH:$B/test/integr
 expect_in "selected pml fixture" "$out" "different PMLs"
 expect_in "every rank must use the same PML (set --mca pml NAME for all)" "$out" "different PMLs"
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "the different-PML job took too long to end"
-echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init"
+# An unknown coll component named on the command line: a clear error at MPI_Init.
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll basic,nosuch "$B/examples/hello" 2>&1) &&
+    fail "a job with --mca coll basic,nosuch ran: $out"
+expect_in "there is no coll component 'nosuch'" "$out" "unknown coll component"
+expect_in "MPI_Init: the coll framework cannot start" "$out" "unknown coll component"
+echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component refused at MPI_Init"
