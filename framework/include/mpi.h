@@ -139,8 +139,21 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2.0 name
 #define MPI_UNIVERSE_SIZE   6
 
 #define MPI_COMM_TYPE_SHARED 0
-#define MPI_COMBINER_NAMED   0
-#define MPI_COMBINER_CONTIGUOUS 2
+#define MPI_COMBINER_NAMED          0
+#define MPI_COMBINER_DUP            1
+#define MPI_COMBINER_CONTIGUOUS     2
+#define MPI_COMBINER_VECTOR         3
+#define MPI_COMBINER_HVECTOR        4
+#define MPI_COMBINER_INDEXED        5
+#define MPI_COMBINER_HINDEXED       6
+#define MPI_COMBINER_INDEXED_BLOCK  7
+#define MPI_COMBINER_HINDEXED_BLOCK 8
+#define MPI_COMBINER_STRUCT         9
+#define MPI_COMBINER_SUBARRAY       10
+#define MPI_COMBINER_RESIZED        11
+
+#define MPI_ORDER_C       0
+#define MPI_ORDER_FORTRAN 1
 
 #define MPI_MAX_PROCESSOR_NAME         256
 #define MPI_MAX_ERROR_STRING           256
@@ -371,9 +384,41 @@ int MPI_Group_free(MPI_Group *group);
 /* ------------------------------------------------------------------ datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+                           const MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                             const int starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[],
+                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
 /* ------------------------------------------------------------------ point-to-point */

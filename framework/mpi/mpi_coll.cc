@@ -343,7 +343,7 @@ struct Check {
     Check &type(MPI_Datatype t)
     {
         if (ok() && !valid_datatype(t))
-            rc = raise(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+            rc = raise(comm, MPI_ERR_TYPE, fn, datatype_problem(t));
         return *this;
     }
     Check &types(const MPI_Datatype *t, const char *what)

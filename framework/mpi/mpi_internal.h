@@ -85,7 +85,23 @@ void group_release(weft_group *g);
 // knows rank and size.
 void setup_predefined(int world_rank, int world_size);
 inline bool valid_comm(MPI_Comm comm) { return comm && (comm->predefined || !comm->freed); }
-inline bool valid_datatype(MPI_Datatype type) { return type && type->size > 0; }
+// A datatype handle that names a live type (committed or not).
+inline bool live_datatype(MPI_Datatype type)
+{
+    return type && (type->predefined || type->refs > 0);
+}
+// A datatype that communication calls take: live, committed, and (until the PML packs through
+// the datatype engine) dense: count elements are count * size bytes from the buffer.
+inline bool valid_datatype(MPI_Datatype type)
+{
+    return type && (type->predefined || (type->refs > 0 && type->committed && type->dense));
+}
+// Why a datatype is not valid_datatype(), for the error message.
+std::string datatype_problem(MPI_Datatype type);
+
+// ---- derived datatypes (mpi_datatype.cc)
+// The datatype engine's layout of a type (predefined ones included).
+const dt::Layout &layout_of(const weft_datatype *type);
 
 } // namespace weft::mpi
 

@@ -4,7 +4,11 @@
 #ifndef WEFT_MPI_OBJECTS_H
 #define WEFT_MPI_OBJECTS_H
 
+#include "layout.h"
+
 #include <weft/types.h>
+
+#include <memory>
 
 #include <cstdint>
 #include <map>
@@ -92,7 +96,32 @@ struct weft_datatype {
     bool predefined = true;
     weft::mpi::Elem elem = weft::mpi::Elem::none;
     uint8_t type_class = weft::mpi::class_none;
+    // Derived types (framework/mpi/mpi_datatype.cc): the datatype engine's layout, the
+    // constructor's arguments (MPI_Type_get_contents; the types are retained), and state.
+    // `dense`: count elements are the count * size bytes from the buffer pointer, which is
+    // what the transports take without the datatype engine.
+    bool dense = true;
+    bool committed = true;
+    int refs = 1;
+    std::shared_ptr<const weft::dt::Layout> layout; // NULL: size contiguous bytes
+    std::vector<int> ints;
+    std::vector<ptrdiff_t> aints;
+    std::vector<weft_datatype *> types;
+    std::string user_name;
 };
+
+namespace weft::mpi {
+// A predefined (contiguous) type of `size` bytes per element.
+inline weft_datatype basic_datatype(size_t size, const char *name, Elem elem, uint8_t cls)
+{
+    weft_datatype t;
+    t.size = size;
+    t.name = name;
+    t.elem = elem;
+    t.type_class = cls;
+    return t;
+}
+} // namespace weft::mpi
 
 using weft_user_function = void(void *invec, void *inoutvec, int *len, weft_datatype **type);
 

@@ -25,7 +25,7 @@ enum class Dir { send, recv };
     if (count < 0)
         return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
     if (!valid_datatype(type))
-        return raise(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+        return raise(comm, MPI_ERR_TYPE, fn, datatype_problem(type));
     const bool rank_ok = (peer >= 0 && peer < comm->peer_size()) || peer == MPI_PROC_NULL ||
                          (dir == Dir::recv && peer == MPI_ANY_SOURCE);
     if (!rank_ok)

@@ -81,11 +81,8 @@ weft_comm weft_mpi_comm_self{.errhandler = &weft_mpi_errors_are_fatal,
 weft_message weft_mpi_message_no_proc{.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG, .count = 0};
 
 #define WEFT_DATATYPE(var, type, cls, mpi_name)                                                    \
-    weft_datatype var                                                                              \
-    {                                                                                              \
-        .size = sizeof(type), .name = mpi_name, .elem = elem_of<type>(),                           \
-        .type_class = weft::mpi::cls                                                               \
-    }
+    weft_datatype var =                                                                            \
+        weft::mpi::basic_datatype(sizeof(type), mpi_name, elem_of<type>(), weft::mpi::cls)
 
 WEFT_DATATYPE(weft_mpi_char, char, class_none, "MPI_CHAR");
 WEFT_DATATYPE(weft_mpi_signed_char, signed char, class_c_int, "MPI_SIGNED_CHAR");
@@ -180,7 +177,7 @@ extern "C" int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
     if (int rc = weft::mpi::check_state("MPI_Type_size"); rc != MPI_SUCCESS)
         return rc;
-    if (!weft::mpi::valid_datatype(datatype))
+    if (!weft::mpi::live_datatype(datatype))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype");
     if (!size)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
@@ -192,7 +189,7 @@ extern "C" int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *re
 {
     if (int rc = weft::mpi::check_state("MPI_Type_get_name"); rc != MPI_SUCCESS)
         return rc;
-    if (!weft::mpi::valid_datatype(datatype))
+    if (!weft::mpi::live_datatype(datatype))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_get_name", "invalid datatype");
     if (!type_name || !resultlen)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_name",
@@ -202,64 +199,5 @@ extern "C" int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *re
     std::memcpy(type_name, name, len);
     type_name[len] = '\0';
     *resultlen = int(len);
-    return MPI_SUCCESS;
-}
-
-// Contiguous derived types (the datatype engine of issue 6 brings the others): count elements
-// of a type, back to back, is again contiguous bytes.
-extern "C" int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    if (int rc = weft::mpi::check_state("MPI_Type_contiguous"); rc != MPI_SUCCESS)
-        return rc;
-    if (count < 0)
-        return raise(nullptr, MPI_ERR_COUNT, "MPI_Type_contiguous", "negative count");
-    if (!weft::mpi::valid_datatype(oldtype))
-        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_contiguous", "invalid datatype");
-    if (!newtype)
-        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_contiguous", "newtype is NULL");
-    if (count == 0)
-        return raise(nullptr, MPI_ERR_COUNT, "MPI_Type_contiguous",
-                     "a type of zero bytes is not supported yet");
-    auto *t = new weft_datatype;
-    t->size = size_t(count) * oldtype->size;
-    t->name = "";
-    t->combiner = MPI_COMBINER_CONTIGUOUS;
-    t->predefined = false;
-    *newtype = t;
-    return MPI_SUCCESS;
-}
-
-extern "C" int MPI_Type_commit(MPI_Datatype *datatype)
-{
-    if (int rc = weft::mpi::check_state("MPI_Type_commit"); rc != MPI_SUCCESS)
-        return rc;
-    if (!datatype || !weft::mpi::valid_datatype(*datatype))
-        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_commit", "invalid datatype");
-    return MPI_SUCCESS;
-}
-
-extern "C" int MPI_Type_free(MPI_Datatype *datatype)
-{
-    if (int rc = weft::mpi::check_state("MPI_Type_free"); rc != MPI_SUCCESS)
-        return rc;
-    if (!datatype || !weft::mpi::valid_datatype(*datatype))
-        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_free", "invalid datatype");
-    if ((*datatype)->predefined)
-        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_free", "a predefined type cannot be freed");
-    delete *datatype;
-    *datatype = MPI_DATATYPE_NULL;
-    return MPI_SUCCESS;
-}
-
-extern "C" int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    if (int rc = weft::mpi::check_state("MPI_Type_get_extent"); rc != MPI_SUCCESS)
-        return rc;
-    if (!weft::mpi::valid_datatype(datatype))
-        return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype");
-    if (!lb || !extent)
-        return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
-    *lb = 0;
-    *extent = MPI_Aint(datatype->size);
     return MPI_SUCCESS;
 }

@@ -4,6 +4,8 @@
 
 #include "runtime.h"
 
+#include <climits>
+
 namespace weft::mpi {
 
 namespace {
@@ -303,7 +305,7 @@ int MPI_Startall(int count, MPI_Request reqs[])
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 {
-    if (!valid_datatype(type))
+    if (!live_datatype(type))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
     if (type->size == 0) {
         *count = 0;
@@ -315,7 +317,14 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count)
 {
-    return MPI_Get_count(status, type, count);
+    if (!live_datatype(type))
+        return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype");
+    if (!status || !count)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "status or count is NULL");
+    // Basic elements received, whole or not: MPI_UNDEFINED when the data ends inside one.
+    const long long n = weft::dt::elements_in(layout_of(type), status->_ucount);
+    *count = n < 0 || n > INT_MAX ? MPI_UNDEFINED : int(n);
+    return MPI_SUCCESS;
 }
 
 } // extern "C"

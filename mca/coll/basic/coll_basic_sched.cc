@@ -242,12 +242,8 @@ void stop_progress()
 
 weft_datatype *type_bytes()
 {
-    static weft_datatype bytes{.size = 1,
-                               .name = "coll/basic bytes",
-                               .combiner = 0,
-                               .predefined = true,
-                               .elem = weft::mpi::Elem::u8,
-                               .type_class = weft::mpi::class_byte};
+    static weft_datatype bytes =
+        weft::mpi::basic_datatype(1, "coll/basic bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
     return &bytes;
 }
 

@@ -127,24 +127,16 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
 weft_status_t send(weft_comm *comm, int to, int tag, const void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
-    static weft_datatype byte{.size = 1,
-                              .name = "coll/sm bytes",
-                              .combiner = 0,
-                              .predefined = true,
-                              .elem = weft::mpi::Elem::u8,
-                              .type_class = weft::mpi::class_byte};
+    static weft_datatype byte =
+        weft::mpi::basic_datatype(1, "coll/sm bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
     return p->pml_send(p, buf, bytes, &byte, to, tag, WEFT_SEND_STANDARD, comm);
 }
 
 weft_status_t recv(weft_comm *comm, int from, int tag, void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
-    static weft_datatype byte{.size = 1,
-                              .name = "coll/sm bytes",
-                              .combiner = 0,
-                              .predefined = true,
-                              .elem = weft::mpi::Elem::u8,
-                              .type_class = weft::mpi::class_byte};
+    static weft_datatype byte =
+        weft::mpi::basic_datatype(1, "coll/sm bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
     weft_msg_status_t st{};
     return p->pml_recv(p, buf, bytes, &byte, from, tag, comm, &st);
 }
