@@ -455,54 +455,58 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-             int *position, MPI_Comm comm)
+} // extern "C"
+
+namespace {
+
+// MPI_Pack and MPI_Unpack: count elements of datatype between the typed buffer and the packed
+// buffer of `room` bytes at *position. Checks, then moves the bytes and advances *position.
+int pack_or_unpack(const char *fn, bool packing, const void *packed_in, void *packed_out, int room,
+                   int *position, const void *typed_in, void *typed_out, int count,
+                   MPI_Datatype datatype, MPI_Comm comm)
 {
-    const char *fn = "MPI_Pack";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(comm))
         return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
-    if (incount < 0 || outsize < 0)
+    if (count < 0 || room < 0)
         return raise(comm, MPI_ERR_COUNT, fn, "negative count or size");
     if (!live_datatype(datatype) || !datatype->committed)
         return raise(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
     if (!position || *position < 0)
         return raise(comm, MPI_ERR_ARG, fn, "position is NULL or negative");
     const dt::Layout &l = layout_of(datatype);
-    const size_t bytes = size_t(incount) * l.size;
-    if (size_t(*position) + bytes > size_t(outsize))
+    const size_t bytes = size_t(count) * l.size;
+    if (size_t(*position) + bytes > size_t(room))
         return raise(comm, MPI_ERR_TRUNCATE, fn,
-                     "outbuf has " + std::to_string(outsize - *position) + " bytes left, " +
+                     std::string(packing ? "outbuf" : "inbuf") + " has " +
+                         std::to_string(room - *position) + " bytes left, " +
                          std::to_string(bytes) + " needed");
-    dt::pack(l, inbuf, size_t(incount), 0, static_cast<char *>(outbuf) + *position, bytes);
+    if (packing)
+        dt::pack(l, typed_in, size_t(count), 0, static_cast<char *>(packed_out) + *position, bytes);
+    else
+        dt::unpack(l, typed_out, size_t(count), 0, static_cast<const char *>(packed_in) + *position,
+                   bytes);
     *position += int(bytes);
     return MPI_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm)
+{
+    return pack_or_unpack("MPI_Pack", true, nullptr, outbuf, outsize, position, inbuf, nullptr,
+                          incount, datatype, comm);
 }
 
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
-    const char *fn = "MPI_Unpack";
-    if (int rc = check_state(fn); rc != MPI_SUCCESS)
-        return rc;
-    if (!valid_comm(comm))
-        return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
-    if (insize < 0 || outcount < 0)
-        return raise(comm, MPI_ERR_COUNT, fn, "negative count or size");
-    if (!live_datatype(datatype) || !datatype->committed)
-        return raise(comm, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
-    if (!position || *position < 0)
-        return raise(comm, MPI_ERR_ARG, fn, "position is NULL or negative");
-    const dt::Layout &l = layout_of(datatype);
-    const size_t bytes = size_t(outcount) * l.size;
-    if (size_t(*position) + bytes > size_t(insize))
-        return raise(comm, MPI_ERR_TRUNCATE, fn,
-                     "inbuf has " + std::to_string(insize - *position) + " bytes left, " +
-                         std::to_string(bytes) + " needed");
-    dt::unpack(l, outbuf, size_t(outcount), 0, static_cast<const char *>(inbuf) + *position, bytes);
-    *position += int(bytes);
-    return MPI_SUCCESS;
+    return pack_or_unpack("MPI_Unpack", false, inbuf, nullptr, insize, position, nullptr, outbuf,
+                          outcount, datatype, comm);
 }
 
 } // extern "C"
