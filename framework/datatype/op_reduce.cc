@@ -9,6 +9,7 @@
 #include <climits>
 #include <complex>
 #include <cstring>
+#include <type_traits>
 
 namespace weft::mpi {
 
@@ -75,11 +76,28 @@ struct Max {
 struct Min {
     template <class T> T operator()(T a, T b) const { return a < b ? a : b; }
 };
+// Integers wrap, as two's complement hardware does, without the undefined behaviour of signed
+// overflow (or of the int promotion of small unsigned types): the arithmetic is unsigned.
+template <class T>
+using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
 struct Sum {
-    template <class T> T operator()(T a, T b) const { return T(a + b); }
+    template <class T> T operator()(T a, T b) const
+    {
+        if constexpr (std::is_integral_v<T>)
+            return T(Wide<T>(a) + Wide<T>(b));
+        else
+            return T(a + b);
+    }
 };
 struct Prod {
-    template <class T> T operator()(T a, T b) const { return T(a * b); }
+    template <class T> T operator()(T a, T b) const
+    {
+        if constexpr (std::is_integral_v<T>)
+            return T(Wide<T>(a) * Wide<T>(b));
+        else
+            return T(a * b);
+    }
 };
 struct Land {
     template <class T> T operator()(T a, T b) const { return T(a && b); }
@@ -236,6 +254,18 @@ weft_status_t weft_op_reduce(weft_op_t *op, const void *in, void *inout, size_t 
 }
 
 int weft_op_commutative(const weft_op_t *op) { return op && op->commutative; }
+
+void weft_op_retain(weft_op_t *op)
+{
+    if (op && !op->predefined)
+        ++op->refs;
+}
+
+void weft_op_release(weft_op_t *op)
+{
+    if (op && !op->predefined && --op->refs == 0)
+        delete op;
+}
 
 int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype)
 {

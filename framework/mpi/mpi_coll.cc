@@ -178,7 +178,12 @@ weft_status_t coll_comm_enable(weft_comm *comm)
             names.emplace_back(m, comp->mca.name);
         }
     }
-    // Enable the winners; one that fails is dropped and the choice made again without it.
+    // Enable the winners (once each); one that fails is dropped and the choice made again
+    // without it. Every rank goes through the same offers in the same order.
+    std::vector<weft_coll_module_t *> enabled = {&base_module};
+    auto is_enabled = [&](weft_coll_module_t *m) {
+        return std::find(enabled.begin(), enabled.end(), m) != enabled.end();
+    };
     for (bool again = true; again;) {
         again = false;
         coll::base::resolve(offers, c->table);
@@ -187,14 +192,20 @@ weft_status_t coll_comm_enable(weft_comm *comm)
             bool won = false;
             for (weft_coll_module_t *owner : c->table.owner)
                 won |= owner == m;
-            if (won && m->coll_module_enable && m->coll_module_enable(m, comm) != WEFT_SUCCESS) {
+            if (!won || is_enabled(m))
+                continue;
+            if (m->coll_module_enable && m->coll_module_enable(m, comm) != WEFT_SUCCESS) {
                 offers.erase(offers.begin() + ptrdiff_t(i));
                 again = true;
                 break;
             }
+            enabled.push_back(m);
         }
     }
-    c->ranked = offers;
+    // What a declined call may fall back to: enabled modules only, by priority.
+    for (const coll::base::Offer &o : offers)
+        if (is_enabled(o.module))
+            c->ranked.push_back(o);
     std::stable_sort(c->ranked.begin(), c->ranked.end(),
                      [](const coll::base::Offer &a, const coll::base::Offer &b) {
                          return a.priority > b.priority;
@@ -416,7 +427,12 @@ int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_
           bool nb, const char *fn)
 {
     Check k(comm, fn, req, nb);
-    if (!k.count(count).type(type).root(root).buffer(buf, count).ok())
+    // On an intercommunicator the ranks that pass MPI_PROC_NULL take no part in the data: their
+    // buffer and datatype are not significant.
+    const bool no_data = k.ok() && comm->is_inter() && root == MPI_PROC_NULL;
+    if (!k.count(count).root(root).ok())
+        return k.rc;
+    if (!no_data && !k.type(type).buffer(buf, count).ok())
         return k.rc;
     return call(fn, req, comm, WEFT_PAIR(bcast), buf, size_t(count), type, root, comm);
 }
@@ -437,6 +453,9 @@ int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, 
     Check k(comm, fn, req, nb);
     if (!k.count(count).type(type).op(op, type).buffer(recvbuf, count).ok())
         return k.rc;
+    if (sendbuf == MPI_IN_PLACE && comm->is_inter())
+        return raise(comm, MPI_ERR_BUFFER, fn,
+                     "MPI_IN_PLACE is not allowed on an intercommunicator");
     return call(fn, req, comm, WEFT_PAIR(allreduce), sendbuf, recvbuf, size_t(count), type, op,
                 comm);
 }

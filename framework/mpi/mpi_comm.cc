@@ -54,9 +54,24 @@ weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
     return WEFT_SUCCESS;
 }
 
+// The last reference to a freed communicator is gone: take it down.
+void destroy_comm(weft_comm *c)
+{
+    coll_comm_disable(c);
+    pml()->pml_del_comm(pml(), c);
+    if (c->local_comm)
+        destroy_comm(c->local_comm);
+    group_release(c->remote_group);
+    group_release(c->group);
+    if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
+        delete c->errhandler;
+    delete c;
+}
+
 weft_comm *make_comm(uint32_t cid, weft_group *group, weft_errhandler *eh)
 {
     auto *c = new weft_comm;
+    c->destroy = destroy_comm;
     c->cid = cid;
     c->group = group;
     c->rank = group->my_rank;
@@ -258,20 +273,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free",
                      "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
-    coll_comm_disable(c);
-    pml()->pml_del_comm(pml(), c);
-    if (c->local_comm) {
-        coll_comm_disable(c->local_comm);
-        pml()->pml_del_comm(pml(), c->local_comm);
-        group_release(c->local_comm->group);
-        delete c->local_comm;
-    }
-    group_release(c->remote_group);
-    group_release(c->group);
-    if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
-        delete c->errhandler;
+    // The handle goes now; the communicator itself when its pending non-blocking collectives
+    // (which hold references) have completed (MPI-3.1 6.4.3).
     c->freed = true;
-    delete c;
+    weft::mpi::comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -359,15 +364,22 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     if (!newintercomm)
         return raise(local_comm, MPI_ERR_ARG, fn, "newintercomm is NULL");
     const bool leader = local_comm->rank == local_leader;
+    // The leader's own arguments: a problem there is reported at every rank of the group (the
+    // leader tells the others, below), never left for them to wait on.
+    int leader_error = MPI_SUCCESS;
+    std::string leader_problem;
     if (leader) {
-        if (!valid_comm(peer_comm))
-            return raise(local_comm, MPI_ERR_COMM, fn, "invalid peer_comm");
-        if (remote_leader < 0 || remote_leader >= peer_comm->peer_size())
-            return raise(local_comm, MPI_ERR_RANK, fn,
-                         "remote_leader " + std::to_string(remote_leader) + " is not in peer_comm");
-        if (tag < 0)
-            return raise(local_comm, MPI_ERR_TAG, fn,
-                         "tag " + std::to_string(tag) + " is negative");
+        if (!valid_comm(peer_comm)) {
+            leader_error = MPI_ERR_COMM;
+            leader_problem = "invalid peer_comm";
+        } else if (remote_leader < 0 || remote_leader >= peer_comm->peer_size()) {
+            leader_error = MPI_ERR_RANK;
+            leader_problem =
+                "remote_leader " + std::to_string(remote_leader) + " is not in peer_comm";
+        } else if (tag < 0) {
+            leader_error = MPI_ERR_TAG;
+            leader_problem = "tag " + std::to_string(tag) + " is negative";
+        }
     }
     // The hidden local communicator, and the highest id in use in this group.
     uint32_t local_cid;
@@ -380,6 +392,14 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     // What the leader tells its group: [cid, remote size, remote world ranks...].
     std::vector<uint32_t> info;
     weft_status_t rc = WEFT_SUCCESS;
+    if (leader && leader_error != MPI_SUCCESS) {
+        // Context id 0 (MPI_COMM_WORLD's, never a new one) tells the group to give up.
+        const uint32_t refuse[2] = {0, uint32_t(leader_error)};
+        for (int r = 0; r < local_comm->size; ++r)
+            if (r != local_comm->rank)
+                internal_send(local_comm, refuse, sizeof refuse, r, tag_intercomm);
+        return raise(local_comm, leader_error, fn, leader_problem);
+    }
     if (leader) {
         std::vector<uint32_t> mine = {*std::max_element(nexts.begin(), nexts.end()),
                                       uint32_t(local_comm->size)};
@@ -425,6 +445,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     } else {
         uint32_t head[2];
         rc = internal_recv(local_comm, head, sizeof head, local_leader, tag_intercomm);
+        if (rc == WEFT_SUCCESS && head[0] == 0)
+            return raise(local_comm, int(head[1]), fn, "the local leader's arguments are invalid");
         if (rc == WEFT_SUCCESS) {
             info.assign(2 + size_t(head[1]), 0);
             info[0] = head[0];

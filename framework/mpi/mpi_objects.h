@@ -132,6 +132,7 @@ struct weft_op {
     bool commutative = true;
     bool predefined = false;
     const char *name = "user op";
+    int refs = 1; // the handle's, and one per pending non-blocking reduction (weft/op.h)
 };
 
 struct weft_comm {
@@ -157,6 +158,11 @@ struct weft_comm {
     void *coll = nullptr;
     uint32_t coll_seq = 0;
 
+    // References: the handle's, and one per pending non-blocking collective. The last one
+    // takes the communicator down (destroy; NULL for the predefined ones).
+    int refs = 1;
+    void (*destroy)(weft_comm *comm) = nullptr;
+
     bool is_inter() const { return remote_group != nullptr; }
     // The group whose members point-to-point ranks name, and its size.
     const weft_group *peer_group() const { return remote_group ? remote_group : group; }
@@ -164,6 +170,13 @@ struct weft_comm {
 };
 
 namespace weft::mpi {
+inline void comm_retain(weft_comm *c) { ++c->refs; }
+inline void comm_release(weft_comm *c)
+{
+    if (--c->refs == 0 && c->destroy)
+        c->destroy(c);
+}
+
 // Collective traffic travels on tags of its own: negative (MPI_ANY_TAG never matches them),
 // below the library's other internal tags, one per collective started on the communicator
 // (so the messages of two collectives in flight are never confused), repeating after 2^24.

@@ -21,7 +21,8 @@ extern "C" {
 #define WEFT_OP(var, id, mpi_name)                                                                 \
     weft_op var                                                                                    \
     {                                                                                              \
-        .builtin = id, .user = nullptr, .commutative = true, .predefined = true, .name = mpi_name  \
+        .builtin = id, .user = nullptr, .commutative = true, .predefined = true, .name = mpi_name, \
+        .refs = 1                                                                                  \
     }
 
 WEFT_OP(weft_mpi_op_max, op_max, "MPI_MAX");
@@ -62,9 +63,8 @@ int MPI_Op_free(MPI_Op *op)
         return raise(nullptr, MPI_ERR_OP, "MPI_Op_free", "invalid op");
     if ((*op)->predefined)
         return raise(nullptr, MPI_ERR_OP, "MPI_Op_free", "a predefined op cannot be freed");
-    // A collective still using it holds only a pointer that MPI forbids to outlive the call
-    // (non-blocking ones keep it until they complete, and MPI says the op must stay until then).
-    delete *op;
+    // A pending non-blocking reduction holds a reference: the op goes when it completes.
+    weft_op_release(*op);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -33,6 +33,10 @@ int finish(MPI_Request *req, MPI_Status *status, const char *fn)
     weft_msg_status_t st = r->status;
     to_status(st, status);
     weft_comm *comm = r->comm;
+    // Freeing the request may drop the last reference to a freed communicator: keep it for
+    // the error report.
+    if (comm)
+        comm_retain(comm);
     if (r->persistent) {
         r->active = false;
     } else {
@@ -40,9 +44,12 @@ int finish(MPI_Request *req, MPI_Status *status, const char *fn)
             r->pml_free(r);
         *req = MPI_REQUEST_NULL;
     }
+    int rc = MPI_SUCCESS;
     if (st.error != WEFT_SUCCESS && !st.cancelled)
-        return raise(comm, error_class_of(st.error), fn);
-    return MPI_SUCCESS;
+        rc = raise(comm, error_class_of(st.error), fn);
+    if (comm)
+        comm_release(comm);
+    return rc;
 }
 
 } // namespace

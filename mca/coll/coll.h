@@ -73,8 +73,11 @@ typedef struct weft_coll_component weft_coll_component_t;
  *   blocking   yes for the plain forms: they return when this rank's part is done. no for the
  *              i-forms: *request is created by the module, belongs to the caller (released
  *              through framework/mpi's request functions) and completes as the operation does.
- *   memory     buffers, count/displacement/datatype arrays, datatypes, op and comm are the
- *              caller's and must stay unchanged until the operation completes.
+ *   memory     buffers are the caller's and must stay unchanged until the operation
+ *              completes. Count, displacement and datatype arrays are valid during the call
+ *              only (a non-blocking module copies what it needs). comm and op may be freed by
+ *              the user before a non-blocking operation completes: a module that keeps them
+ *              retains them (weft_op_retain; the communicator's reference count).
  *   returns    WEFT_SUCCESS; WEFT_ERR_BAD_PARAM; WEFT_ERR_OUT_OF_RESOURCE; WEFT_ERR_TRUNCATE;
  *              WEFT_ERR_PROC_FAILED (a process of comm failed); WEFT_ERR_REVOKED (comm, or its
  *              collectives, were revoked). An i-form that returns WEFT_SUCCESS reports later

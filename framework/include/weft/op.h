@@ -24,6 +24,11 @@ extern "C" {
 weft_status_t weft_op_reduce(weft_op_t *op, const void *in, void *inout, size_t count,
                              weft_datatype_t *dtype);
 
+/* Keep op alive while an operation that started before MPI_Op_free still uses it, and let it
+ * go (a user op is deleted with its last reference; predefined ops are never deleted). */
+void weft_op_retain(weft_op_t *op);
+void weft_op_release(weft_op_t *op);
+
 /* Nonzero when op is commutative (every predefined op is). */
 int weft_op_commutative(const weft_op_t *op);
 

@@ -74,6 +74,7 @@ class Sched {
     bool advance();
     weft_status_t status() const { return status_; }
     weft_comm *comm() const { return comm_; }
+    weft_op *op() const { return op_; }
     // Run to the end in the caller.
     weft_status_t run();
 
@@ -99,10 +100,13 @@ class Sched {
     weft_status_t status_ = WEFT_SUCCESS;
 };
 
-// The request of a non-blocking collective.
+// The request of a non-blocking collective. It holds a reference to its communicator and its
+// op, so that MPI_Comm_free and MPI_Op_free before completion let it finish (MPI-3.1 6.4.3,
+// 2.5.1).
 struct CollRequest : weft_request {
     Sched sched;
     CollRequest *next_active = nullptr;
+    ~CollRequest();
 };
 
 // Start a non-blocking collective: takes the built schedule (sched is left empty).

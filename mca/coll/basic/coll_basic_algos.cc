@@ -404,14 +404,22 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
     const int n = comm->size, me = comm->rank;
     const char *src = static_cast<const char *>(sendbuf);
     if (in_place(sendbuf)) {
-        // Send from a copy of what recvbuf held, so no block is overwritten before it left.
-        size_t end = 0;
-        for (int r = 0; r < n; ++r)
-            end = std::max(end, size_t(rdispls[r]) + bytes_of(recvcounts[r], recvtypes[r]));
-        char *copy = s.scratch(end);
-        s.copy(recvbuf, copy, end, type_bytes());
+        // Send from a copy of what recvbuf held, so no block is overwritten before it left. The
+        // blocks span [lo, hi) around recvbuf (displacements may be negative).
+        ptrdiff_t lo = 0, hi = 0;
+        bool any = false;
+        for (int r = 0; r < n; ++r) {
+            const size_t len = bytes_of(recvcounts[r], recvtypes[r]);
+            if (len == 0)
+                continue;
+            lo = any ? std::min(lo, rdispls[r]) : rdispls[r];
+            hi = any ? std::max(hi, rdispls[r] + ptrdiff_t(len)) : rdispls[r] + ptrdiff_t(len);
+            any = true;
+        }
+        char *copy = s.scratch(size_t(hi - lo));
+        s.copy(static_cast<char *>(recvbuf) + lo, copy, size_t(hi - lo), type_bytes());
         s.next();
-        src = copy;
+        src = copy - lo; // so that src + rdispls[r] is block r's copy
         sendcounts = recvcounts;
         sdispls = rdispls;
         sendtypes = recvtypes;

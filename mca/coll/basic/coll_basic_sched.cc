@@ -203,6 +203,13 @@ weft_status_t Sched::run()
     return status_;
 }
 
+CollRequest::~CollRequest()
+{
+    weft_op_release(sched.op());
+    if (comm)
+        weft::mpi::comm_release(comm);
+}
+
 weft_status_t start_request(Sched &&sched, weft_request **request)
 {
     if (!progress_registered) {
@@ -217,6 +224,8 @@ weft_status_t start_request(Sched &&sched, weft_request **request)
     r->pml_cancel = no_cancel;
     r->sched = std::move(sched);
     r->comm = r->sched.comm(); // errors at completion are raised on it
+    weft::mpi::comm_retain(r->comm);
+    weft_op_retain(r->sched.op());
     if (weft_status_t rc = r->sched.start(); rc != WEFT_SUCCESS) {
         // Reported through the request, as a later failure would be.
         r->sched.advance();
@@ -242,8 +251,8 @@ void stop_progress()
 
 weft_datatype *type_bytes()
 {
-    static weft_datatype bytes =
-        weft::mpi::basic_datatype(1, "coll/basic bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
+    static weft_datatype bytes = weft::mpi::basic_datatype(
+        1, "coll/basic bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
     return &bytes;
 }
 
