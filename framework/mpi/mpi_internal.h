@@ -96,6 +96,11 @@ inline bool valid_datatype(MPI_Datatype type)
 {
     return type && (type->predefined || (type->refs > 0 && type->committed && type->dense));
 }
+// A datatype that point-to-point calls take: live and committed (the PML packs the others).
+inline bool valid_p2p_datatype(MPI_Datatype type)
+{
+    return type && (type->predefined || (type->refs > 0 && type->committed));
+}
 // Why a datatype is not valid_datatype(), for the error message.
 std::string datatype_problem(MPI_Datatype type);
 

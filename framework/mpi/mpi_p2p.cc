@@ -2,6 +2,8 @@
 // requests, and the buffer for buffered sends.
 #include "mpi_internal.h"
 
+#include <climits>
+
 #include "runtime.h"
 
 #include <cstring>
@@ -24,7 +26,7 @@ enum class Dir { send, recv };
         return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
     if (count < 0)
         return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
-    if (!valid_datatype(type))
+    if (!valid_p2p_datatype(type))
         return raise(comm, MPI_ERR_TYPE, fn, datatype_problem(type));
     const bool rank_ok = (peer >= 0 && peer < comm->peer_size()) || peer == MPI_PROC_NULL ||
                          (dir == Dir::recv && peer == MPI_ANY_SOURCE);
@@ -46,7 +48,7 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
                  MPI_Comm comm, Dir dir)
 {
     const bool ok =
-        g_running && valid_comm(comm) && count >= 0 && valid_datatype(type) &&
+        g_running && valid_comm(comm) && count >= 0 && valid_p2p_datatype(type) &&
         ((peer >= 0 && peer < comm->peer_size()) ||
          (peer < 0 && (peer == MPI_PROC_NULL || (dir == Dir::recv && peer == MPI_ANY_SOURCE)))) &&
         (tag >= 0 || (dir == Dir::recv && tag == MPI_ANY_TAG)) && (buf || count == 0);
@@ -111,7 +113,7 @@ int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_C
         return raise(comm, MPI_ERR_BUFFER, fn,
                      "the attached buffer has no room for " + std::to_string(bytes) +
                          " bytes (attach a larger one with MPI_Buffer_attach)");
-    std::memcpy(copy, buf, bytes);
+    weft::dt::pack(layout_of(type), buf, size_t(count), 0, copy, bytes); // packed, any layout
     weft_request_t *req;
     weft_status_t rc =
         pml()->pml_isend(pml(), copy, bytes, MPI_BYTE, dst, tag, WEFT_SEND_STANDARD, comm, &req);
@@ -316,11 +318,14 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int s
     if (int rc = check("MPI_Sendrecv_replace", buf, count, type, dst, stag, comm, Dir::send);
         rc != MPI_SUCCESS)
         return rc;
-    std::vector<char> tmp(size_t(count) * type->size);
-    if (!tmp.empty())
-        std::memcpy(tmp.data(), buf, tmp.size());
-    return MPI_Sendrecv(tmp.data(), count, type, dst, stag, buf, count, type, src, rtag, comm,
-                        status);
+    // The outgoing data, packed (any layout), sent as bytes.
+    const size_t bytes = size_t(count) * type->size;
+    if (bytes > size_t(INT_MAX))
+        return raise(comm, MPI_ERR_COUNT, "MPI_Sendrecv_replace", "message too large");
+    std::vector<char> tmp(bytes);
+    weft::dt::pack(layout_of(type), buf, size_t(count), 0, tmp.data(), bytes);
+    return MPI_Sendrecv(tmp.data(), int(bytes), MPI_BYTE, dst, stag, buf, count, type, src, rtag,
+                        comm, status);
 }
 
 int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)

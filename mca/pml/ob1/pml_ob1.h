@@ -76,6 +76,13 @@ struct Request : weft_request {
     size_t total = 0;    // message length (may exceed bytes: truncation)
     size_t received = 0; // bytes of the message that arrived
     bool matched = false;
+    // A datatype whose data is not count * size contiguous bytes travels packed: staging holds
+    // the packed bytes (buf points at it), user_buf/count/dtype say where they come from (a
+    // send packs at start) or go (a receive unpacks when it completes).
+    std::vector<char> staging;
+    char *user_buf = nullptr;
+    size_t count = 0;
+    weft_datatype *dtype = nullptr;
 };
 
 // A message that arrived before its receive was posted (or a whole

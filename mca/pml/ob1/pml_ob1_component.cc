@@ -269,8 +269,25 @@ bool tag_matches(int want, int got) { return want == WEFT_ANY_TAG ? got >= 0 : w
 
 bool src_matches(int want, int got) { return want == WEFT_ANY_SOURCE || want == got; }
 
+// Point r's transfers at a packed copy when its datatype needs one.
+void stage(Request *r, void *buf, size_t count, weft_datatype *dtype)
+{
+    r->user_buf = static_cast<char *>(buf);
+    r->count = count;
+    r->dtype = dtype;
+    if (dtype->dense || r->bytes == 0) {
+        r->staging.clear();
+        return;
+    }
+    r->staging.resize(r->bytes);
+    r->buf = r->staging.data();
+}
+
 void finish_recv(Request *r)
 {
+    if (!r->staging.empty() && r->dtype && r->dtype->layout)
+        weft::dt::unpack(*r->dtype->layout, r->user_buf, r->count, 0, r->buf,
+                         std::min(r->total, r->bytes));
     r->status.count = std::min(r->total, r->bytes);
     r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;
     complete(r);
@@ -637,6 +654,9 @@ weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, 
 
 weft_status_t start_send(Request *r)
 {
+    // The data as it is now (a persistent send packs at each start).
+    if (!r->staging.empty())
+        weft::dt::pack(*r->dtype->layout, r->user_buf, r->count, 0, r->buf, r->bytes);
     r->complete = false;
     r->active = true;
     r->acked = false;
@@ -759,6 +779,7 @@ Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, 
     r->is_send = send;
     r->buf = static_cast<char *>(const_cast<void *>(buf));
     r->bytes = count * dtype->size;
+    stage(r, const_cast<void *>(buf), count, dtype);
     if (send) {
         r->mode = mode;
         r->dst = peer;
@@ -895,6 +916,7 @@ weft_status_t recv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t
     r.kind = weft_request::Kind::pml_recv;
     r.buf = static_cast<char *>(buf);
     r.bytes = count * dtype->size;
+    stage(&r, buf, count, dtype);
     r.comm = comm;
     r.peer = r.src = src;
     r.tag = tag;
@@ -929,7 +951,7 @@ weft_status_t send(weft_pml_module_t *m, const void *buf, size_t count, weft_dat
 {
     // Fast path: an eager message needs no request at all.
     const size_t bytes = count * dtype->size;
-    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0) {
+    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0 && dtype->dense) {
         const int world = comm->peer_group()->ranks[size_t(dst)];
         if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
             MatchHdr h;
