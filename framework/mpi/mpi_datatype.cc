@@ -1,10 +1,10 @@
 // Derived datatypes: the MPI type constructors over the datatype engine (layout.h), their
 // envelopes and contents, commit and free, extents, MPI_Pack / MPI_Unpack / MPI_Pack_size.
 //
-// Sending and receiving a type goes through the transports as count * size contiguous bytes
-// until the PML packs through the datatype engine (issue 6): a committed type whose elements
-// are not dense that way is refused by the communication calls with MPI_ERR_TYPE, never
-// silently mangled (valid_datatype(), datatype_problem()).
+// Point-to-point takes any committed type: ob1 sends and receives a type whose data is not
+// count * size contiguous bytes (not `dense`) through a packed copy, for now (issue 6 brings
+// packing fragment by fragment, without the copy). Collectives still refuse such types with
+// MPI_ERR_TYPE and a clear message (valid_datatype(), datatype_problem()).
 #include "mpi_internal.h"
 
 #include <algorithm>
