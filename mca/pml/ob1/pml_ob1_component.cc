@@ -81,6 +81,9 @@ struct State {
     std::unordered_map<uint64_t, Request *> live;
     uint64_t next_id = 1;
     std::deque<Pending> pending;
+    // Acknowledged rendezvous sends whose fragments the rails had no room for yet: they go on
+    // from the user's buffer as room appears (no copy), in order.
+    std::deque<Request *> rest;
     size_t malformed = 0;
     size_t lost = 0; // btl_sendi fragments a failed link handed back
     int verbose = 0; // pml_ob1_verbose: >= 20 traces every message's protocol
@@ -544,7 +547,9 @@ void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char
 }
 
 // After the receiver's ACK: stream the rest in FRAGs, then the send is done.
-void send_rest(Request *r)
+// Hand r's remaining fragments to the rails while they have room; true when every fragment is
+// handed over (r is then complete) or the peer cannot be reached.
+bool send_rest_step(Request *r)
 {
     const int world = r->comm->peer_group()->ranks[size_t(r->dst)];
     const size_t chunk = std::max<size_t>(max_send(world), sizeof(FragHdr) + 1) - sizeof(FragHdr);
@@ -554,13 +559,35 @@ void send_rest(Request *r)
         h.type = hdr_frag;
         h.recv_id = r->peer_recv_id;
         h.offset = r->sent;
-        if (send_bytes(world, &h, sizeof h, r->buf + r->sent, n, false) != WEFT_SUCCESS) {
+        const weft_status_t rc = try_send(world, &h, sizeof h, r->buf + r->sent, n, false);
+        if (rc == WEFT_ERR_OUT_OF_RESOURCE)
+            return false; // the rails are full: progress goes on later
+        if (rc != WEFT_SUCCESS) {
             r->status.error = WEFT_ERR_UNREACH;
             break;
         }
         r->sent += n;
     }
     complete(r);
+    return true;
+}
+
+void send_rest(Request *r)
+{
+    // Behind sends already waiting for room: fragments of one peer go out in order.
+    if (!P->rest.empty() || !send_rest_step(r))
+        P->rest.push_back(r);
+}
+
+// Go on with the sends waiting for room, in order; stop at the first that still has none.
+int progress_rest()
+{
+    int n = 0;
+    while (!P->rest.empty() && send_rest_step(P->rest.front())) {
+        P->rest.pop_front();
+        ++n;
+    }
+    return n;
 }
 
 void prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
@@ -849,7 +876,7 @@ weft_status_t enable(weft_pml_module_t *, int on)
 {
     if (on)
         return WEFT_SUCCESS;
-    weft::rt::wait_until([] { return P->pending.empty(); });
+    weft::rt::wait_until([] { return P->pending.empty() && P->rest.empty(); });
     for (weft_btl_module_t *btl : weft::rt::btl_modules())
         if (btl->btl_flush)
             btl->btl_flush(btl, nullptr);
@@ -1139,7 +1166,10 @@ int progress_fn()
 {
     if (!fault_sent && p_fault_to)
         inject_faults();
-    return progress_pending();
+    int n = progress_pending();
+    if (!P->rest.empty()) [[unlikely]]
+        n += progress_rest();
+    return n;
 }
 
 weft_status_t register_params()
