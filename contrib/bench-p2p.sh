@@ -28,10 +28,13 @@ run() { # impl transport args...
     ompi:tcp) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,tcp "$tmp/ompi" "$@" ;;
     mpich:sm) timeout 300 mpiexec.mpich -n 2 "$tmp/mpich" "$@" ;;
     mpich:tcp) timeout 300 env MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self mpiexec.mpich -n 2 "$tmp/mpich" "$@" ;;
+    # memcpy bandwidth in the same round, the reference for shared-memory bandwidth (the same
+    # figure in every column).
+    *:mem) timeout 60 "$build/bench/memcpy_bench" "$2" ;;
     esac 2>/dev/null | tail -n 1
 }
 
-cases=${WEFT_BENCH_CASES:-"sm:lat:0 sm:lat:8 sm:lat:1024 sm:lat:65536 sm:lat:1048576 sm:lat:4194304 sm:bw:65536 sm:bw:1048576 sm:bw:4194304 sm:rate:8 tcp:lat:0 tcp:lat:8 tcp:lat:65536 tcp:bw:1048576 tcp:bw:4194304"}
+cases=${WEFT_BENCH_CASES:-"sm:lat:0 sm:lat:8 sm:lat:1024 sm:lat:65536 sm:lat:1048576 sm:lat:4194304 sm:bw:65536 sm:bw:1048576 sm:bw:4194304 sm:rate:8 tcp:lat:0 tcp:lat:8 tcp:lat:65536 tcp:bw:1048576 tcp:bw:4194304 mem:copy:1048576 mem:copy:4194304"}
 for c in $cases; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
 r=1
 while [ $r -le "$rounds" ]; do

@@ -58,7 +58,7 @@ weft_status_t register_params()
          .synonyms = nullptr},
         {.name = "max_send_size",
          .type = WEFT_MCA_PARAM_SIZE,
-         .default_value = "32k",
+         .default_value = "64k",
          .help = "Largest single send, PML header included; the PML cuts "
                  "larger messages into fragments of at most this size. Sends "
                  "larger than a ring cell travel in a fragment of the sender's "
