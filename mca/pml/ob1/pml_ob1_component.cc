@@ -548,8 +548,8 @@ void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char
 
 // After the receiver's ACK: stream the rest in FRAGs, then the send is done.
 // Hand r's remaining fragments to the rails while they have room; true when every fragment is
-// handed over (r is then complete) or the peer cannot be reached.
-bool send_rest_step(Request *r)
+// handed over (r is then complete) or the peer cannot be reached. *handed counts fragments.
+bool send_rest_step(Request *r, int *handed = nullptr)
 {
     const int world = r->comm->peer_group()->ranks[size_t(r->dst)];
     const size_t chunk = std::max<size_t>(max_send(world), sizeof(FragHdr) + 1) - sizeof(FragHdr);
@@ -567,6 +567,8 @@ bool send_rest_step(Request *r)
             break;
         }
         r->sent += n;
+        if (handed)
+            ++*handed;
     }
     complete(r);
     return true;
@@ -580,13 +582,12 @@ void send_rest(Request *r)
 }
 
 // Go on with the sends waiting for room, in order; stop at the first that still has none.
+// Returns the fragments handed over: progress, for the waiters' idle logic.
 int progress_rest()
 {
     int n = 0;
-    while (!P->rest.empty() && send_rest_step(P->rest.front())) {
+    while (!P->rest.empty() && send_rest_step(P->rest.front(), &n))
         P->rest.pop_front();
-        ++n;
-    }
     return n;
 }
 
