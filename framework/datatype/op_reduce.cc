@@ -276,7 +276,9 @@ size_t weft_datatype_size(const weft_datatype_t *dtype) { return dtype ? dtype->
 
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype)
 {
-    return dtype ? ptrdiff_t(dtype->size) : 0;
+    if (!dtype)
+        return 0;
+    return dtype->layout ? dtype->layout->extent() : ptrdiff_t(dtype->size);
 }
 
 } // extern "C"
