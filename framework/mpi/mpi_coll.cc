@@ -86,48 +86,14 @@ weft_status_t base_iagree(int *flag, weft_group_t **group, weft_comm_t *comm,
                                               request, c->table.owner[k]);
 }
 
-weft_coll_module_t base_module = {
-    .struct_size = sizeof(weft_coll_module_t),
-    .reserved = 0,
-    .coll_module_enable = nullptr,
-    .coll_module_disable = nullptr,
-    .coll_barrier = nullptr,
-    .coll_bcast = nullptr,
-    .coll_reduce = nullptr,
-    .coll_allreduce = nullptr,
-    .coll_gather = nullptr,
-    .coll_gatherv = nullptr,
-    .coll_scatter = nullptr,
-    .coll_scatterv = nullptr,
-    .coll_allgather = nullptr,
-    .coll_allgatherv = nullptr,
-    .coll_alltoall = nullptr,
-    .coll_alltoallv = nullptr,
-    .coll_alltoallw = nullptr,
-    .coll_reduce_scatter = nullptr,
-    .coll_reduce_scatter_block = nullptr,
-    .coll_scan = nullptr,
-    .coll_exscan = nullptr,
-    .coll_ibarrier = nullptr,
-    .coll_ibcast = nullptr,
-    .coll_ireduce = nullptr,
-    .coll_iallreduce = nullptr,
-    .coll_igather = nullptr,
-    .coll_igatherv = nullptr,
-    .coll_iscatter = nullptr,
-    .coll_iscatterv = nullptr,
-    .coll_iallgather = nullptr,
-    .coll_iallgatherv = nullptr,
-    .coll_ialltoall = nullptr,
-    .coll_ialltoallv = nullptr,
-    .coll_ialltoallw = nullptr,
-    .coll_ireduce_scatter = nullptr,
-    .coll_ireduce_scatter_block = nullptr,
-    .coll_iscan = nullptr,
-    .coll_iexscan = nullptr,
-    .coll_agree = base_agree,
-    .coll_iagree = base_iagree,
-};
+// Offers the agreement only (every other operation is NULL).
+weft_coll_module_t base_module = [] {
+    weft_coll_module_t m{};
+    m.struct_size = sizeof(weft_coll_module_t);
+    m.coll_agree = base_agree;
+    m.coll_iagree = base_iagree;
+    return m;
+}();
 
 } // namespace
 
@@ -145,8 +111,13 @@ weft_status_t coll_init()
         return rc;
     for (const mca::Candidate &c : chosen) {
         const auto *comp = reinterpret_cast<const weft_coll_component_t *>(c.component->desc);
-        if (comp->init_query && comp->init_query(0, 0) != WEFT_SUCCESS)
-            continue;
+        if (comp->init_query) {
+            if (weft_status_t rc = comp->init_query(0, 0); rc != WEFT_SUCCESS) {
+                output::warning(std::string("coll/") + comp->mca.name +
+                                " cannot run and is left out: " + weft_status_string(rc));
+                continue;
+            }
+        }
         components.push_back(comp);
     }
     coll_open = true;
@@ -247,8 +218,6 @@ using namespace weft::mpi;
 namespace {
 
 using weft::coll::base::Op;
-
-bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
 
 // Whether module's struct (as its component was built) reaches the operation at member.
 template <class F> bool module_has(const weft_coll_module_t *module, F weft_coll_module_t::*member)

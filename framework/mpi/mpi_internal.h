@@ -104,6 +104,9 @@ inline bool valid_p2p_datatype(MPI_Datatype type)
 // Why a datatype is not valid_datatype(), for the error message.
 std::string datatype_problem(MPI_Datatype type);
 
+// A live reduction op handle (predefined, or made by MPI_Op_create and not freed).
+inline bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
+
 // ---- derived datatypes (mpi_datatype.cc)
 // The datatype engine's layout of a type (predefined ones included).
 const dt::Layout &layout_of(const weft_datatype *type);

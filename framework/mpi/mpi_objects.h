@@ -121,6 +121,12 @@ inline weft_datatype basic_datatype(size_t size, const char *name, Elem elem, ui
     t.type_class = cls;
     return t;
 }
+// Single bytes, for what the library itself moves as raw bytes (one per library or component).
+inline weft_datatype *bytes_datatype()
+{
+    static weft_datatype bytes = basic_datatype(1, "bytes", Elem::u8, class_byte);
+    return &bytes;
+}
 } // namespace weft::mpi
 
 using weft_user_function = void(void *invec, void *inoutvec, int *len, weft_datatype **type);

@@ -4,16 +4,6 @@
 
 #include <weft/op.h>
 
-namespace weft::mpi {
-
-namespace {
-
-bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
-
-} // namespace
-
-} // namespace weft::mpi
-
 using namespace weft::mpi;
 
 extern "C" {

@@ -53,48 +53,13 @@ weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_d
     return rc;
 }
 
-weft_coll_module_t the_module = {
-    .struct_size = sizeof(weft_coll_module_t),
-    .reserved = 0,
-    .coll_module_enable = nullptr,
-    .coll_module_disable = nullptr,
-    .coll_barrier = nullptr,
-    .coll_bcast = nullptr,
-    .coll_reduce = nullptr,
-    .coll_allreduce = allreduce,
-    .coll_gather = nullptr,
-    .coll_gatherv = nullptr,
-    .coll_scatter = nullptr,
-    .coll_scatterv = nullptr,
-    .coll_allgather = nullptr,
-    .coll_allgatherv = nullptr,
-    .coll_alltoall = nullptr,
-    .coll_alltoallv = nullptr,
-    .coll_alltoallw = nullptr,
-    .coll_reduce_scatter = nullptr,
-    .coll_reduce_scatter_block = nullptr,
-    .coll_scan = nullptr,
-    .coll_exscan = nullptr,
-    .coll_ibarrier = nullptr,
-    .coll_ibcast = nullptr,
-    .coll_ireduce = nullptr,
-    .coll_iallreduce = nullptr,
-    .coll_igather = nullptr,
-    .coll_igatherv = nullptr,
-    .coll_iscatter = nullptr,
-    .coll_iscatterv = nullptr,
-    .coll_iallgather = nullptr,
-    .coll_iallgatherv = nullptr,
-    .coll_ialltoall = nullptr,
-    .coll_ialltoallv = nullptr,
-    .coll_ialltoallw = nullptr,
-    .coll_ireduce_scatter = nullptr,
-    .coll_ireduce_scatter_block = nullptr,
-    .coll_iscan = nullptr,
-    .coll_iexscan = nullptr,
-    .coll_agree = nullptr,
-    .coll_iagree = nullptr,
-};
+// Allreduce only: every other operation is NULL, left to the modules below.
+weft_coll_module_t the_module = [] {
+    weft_coll_module_t m{};
+    m.struct_size = sizeof(weft_coll_module_t);
+    m.coll_allreduce = allreduce;
+    return m;
+}();
 
 weft_status_t register_params()
 {

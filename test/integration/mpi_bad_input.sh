@@ -42,4 +42,8 @@ out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll basic,nosuch "$B/examples/hell
     fail "a job with --mca coll basic,nosuch ran: $out"
 expect_in "there is no coll component 'nosuch'" "$out" "unknown coll component"
 expect_in "MPI_Init: the coll framework cannot start" "$out" "unknown coll component"
-echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component refused at MPI_Init"
+# A bad value of a coll parameter: named, with what it may be.
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_basic_barrier_algorithm 7 "$B/examples/hello" 2>&1) &&
+    fail "a job with coll_basic_barrier_algorithm 7 ran: $out"
+expect_in "expected one of: dissemination recursive_doubling binomial" "$out" "bad coll parameter"
+echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component and a bad coll parameter refused at MPI_Init"

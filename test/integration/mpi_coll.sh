@@ -28,7 +28,7 @@ done
 # Rabenseifner's allreduce and Bruck's allgather from tiny sizes, coll/basic's other two
 # barriers (coll/sm, which serves the barrier of one-host communicators, turned off).
 for n in 5 8; do
-    for barrier in 0 2; do
+    for barrier in dissemination binomial; do
         out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl self,sm \
             --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 \
             --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_bruck_max 64k \

@@ -117,7 +117,7 @@ weft_status_t start_request(Sched &&sched, weft_request **request);
 Sched &blocking_sched();
 
 // A datatype of single bytes, for what the algorithms move as raw bytes.
-weft_datatype *type_bytes();
+inline weft_datatype *type_bytes() { return weft::mpi::bytes_datatype(); }
 
 // Stop advancing non-blocking collectives (at finalize).
 void stop_progress();
@@ -158,8 +158,9 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
                      weft_datatype *const *recvtypes, weft_comm *comm);
 void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                           weft_datatype *type, weft_op *op, weft_comm *comm);
+// The op is the schedule's (Sched::reset).
 void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                weft_op *op, weft_comm *comm, bool exclusive);
+                weft_comm *comm, bool exclusive);
 
 } // namespace weft::coll::basic
 

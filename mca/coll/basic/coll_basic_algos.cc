@@ -460,7 +460,7 @@ void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const si
 }
 
 void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                weft_op *op, weft_comm *comm, bool exclusive)
+                weft_comm *comm, bool exclusive)
 {
     // Recursive doubling: after the round of distance k, partial covers ranks
     // [me - 2k + 1, me]; what arrives from me - k is lower and goes first.
@@ -493,7 +493,6 @@ void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft
         }
         s.next();
     }
-    (void)op;
 }
 
 } // namespace weft::coll::basic

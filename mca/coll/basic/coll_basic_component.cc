@@ -34,6 +34,9 @@ enum Param {
 };
 weft_mca_param_t *params[kNumParams];
 
+const weft_mca_enum_value_t barrier_algorithms[] = {
+    {"dissemination", 0}, {"recursive_doubling", 1}, {"binomial", 2}, {nullptr, 0}};
+
 weft_status_t register_params()
 {
     // One row per Param, in the same order. The thresholds choose algorithms, so every rank
@@ -87,14 +90,14 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr},
         {.name = "barrier_algorithm",
-         .type = WEFT_MCA_PARAM_INT,
-         .default_value = "1",
-         .help = "Barrier algorithm: 0 dissemination, 1 recursive doubling (ranks beyond "
-                 "the largest power of two check in with a partner), 2 binomial fan-in and "
-                 "fan-out.",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "recursive_doubling",
+         .help = "Barrier algorithm: dissemination, recursive_doubling (ranks beyond the "
+                 "largest power of two check in with a partner) or binomial (fan-in and "
+                 "fan-out).",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
-         .enum_values = nullptr,
+         .enum_values = barrier_algorithms,
          .synonyms = nullptr},
     };
     return weft_mca_param_register_table("coll", "basic", defs, kNumParams, sizeof defs[0], params);
@@ -119,6 +122,19 @@ weft_status_t nonblocking(weft_comm *comm, weft_op *op, weft_request_t **request
     return start_request(std::move(s), request);
 }
 
+// count elements per rank, and their displacements, rank after rank.
+std::vector<size_t> uniform_counts(const weft_comm *comm, size_t count)
+{
+    return std::vector<size_t>(size_t(comm->size), count);
+}
+std::vector<ptrdiff_t> uniform_displs(const weft_comm *comm, size_t count)
+{
+    std::vector<ptrdiff_t> d(size_t(comm->size));
+    for (size_t i = 0; i < d.size(); ++i)
+        d[i] = ptrdiff_t(i * count);
+    return d;
+}
+
 // Each collective once, as a builder over its arguments; the module's blocking and
 // non-blocking operations wrap it.
 struct Gather {
@@ -132,12 +148,9 @@ struct Gather {
     weft_comm *comm;
     void operator()(Sched &s) const
     {
-        std::vector<size_t> counts(size_t(comm->size), recvcount);
-        std::vector<ptrdiff_t> displs(size_t(comm->size));
-        for (size_t i = 0; i < displs.size(); ++i)
-            displs[i] = ptrdiff_t(i * recvcount);
-        build_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-                      recvtype, root, comm);
+        build_gatherv(s, sendbuf, sendcount, sendtype, recvbuf,
+                      uniform_counts(comm, recvcount).data(),
+                      uniform_displs(comm, recvcount).data(), recvtype, root, comm);
     }
 };
 
@@ -152,11 +165,8 @@ struct Scatter {
     weft_comm *comm;
     void operator()(Sched &s) const
     {
-        std::vector<size_t> counts(size_t(comm->size), sendcount);
-        std::vector<ptrdiff_t> displs(size_t(comm->size));
-        for (size_t i = 0; i < displs.size(); ++i)
-            displs[i] = ptrdiff_t(i * sendcount);
-        build_scatterv(s, sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+        build_scatterv(s, sendbuf, uniform_counts(comm, sendcount).data(),
+                       uniform_displs(comm, sendcount).data(), sendtype, recvbuf, recvcount,
                        recvtype, root, comm);
     }
 };
@@ -217,8 +227,8 @@ struct ReduceScatterBlock {
     weft_comm *comm;
     void operator()(Sched &s) const
     {
-        std::vector<size_t> counts(size_t(comm->size), recvcount);
-        build_reduce_scatter(s, sendbuf, recvbuf, counts.data(), type, op, comm);
+        build_reduce_scatter(s, sendbuf, recvbuf, uniform_counts(comm, recvcount).data(), type, op,
+                             comm);
     }
 };
 
@@ -453,26 +463,26 @@ weft_status_t scan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *
                    weft_comm_t *comm, weft_coll_module_t *)
 {
     return blocking(comm, op,
-                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, false); });
+                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, comm, false); });
 }
 weft_status_t iscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                     weft_op_t *op, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
 {
     return nonblocking(comm, op, req,
-                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, false); });
+                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, comm, false); });
 }
 
 weft_status_t exscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                      weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
 {
     return blocking(comm, op,
-                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, true); });
+                    [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, comm, true); });
 }
 weft_status_t iexscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                       weft_op_t *op, weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
 {
     return nonblocking(comm, op, req,
-                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, op, comm, true); });
+                       [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, comm, true); });
 }
 
 // ---- intercommunicators: Barrier, Bcast and Allreduce, blocking. The local steps run on the
@@ -608,9 +618,7 @@ weft_status_t init_query(int, int)
     tuning.bcast_segment = weft_mca_param_size(params[kBcastSegment]);
     tuning.allreduce_rsag_min = weft_mca_param_size(params[kAllreduceRsagMin]);
     tuning.allgather_bruck_max = weft_mca_param_size(params[kAllgatherBruckMax]);
-    tuning.barrier_algorithm = int(weft_mca_param_int(params[kBarrierAlgorithm]));
-    if (tuning.barrier_algorithm < 0 || tuning.barrier_algorithm > 2)
-        return WEFT_ERR_BAD_PARAM;
+    tuning.barrier_algorithm = weft_mca_param_enum(params[kBarrierAlgorithm]);
     return WEFT_SUCCESS;
 }
 

@@ -249,13 +249,6 @@ void stop_progress()
     progress_registered = false;
 }
 
-weft_datatype *type_bytes()
-{
-    static weft_datatype bytes = weft::mpi::basic_datatype(
-        1, "coll/basic bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
-    return &bytes;
-}
-
 Sched &blocking_sched()
 {
     static Sched s;

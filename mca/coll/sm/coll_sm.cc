@@ -127,18 +127,15 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
 weft_status_t send(weft_comm *comm, int to, int tag, const void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
-    static weft_datatype byte =
-        weft::mpi::basic_datatype(1, "coll/sm bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
-    return p->pml_send(p, buf, bytes, &byte, to, tag, WEFT_SEND_STANDARD, comm);
+    return p->pml_send(p, buf, bytes, weft::mpi::bytes_datatype(), to, tag, WEFT_SEND_STANDARD,
+                       comm);
 }
 
 weft_status_t recv(weft_comm *comm, int from, int tag, void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
-    static weft_datatype byte =
-        weft::mpi::basic_datatype(1, "coll/sm bytes", weft::mpi::Elem::u8, weft::mpi::class_byte);
     weft_msg_status_t st{};
-    return p->pml_recv(p, buf, bytes, &byte, from, tag, comm, &st);
+    return p->pml_recv(p, buf, bytes, weft::mpi::bytes_datatype(), from, tag, comm, &st);
 }
 
 Shared *map_segment(int fd, size_t size)
