@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 #define WEFT_BTL_ABI_MAJOR 1
-#define WEFT_BTL_ABI_MINOR 0
+#define WEFT_BTL_ABI_MINOR 1
 
 typedef struct weft_btl_module weft_btl_module_t;
 typedef struct weft_btl_component weft_btl_component_t;
@@ -378,7 +378,14 @@ struct weft_btl_module {
      * Blocking: local. Thread: any. */
     void (*btl_dump)(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, int verbose);
 
-    /* Operations added in 1.1 and later go here, at the end. */
+    /* Added in 1.1 (read it only if WEFT_MODULE_HAS_FIELD says the module has it). */
+
+    /* Smallest message the PML should move with put/get on this module; smaller ones take the
+     * send/receive pipeline. 0: any size. A module whose RDMA is slower than its sends below
+     * some size (sm's single-copy mechanism on some machines) sets it. */
+    size_t btl_min_rdma_size;
+
+    /* Operations added in 1.2 and later go here, at the end. */
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -101,6 +101,7 @@ weft_btl_module_t check_btl_module = {
     .btl_deregister_mem = NULL,
     .btl_flush = NULL,
     .btl_dump = NULL,
+    .btl_min_rdma_size = 0,
 };
 
 weft_btl_component_t check_btl_component = {

@@ -281,6 +281,7 @@ weft_btl_module_t **init(int *num_modules, int, int)
         .btl_deregister_mem = nullptr,
         .btl_flush = nullptr,
         .btl_dump = nullptr,
+        .btl_min_rdma_size = 0,
     };
     the_module = mod;
     auto **mods = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));

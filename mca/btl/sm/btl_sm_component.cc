@@ -3,6 +3,8 @@
 // btl_sm_segment.h for the layout and btl_sm_module.cc for the ring protocol.
 #include "btl_sm_module.h"
 
+#include "btl/base/btl_base_rdma.h"
+
 #include "mca_output.h"
 
 #include <weft/mca.h>
@@ -32,7 +34,17 @@ enum Param {
     kRingSize,
     kFreeListMax,
     kSegmentDir,
+    kRndvEagerLimit,
+    kSingleCopy,
     kNumParams
+};
+base::RdmaParams rdma_params;
+
+constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
+    {"none", int(SingleCopy::none)},
+    {"cma", int(SingleCopy::cma)},
+    {"auto", int(SingleCopy::automatic)},
+    {nullptr, 0},
 };
 weft_mca_param_t *params[kNumParams];
 
@@ -136,8 +148,35 @@ weft_status_t register_params()
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr},
+        {.name = "rndv_eager_limit",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "4k",
+         .help = "Bytes, PML header included, of the first fragment of a rendezvous message "
+                 "(the send/receive and RDMA pipelines); at most btl_sm_eager_limit.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "single_copy_mechanism",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "How put/get (the RDMA protocols: direct get and put, RDMA pipeline) copy "
+                 "between processes: cma (process_vm_readv/writev, one copy), none (no put/get: "
+                 "large messages take the send/receive pipeline through the shared pool, two "
+                 "copies made at once by the two processes), or auto: at start-up time both "
+                 "ways and use cma only from the size where it is faster (on VMs it often never "
+                 "is). See docs/performance.md.",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = kSingleCopyValues,
+         .synonyms = nullptr},
     };
-    return weft_mca_param_register_table("btl", "sm", defs, kNumParams, sizeof defs[0], params);
+    weft_status_t rc =
+        weft_mca_param_register_table("btl", "sm", defs, kNumParams, sizeof defs[0], params);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    // The RDMA pipeline's limits; sm's direct get is one system call, so it takes every size.
+    return base::register_rdma_params("sm", {"256k", "1m", "1t"}, rdma_params);
 }
 
 // The parameters as a Config, or a one-line reason why they cannot work.
@@ -192,6 +231,14 @@ bool read_config(Config &cfg, char *why, size_t why_len)
         return false;
     }
     cfg.free_list_max = size_t(frags);
+    cfg.rndv_eager_limit = size_t(weft_mca_param_size(params[kRndvEagerLimit]));
+    if (cfg.rndv_eager_limit > cfg.eager_limit || cfg.rndv_eager_limit < 64) {
+        std::snprintf(why, why_len,
+                      "btl_sm_rndv_eager_limit is %zu, outside 64..btl_sm_eager_limit (%zu)",
+                      cfg.rndv_eager_limit, cfg.eager_limit);
+        return false;
+    }
+    cfg.single_copy = SingleCopy(weft_mca_param_enum(params[kSingleCopy]));
     cfg.segment_dir = dir ? dir : "";
     while (cfg.segment_dir.size() > 1 && cfg.segment_dir.back() == '/')
         cfg.segment_dir.pop_back();
@@ -235,6 +282,15 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
         return nullptr;
     }
     m->base.btl_component = const_cast<weft_btl_component_t *>(&mca_btl_sm_component);
+    const std::string note = rdma_setup(m);
+    if (!base::apply_rdma_params("sm", rdma_params, m->base, error)) {
+        output::warning("btl/sm: " + error + "; shared memory disabled");
+        m->base.btl_finalize(&m->base);
+        return nullptr;
+    }
+    if (const weft_mca_param_t *v = weft_mca_param_find("btl_base_verbose");
+        v && weft_mca_param_int(v) >= 10)
+        output::info("btl/sm: " + note + "; flags " + base::flags_text(m->base.btl_flags));
     auto **modules = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));
     if (!modules) {
         m->base.btl_finalize(&m->base);

@@ -29,13 +29,6 @@ namespace weft::btl::sm {
 
 Module *g_module = nullptr;
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-// How long sends to a peer may be stuck before we ask whether the peer still lives; the
-// check itself is one flock() call.
-constexpr auto kLivenessInterval = std::chrono::milliseconds(100);
-
 Module *self(weft_btl_module_t *m) { return g_module && m == &g_module->base ? g_module : nullptr; }
 
 Endpoint *endpoint_of(weft_btl_endpoint_t *e)
@@ -43,6 +36,13 @@ Endpoint *endpoint_of(weft_btl_endpoint_t *e)
     auto *ep = reinterpret_cast<Endpoint *>(e);
     return ep && ep->magic == Endpoint::kEndpointMagic ? ep : nullptr;
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// How long sends to a peer may be stuck before we ask whether the peer still lives; the
+// check itself is one flock() call.
+constexpr auto kLivenessInterval = std::chrono::milliseconds(100);
 
 Frag *frag_of(weft_btl_descriptor_t *d)
 {
@@ -647,6 +647,7 @@ weft_status_t sm_add_procs(weft_btl_module_t *module, weft_proc_t *const *procs,
         ep->module = m;
         ep->proc = proc;
         ep->world_rank = rank;
+        ep->peer_pid = pid_t(info.pid);
         ep->lock.enable(m->threaded);
         try {
             m->endpoints.reserve(m->endpoints.size() + 1);
@@ -977,6 +978,8 @@ int module_progress()
     if (m->send_work.load(std::memory_order_relaxed) != 0)
         for (size_t i = 0; i < m->endpoints.size(); ++i)
             n += progress_endpoint(m, m->endpoints[i]);
+    if (!m->rdma_done.empty()) [[unlikely]]
+        n += rdma_progress(m);
     m->busy.store(false, std::memory_order_release);
     return n;
 }
@@ -1006,7 +1009,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
 
     ModexInfo info{};
     info.version = kLayoutVersion;
-    info.reserved = 0;
+    info.pid = uint32_t(getpid());
     info.cookie = m->cookie;
     if (m->own.path().size() >= sizeof info.path) {
         error = "segment path " + m->own.path() + " is too long (btl_sm_segment_dir)";
@@ -1024,7 +1027,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_PROC_FAILURE,
         .btl_component = nullptr, // set by the component
         .btl_eager_limit = cfg.eager_limit,
-        .btl_rndv_eager_limit = cfg.eager_limit,
+        .btl_rndv_eager_limit = cfg.rndv_eager_limit,
         .btl_max_send_size = cfg.max_send_size,
         .btl_rdma_pipeline_send_length = 0,
         .btl_rdma_pipeline_frag_size = 0,
@@ -1048,12 +1051,13 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_prepare_src = nullptr,
         .btl_send = sm_send,
         .btl_sendi = sm_sendi,
-        .btl_put = nullptr,
+        .btl_put = nullptr, // rdma_setup gives them when put/get are to be used
         .btl_get = nullptr,
         .btl_register_mem = nullptr,
         .btl_deregister_mem = nullptr,
         .btl_flush = sm_flush,
         .btl_dump = sm_dump,
+        .btl_min_rdma_size = 0,
     };
     if ((rc = weft_progress_register(module_progress)) != WEFT_SUCCESS) {
         error = std::string("cannot register progress: ") + weft_status_string(rc);

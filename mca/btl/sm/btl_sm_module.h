@@ -12,6 +12,8 @@
 
 #include <btl/btl.h>
 
+#include <sys/types.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -23,6 +25,13 @@
 namespace weft::btl::sm {
 
 // Parameter values as the component read them.
+// How put/get move data (btl_sm_single_copy_mechanism).
+enum class SingleCopy : int {
+    none = 0,     // no put/get: large messages take the send/receive pipeline through the pool
+    cma = 1,      // process_vm_readv/writev (Linux cross-memory attach)
+    automatic = 2 // cma for the sizes where a calibration at start-up finds it faster
+};
+
 struct Config {
     size_t eager_limit = 0;
     size_t max_send_size = 0;
@@ -32,15 +41,17 @@ struct Config {
     uint32_t ring_slots = 0; // slots of kCacheLine bytes per ring, a power of two
     size_t free_list_max = 0;
     std::string segment_dir;
+    size_t rndv_eager_limit = 0;
+    SingleCopy single_copy = SingleCopy::none;
 };
 
 // What a process publishes under the modex key "btl.sm" (at init, before it knows its
 // local rank: the rest is in the segment header).
 struct ModexInfo {
-    uint32_t version;  // kLayoutVersion
-    uint32_t reserved; // zero
-    uint64_t cookie;   // equal to the cookie in the segment header
-    char path[240];    // NUL-terminated
+    uint32_t version; // kLayoutVersion
+    uint32_t pid;     // the process, for cross-memory attach
+    uint64_t cookie;  // equal to the cookie in the segment header
+    char path[240];   // NUL-terminated
 };
 static_assert(std::is_trivially_copyable_v<ModexInfo>);
 inline constexpr const char *kModexKey = "btl.sm";
@@ -139,6 +150,7 @@ struct Endpoint {
     Module *module = nullptr;
     weft_proc_t *proc = nullptr;
     int world_rank = -1;
+    pid_t peer_pid = 0;      // from the modex: whose memory put/get reach
     uint32_t peer_local = 0; // valid once connected
     Segment peer;            // the peer's segment: its header page, all of it once connected
     // Connected: the peer's segment is ready and mapped. Until then sends wait in pending
@@ -168,6 +180,24 @@ struct Endpoint {
     // Bounds of the peer's pool, from its header as validated when connecting.
     uint64_t peer_pool_begin = 0;
     uint64_t peer_pool_end = 0;
+};
+
+// A finished put or get whose callback is due.
+struct RdmaDone {
+    weft_btl_rdma_completion_fn_t fn;
+    Endpoint *ep;
+    void *local;
+    weft_btl_registration_handle_t *local_handle;
+    void *context;
+    void *cbdata;
+    weft_status_t status;
+};
+
+// What register_mem hands out and the PML carries to the peer: the region, and whose it is.
+struct RegHandle {
+    uint64_t pid;
+    uint64_t base;
+    uint64_t len;
 };
 
 struct TagEntry {
@@ -209,12 +239,40 @@ struct Module {
     std::atomic<int64_t> send_work{0}; // fragments pending or in flight, on all endpoints
     std::atomic<bool> busy{false};     // progress is running (callbacks must not re-enter it)
     bool threaded = false;
+
+    // put/get: done at once by cross-memory attach; their callbacks run from progress.
+    std::vector<RdmaDone> rdma_done;
 };
 
 // Make the module: the header-only segment and the modex entry. On failure error says why.
 Module *module_create(const Config &cfg, bool threaded, std::string &error, weft_status_t &rc);
 // The component's progress function: polls the one module, if there is one.
 int module_progress();
+
+// The one module (sm makes one per process), and checked conversions of what the PML hands in.
+extern Module *g_module;
+Module *self(weft_btl_module_t *m);
+Endpoint *endpoint_of(weft_btl_endpoint_t *e);
+
+// ---- put/get (btl_sm_rdma.cc)
+
+// Give the module put/get as cfg.single_copy says (auto: calibrates once). Returns a note for
+// the verbose log.
+std::string rdma_setup(Module *m);
+int rdma_progress(Module *m);
+weft_status_t sm_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address, weft_btl_registration_handle_t *local_handle,
+                     const weft_btl_registration_handle_t *remote_handle, size_t size,
+                     uint32_t flags, uint8_t order, weft_btl_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+weft_status_t sm_get(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
+                     uint64_t remote_address, weft_btl_registration_handle_t *local_handle,
+                     const weft_btl_registration_handle_t *remote_handle, size_t size,
+                     uint32_t flags, uint8_t order, weft_btl_rdma_completion_fn_t cbfunc,
+                     void *cbcontext, void *cbdata);
+weft_status_t sm_register_mem(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *base,
+                              size_t size, uint32_t flags, weft_btl_registration_handle_t **handle);
+weft_status_t sm_deregister_mem(weft_btl_module_t *module, weft_btl_registration_handle_t *handle);
 
 } // namespace weft::btl::sm
 

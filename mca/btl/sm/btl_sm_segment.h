@@ -38,7 +38,7 @@ inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kSlotSize = 32;
 inline constexpr uint64_t kHeaderBytes = 4096; // the header page; ring 0 starts after it
 inline constexpr uint64_t kSegmentMagic = 0x31304d5354464557ull; // "WEFTSM01", little-endian
-inline constexpr uint32_t kLayoutVersion = 3;
+inline constexpr uint32_t kLayoutVersion = 4;
 
 enum SegmentState : uint64_t {
     kStateInit = 0,   // only the header page exists yet

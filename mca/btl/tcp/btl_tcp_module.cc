@@ -354,6 +354,7 @@ weft_btl_module_t make_base()
         .btl_deregister_mem = nullptr,
         .btl_flush = flush,
         .btl_dump = dump,
+        .btl_min_rdma_size = 0,
     };
 }
 
