@@ -215,4 +215,39 @@ long long elements_in(const Layout &l, size_t bytes)
     return n;
 }
 
+namespace {
+
+size_t conv_pack(weft_convertor_t *c, void *dst, size_t max)
+{
+    auto *st = static_cast<ConvState *>(c->state);
+    const size_t n = pack(*st->layout, st->buf, st->count, c->position, dst, max);
+    c->position += n;
+    return n;
+}
+
+size_t conv_unpack(weft_convertor_t *c, const void *src, size_t len)
+{
+    auto *st = static_cast<ConvState *>(c->state);
+    const size_t n = unpack(*st->layout, st->buf, st->count, c->position, src, len);
+    c->position += n;
+    return n;
+}
+
+void conv_seek(weft_convertor_t *c, size_t pos) { c->position = pos; }
+
+const weft_convertor_ops_t kWalker = {conv_pack, conv_unpack, conv_seek};
+
+} // namespace
+
+void convertor_init(weft_convertor_t *c, ConvState *state)
+{
+    c->base = reinterpret_cast<unsigned char *>(state->buf);
+    c->size = state->layout->size * state->count;
+    c->position = 0;
+    c->flags = 0;
+    c->reserved = 0;
+    c->ops = &kWalker;
+    c->state = state;
+}
+
 } // namespace weft::dt

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <weft/convertor.h>
+
 namespace weft::dt {
 
 struct Run {
@@ -73,6 +75,17 @@ Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &sub
 size_t pack(const Layout &l, const void *buf, size_t count, size_t pos, void *dst, size_t n);
 // Copy n bytes from src into the packed positions [pos, pos + n) of (buf, count, layout).
 size_t unpack(const Layout &l, void *buf, size_t count, size_t pos, const void *src, size_t n);
+// A convertor (weft/convertor.h) over the packed bytes of (buf, count, layout), for layouts that
+// are not one contiguous block: transports pack and unpack through it at any position, so a
+// non-contiguous buffer is moved fragment by fragment without a packed copy of the whole.
+// `state` holds what the walker needs and must outlive the convertor.
+struct ConvState {
+    const Layout *layout;
+    char *buf;
+    size_t count;
+};
+void convertor_init(weft_convertor_t *c, ConvState *state);
+
 // Basic elements in the first `bytes` packed bytes of (count instances of) the layout; -1 if
 // `bytes` ends inside a basic element.
 long long elements_in(const Layout &l, size_t bytes);

@@ -116,7 +116,7 @@ int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_C
     weft::dt::pack(layout_of(type), buf, size_t(count), 0, copy, bytes); // packed, any layout
     weft_request_t *req;
     weft_status_t rc =
-        pml()->pml_isend(pml(), copy, bytes, MPI_BYTE, dst, tag, WEFT_SEND_STANDARD, comm, &req);
+        pml()->pml_isend(pml(), copy, bytes, MPI_BYTE, dst, tag, WEFT_SEND_BUFFERED, comm, &req);
     if (rc != WEFT_SUCCESS) {
         blocks.erase(where);
         return raise(comm, error_class_of(rc), fn);

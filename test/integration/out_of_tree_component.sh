@@ -14,7 +14,7 @@ out=$(run make -C "$TEST_TMP/src" install COMPONENTDIR="$TEST_TMP/components" 2>
 
 export WEFT_MCA_mca_base_component_path="$TEST_TMP/components"
 out=$(run "$WEFT_INFO" 2>&1) || fail "weft_info failed: $out"
-expect_in "MCA btl: example (MCA v3.0, API v1.0, Component v0.1.0)" "$out" "component line"
+expect_in "MCA btl: example (MCA v3.0, API v1.1, Component v0.1.0)" "$out" "component line"
 expect_not_in "warning" "$out" "weft_info output"
 
 out=$(run "$WEFT_INFO" --param btl example --level 9 2>&1) || fail "--param failed: $out"

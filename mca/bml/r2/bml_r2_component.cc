@@ -165,6 +165,18 @@ weft_status_t endpoint_info(weft_bml_module_t *, weft_bml_endpoint_t *ep,
         max_send =
             max_send ? std::min(max_send, b.btl->btl_max_send_size) : b.btl->btl_max_send_size;
     out.max_send_size = max_send;
+    // The RDMA pipeline's limits: the tail and the threshold as the most demanding rail wants
+    // them, the pieces as the most limited one can take them.
+    for (const auto &b : ep->lists[WEFT_BML_LIST_RDMA]) {
+        out.rdma_pipeline_send_length =
+            std::max(out.rdma_pipeline_send_length, b.btl->btl_rdma_pipeline_send_length);
+        out.min_rdma_pipeline_size =
+            std::max(out.min_rdma_pipeline_size, b.btl->btl_min_rdma_pipeline_size);
+        out.rdma_pipeline_frag_size =
+            out.rdma_pipeline_frag_size
+                ? std::min(out.rdma_pipeline_frag_size, b.btl->btl_rdma_pipeline_frag_size)
+                : b.btl->btl_rdma_pipeline_frag_size;
+    }
     const uint32_t size = std::min<uint32_t>(info->struct_size, sizeof out);
     std::copy_n(reinterpret_cast<const char *>(&out), size, reinterpret_cast<char *>(info));
     info->struct_size = size;

@@ -1,16 +1,15 @@
 // pml/ob1: point-to-point messaging with MPI matching semantics.
 //
 // Protocols (see ../../../../shared seeds, ob1-protocols.rst, and README.md):
-//   eager     MATCH header + the whole message in one fragment, for messages
-//             that fit the eager rail's eager limit (not for MPI_Ssend), in
-//             one of three ways, chosen as the protocol description says:
-//             immediate (btl_sendi packs header and data in one step),
-//             prepared (btl_prepare_src, which may send from the user's
-//             buffer in place; completes on the BTL's callback) and
-//             allocated (btl_alloc, then the PML packs);
-//   pipeline  RNDV header + the first part; once the receiver matched it, it
-//             answers ACK and the sender streams the rest as FRAG fragments
-//             of the send rail's max_send_size (the send/receive pipeline).
+//   eager       MATCH header + the whole message in one fragment, for messages
+//               that fit the eager rail's eager limit (not for MPI_Ssend), in
+//               one of three ways, chosen as the protocol description says:
+//               immediate (btl_sendi packs header and data in one step),
+//               prepared (btl_prepare_src, which may send from the user's
+//               buffer in place; completes on the BTL's callback) and
+//               allocated (btl_alloc, then the PML packs);
+//   rendezvous  the send/receive, buffered and RDMA pipelines and RDMA direct
+//               put and get: pml_ob1_rndv.cc.
 // Every MATCH and RNDV carries a per-(communicator, sender, receiver)
 // sequence number, so messages are matched in the order they were sent even
 // when fragments overtake one another. Fragments from a peer that are not
@@ -31,65 +30,13 @@
 
 namespace weft::pml::ob1 {
 
-namespace {
+State *P = nullptr;
 
 constexpr weft_btl_tag_t tag_ob1 = WEFT_BTL_TAG_PML_FIRST;
-
-struct Pending {
-    int world_dst;
-    bool eager; // on the eager rail (else round the send rails)
-    std::string bytes;
-};
-
-// What the send path needs of a peer, looked up once in add_procs (ob1 has
-// no failover: a peer's rails do not change during the job).
-struct Peer {
-    weft_btl_module_t *eager_btl = nullptr;
-    weft_btl_endpoint_t *eager_ep = nullptr;
-    size_t eager_limit = 0;
-    size_t max_send = 0;
-    bool send_inplace = false; // the eager rail's prepare_src may send from user memory
-};
-
-// The eager protocols, and the pipeline, as the trace names them.
-enum class Proto { immediate, prepared, allocated, pipeline };
-const char *proto_name(Proto p)
-{
-    switch (p) {
-    case Proto::immediate: return "eager immediate (btl_sendi)";
-    case Proto::prepared: return "eager prepared (btl_prepare_src)";
-    case Proto::allocated: return "eager allocated (btl_alloc)";
-    case Proto::pipeline: return "send/receive pipeline (RNDV)";
-    }
-    return "?";
-}
 
 // Messages up to this size take the immediate protocol when the rail has btl_sendi,
 // before the prepared one is considered (ob1-protocols.rst).
 constexpr size_t kImmediateMax = 256;
-// Communicators with a context id below this are found by index, the rest by hash.
-constexpr uint32_t kDenseCids = 4096;
-
-struct State {
-    weft_pml_module_t base;
-    std::vector<Peer> peers; // by world rank
-    weft_bml_module_t *bml = nullptr;
-    std::vector<weft_comm *> dense_comms; // by cid, below kDenseCids
-    std::unordered_map<uint32_t, weft_comm *> comms;
-    // Fragments for communicators this process has not created yet.
-    std::unordered_map<uint32_t, std::vector<std::string>> early;
-    std::unordered_map<uint64_t, Request *> live;
-    uint64_t next_id = 1;
-    std::deque<Pending> pending;
-    // Acknowledged rendezvous sends whose fragments the rails had no room for yet: they go on
-    // from the user's buffer as room appears (no copy), in order.
-    std::deque<Request *> rest;
-    size_t malformed = 0;
-    size_t lost = 0; // btl_sendi fragments a failed link handed back
-    int verbose = 0; // pml_ob1_verbose: >= 20 traces every message's protocol
-};
-
-State *P;
 
 weft_comm *find_comm(uint32_t cid)
 {
@@ -272,51 +219,89 @@ bool tag_matches(int want, int got) { return want == WEFT_ANY_TAG ? got >= 0 : w
 
 bool src_matches(int want, int got) { return want == WEFT_ANY_SOURCE || want == got; }
 
-// Point r's transfers at a packed copy when its datatype needs one.
-void stage(Request *r, void *buf, size_t count, weft_datatype *dtype)
+// The datatype of r's buffer: dense data is copied directly, anything else goes through the
+// datatype engine fragment by fragment.
+void set_dtype(Request *r, void *buf, size_t count, weft_datatype *dtype)
 {
-    r->user_buf = static_cast<char *>(buf);
+    r->buf = static_cast<char *>(buf);
     r->count = count;
-    r->dtype = dtype;
-    if (dtype->dense || r->bytes == 0) {
-        r->staging.clear();
+    r->bytes = count * dtype->size;
+    r->dense = dtype->dense || r->bytes == 0 || !dtype->layout;
+    if (r->dense) {
+        r->layout.reset();
         return;
     }
-    r->staging.resize(r->bytes);
-    r->buf = r->staging.data();
+    r->layout = dtype->layout;
+    r->conv = dt::ConvState{r->layout.get(), r->buf, count};
+}
+
+void recv_store(Request *r, size_t offset, const char *data, size_t n)
+{
+    if (!r->buf || offset >= r->bytes)
+        return;
+    n = std::min(n, r->bytes - offset);
+    if (r->dense)
+        weft_copy(r->buf + offset, data, n);
+    else
+        dt::unpack(*r->layout, r->buf, r->count, offset, data, n);
+}
+
+void recv_store(Request *r, size_t offset, const Payload &data)
+{
+    recv_store(r, offset, data.first, data.first_len);
+    offset += data.first_len;
+    for (size_t i = 0; i < data.nmore; ++i) {
+        recv_store(r, offset, static_cast<const char *>(data.more[i].seg_addr),
+                   data.more[i].seg_len);
+        offset += data.more[i].seg_len;
+    }
+}
+
+void send_load(Request *r, size_t offset, char *dst, size_t n)
+{
+    if (r->dense)
+        weft_copy(dst, r->buf + offset, n);
+    else
+        dt::pack(*r->layout, r->buf, r->count, offset, dst, n);
+}
+
+std::string rails_text(uint32_t mask)
+{
+    std::string out;
+    for (size_t i = 0; i < P->modules.size() && i < 32; ++i) {
+        if (!(mask & (1u << i)))
+            continue;
+        weft_btl_module_t *m = P->modules[i];
+        out += (out.empty() ? "" : "+") +
+               std::string(m->btl_component ? m->btl_component->mca.name : "?") + ":" +
+               std::to_string(rail_key(m) & 0xffu);
+    }
+    return out.empty() ? "the eager rail" : out;
 }
 
 void finish_recv(Request *r)
 {
-    if (!r->staging.empty() && r->dtype && r->dtype->layout)
-        weft::dt::unpack(*r->dtype->layout, r->user_buf, r->count, 0, r->buf,
-                         std::min(r->total, r->bytes));
+    release_regs(r);
     r->status.count = std::min(r->total, r->bytes);
-    r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;
+    if (r->status.error == WEFT_SUCCESS)
+        r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;
     complete(r);
 }
 
-void deliver(Request *r, weft_comm *comm, const Unexpected &u)
+void deliver(Request *r, weft_comm *, const Unexpected &u)
 {
     r->matched = true;
     r->status.source = u.src;
     r->status.tag = u.tag;
     r->total = u.total;
     r->received = u.data.size();
-    if (r->buf && !u.data.empty())
-        std::memcpy(r->buf, u.data.data(), std::min(u.data.size(), r->bytes));
+    if (!u.data.empty())
+        recv_store(r, 0, u.data.data(), u.data.size());
     if (u.type == hdr_match) {
         finish_recv(r);
         return;
     }
-    // Rendezvous: tell the sender where the rest goes.
-    AckHdr ack{};
-    ack.type = hdr_ack;
-    ack.send_id = u.send_id;
-    ack.recv_id = r->received < r->total ? track(r) : 0;
-    send_bytes(comm->peer_group()->ranks[size_t(u.src)], &ack, sizeof ack, nullptr, 0, true);
-    if (r->received >= r->total)
-        finish_recv(r);
+    rndv_matched(r, u);
 }
 
 void match_one(weft_comm *comm, Unexpected &&u)
@@ -352,40 +337,6 @@ void arrive(weft_comm *comm, uint16_t seq, Unexpected &&u)
     }
 }
 
-// The data of an arriving fragment: what follows the header in its first segment, then the
-// further segments a BTL may deliver (btl/self hands over the sender's buffer in place).
-struct Payload {
-    const char *first;
-    size_t first_len;
-    const weft_btl_segment_t *more;
-    size_t nmore;
-
-    size_t size() const
-    {
-        size_t n = first_len;
-        for (size_t i = 0; i < nmore; ++i)
-            n += more[i].seg_len;
-        return n;
-    }
-    // Copy the first max bytes (at most) into dst.
-    void copy_to(char *dst, size_t max) const
-    {
-        size_t n = std::min(first_len, max);
-        weft_copy(dst, first, n);
-        for (size_t i = 0; i < nmore && n < max; ++i) {
-            const size_t k = std::min(more[i].seg_len, max - n);
-            std::memcpy(dst + n, more[i].seg_addr, k);
-            n += k;
-        }
-    }
-    void append_to(std::string &out) const
-    {
-        out.append(first, first_len);
-        for (size_t i = 0; i < nmore; ++i)
-            out.append(static_cast<const char *>(more[i].seg_addr), more[i].seg_len);
-    }
-};
-
 void handle(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore);
 
 size_t header_size(uint8_t type)
@@ -395,16 +346,23 @@ size_t header_size(uint8_t type)
     case hdr_rndv: return sizeof(RndvHdr);
     case hdr_ack: return sizeof(AckHdr);
     case hdr_frag: return sizeof(FragHdr);
+    case hdr_rget: return sizeof(RgetHdr);
+    case hdr_put: return sizeof(PutHdr);
+    case hdr_fin: return sizeof(FinHdr);
     default: return 1;
     }
 }
 
 void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
 {
-    const bool rndv = static_cast<uint8_t>(msg[0]) == hdr_rndv;
-    const size_t hlen = rndv ? sizeof(RndvHdr) : sizeof(MatchHdr);
+    const uint8_t type = static_cast<uint8_t>(msg[0]);
+    const bool rndv = type != hdr_match; // RNDV or RGET
+    const size_t hlen = type == hdr_rget ? sizeof(RgetHdr)
+                        : rndv           ? sizeof(RndvHdr)
+                                         : sizeof(MatchHdr);
+    const char *name = type == hdr_rget ? "RGET" : rndv ? "RNDV" : "MATCH";
     if (len < hlen)
-        return malformed(std::string(rndv ? "RNDV" : "MATCH") + " shorter than its header");
+        return malformed(std::string(name) + " shorter than its header");
     RndvHdr h;
     if (rndv)
         std::memcpy(&h, msg, sizeof(RndvHdr));
@@ -437,8 +395,7 @@ void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t 
             r->status.source = h.match.src;
             r->status.tag = h.match.tag;
             r->total = r->received = n;
-            if (r->buf)
-                data.copy_to(r->buf, std::min(n, r->bytes));
+            recv_store(r, 0, data);
             finish_recv(r);
             return;
         }
@@ -446,66 +403,39 @@ void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t 
     if (P->verbose >= 20)
         trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(h.match.src) +
               " tag " + std::to_string(h.match.tag) + " cid " + std::to_string(comm->cid) + ": " +
-              (rndv ? "RNDV" : "MATCH") + " kept until a receive matches it");
+              name + " kept until a receive matches it");
     Unexpected u;
     u.src = h.match.src;
     u.tag = h.match.tag;
-    u.type = rndv ? hdr_rndv : hdr_match;
+    u.type = type;
     u.flags = h.match.flags;
-    data.append_to(u.data);
+    // An RGET carries its RDMA segments where the others carry data.
+    data.append_to(type == hdr_rget ? u.rdma : u.data);
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
     u.world_src = comm->peer_group()->ranks[size_t(u.src)];
     if (u.total < u.data.size())
-        return malformed("RNDV whose first part is longer than the message");
+        return malformed(std::string(name) + " whose first part is longer than the message");
     arrive(comm, h.match.seq, std::move(u));
 }
-
-void send_rest(Request *r);
 
 void handle(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
 {
     if (len < 1)
         return malformed("empty fragment");
-    switch (static_cast<uint8_t>(msg[0])) {
-    case hdr_match:
-    case hdr_rndv: handle_match_or_rndv(msg, len, more, nmore); return;
-    case hdr_ack: {
-        if (len != sizeof(AckHdr) || nmore)
-            return malformed("ACK of " + std::to_string(len) + " bytes");
-        AckHdr h;
-        std::memcpy(&h, msg, sizeof h);
-        auto it = P->live.find(h.send_id);
-        if (it == P->live.end() || !it->second->is_send)
-            return malformed("ACK for an unknown send");
-        Request *r = it->second;
-        r->acked = true;
-        r->peer_recv_id = h.recv_id;
-        send_rest(r);
-        return;
-    }
-    case hdr_frag: {
-        if (len < sizeof(FragHdr))
-            return malformed("FRAG shorter than its header");
-        FragHdr h;
-        std::memcpy(&h, msg, sizeof h);
-        auto it = P->live.find(h.recv_id);
-        if (it == P->live.end() || it->second->is_send)
-            return malformed("FRAG for an unknown receive");
-        Request *r = it->second;
-        const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
-        const size_t n = data.size();
-        if (h.offset > r->total || n > r->total - h.offset)
-            return malformed("FRAG past the end of its message");
-        if (h.offset < r->bytes && r->buf)
-            data.copy_to(r->buf + h.offset, std::min(n, r->bytes - size_t(h.offset)));
-        r->received += n;
-        if (r->received >= r->total)
-            finish_recv(r);
-        return;
-    }
-    default:
-        return malformed("unknown header type " + std::to_string(static_cast<uint8_t>(msg[0])));
+    const uint8_t type = static_cast<uint8_t>(msg[0]);
+    if (type == hdr_match || type == hdr_rndv || type == hdr_rget)
+        return handle_match_or_rndv(msg, len, more, nmore);
+    if (type == hdr_frag)
+        return handle_frag(msg, len, more, nmore);
+    // Control messages travel whole in one segment.
+    if (nmore)
+        return malformed("control message of type " + std::to_string(type) + " in pieces");
+    switch (type) {
+    case hdr_ack: return handle_ack(msg, len);
+    case hdr_put: return handle_put(msg, len);
+    case hdr_fin: return handle_fin(msg, len);
+    default: return malformed("unknown header type " + std::to_string(type));
     }
 }
 
@@ -546,51 +476,6 @@ void on_error(weft_btl_module_t *, uint32_t flags, weft_proc_t *proc, const char
                   ((flags & WEFT_BTL_ERROR_FLAG_FATAL) ? " (the transport is unusable)" : ""));
 }
 
-// After the receiver's ACK: stream the rest in FRAGs, then the send is done.
-// Hand r's remaining fragments to the rails while they have room; true when every fragment is
-// handed over (r is then complete) or the peer cannot be reached. *handed counts fragments.
-bool send_rest_step(Request *r, int *handed = nullptr)
-{
-    const int world = r->comm->peer_group()->ranks[size_t(r->dst)];
-    const size_t chunk = std::max<size_t>(max_send(world), sizeof(FragHdr) + 1) - sizeof(FragHdr);
-    while (r->sent < r->bytes) {
-        const size_t n = std::min(chunk, r->bytes - r->sent);
-        FragHdr h{};
-        h.type = hdr_frag;
-        h.recv_id = r->peer_recv_id;
-        h.offset = r->sent;
-        const weft_status_t rc = try_send(world, &h, sizeof h, r->buf + r->sent, n, false);
-        if (rc == WEFT_ERR_OUT_OF_RESOURCE)
-            return false; // the rails are full: progress goes on later
-        if (rc != WEFT_SUCCESS) {
-            r->status.error = WEFT_ERR_UNREACH;
-            break;
-        }
-        r->sent += n;
-        if (handed)
-            ++*handed;
-    }
-    complete(r);
-    return true;
-}
-
-void send_rest(Request *r)
-{
-    // Behind sends already waiting for room: fragments of one peer go out in order.
-    if (!P->rest.empty() || !send_rest_step(r))
-        P->rest.push_back(r);
-}
-
-// Go on with the sends waiting for room, in order; stop at the first that still has none.
-// Returns the fragments handed over: progress, for the waiters' idle logic.
-int progress_rest()
-{
-    int n = 0;
-    while (!P->rest.empty() && send_rest_step(P->rest.front(), &n))
-        P->rest.pop_front();
-    return n;
-}
-
 void prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
                    weft_status_t status)
 {
@@ -621,8 +506,13 @@ weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, 
     else
         chosen = sendi ? Proto::immediate : Proto::allocated;
     Proto ran = chosen;
+    // A non-contiguous buffer is packed by the datatype engine, by the BTL or below.
+    const bool dense = !r || r->dense;
     weft_convertor_t cv;
-    weft_convertor_init_contiguous(&cv, buf, bytes);
+    if (dense)
+        weft_convertor_init_contiguous(&cv, buf, bytes);
+    else
+        dt::convertor_init(&cv, &r->conv);
     constexpr uint32_t flags = WEFT_BTL_DES_FLAG_PRIORITY | WEFT_BTL_DES_FLAG_BTL_OWNERSHIP;
     weft_status_t rc = WEFT_ERR_OUT_OF_RESOURCE;
     if (chosen == Proto::immediate) {
@@ -672,7 +562,13 @@ weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, 
     ran = Proto::allocated;
     if (P->verbose >= 20) [[unlikely]]
         trace_send(comm, dst, h.tag, bytes, chosen, ran);
-    rc = send_bytes(world, &h, sizeof h, buf, bytes, true);
+    if (dense) {
+        rc = send_bytes(world, &h, sizeof h, buf, bytes, true);
+    } else {
+        std::string packed(bytes, '\0');
+        send_load(r, 0, packed.data(), bytes);
+        rc = send_bytes(world, &h, sizeof h, packed.data(), bytes, true);
+    }
     if (rc != WEFT_SUCCESS)
         return rc;
     if (r)
@@ -682,13 +578,8 @@ weft_status_t send_eager(Request *r, const weft_comm *comm, int dst, int world, 
 
 weft_status_t start_send(Request *r)
 {
-    // The data as it is now (a persistent send packs at each start).
-    if (!r->staging.empty())
-        weft::dt::pack(*r->dtype->layout, r->user_buf, r->count, 0, r->buf, r->bytes);
     r->complete = false;
     r->active = true;
-    r->acked = false;
-    r->sent = 0;
     r->status = weft_msg_status_t{};
     weft_comm *comm = r->comm;
     if (r->dst == WEFT_PROC_NULL) {
@@ -709,17 +600,7 @@ weft_status_t start_send(Request *r)
         return WEFT_ERR_UNREACH;
     if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
         return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);
-    if (P->verbose >= 20) [[unlikely]]
-        trace_send(comm, r->dst, r->tag, r->bytes, Proto::pipeline, Proto::pipeline);
-    RndvHdr h{};
-    h.match = m;
-    h.match.type = hdr_rndv;
-    h.match.flags = r->mode == WEFT_SEND_SYNCHRONOUS ? flag_sync : 0;
-    h.total = r->bytes;
-    h.send_id = track(r);
-    const size_t first = std::min(r->bytes, limit > sizeof h ? limit - sizeof h : 0);
-    r->sent = first;
-    return send_bytes(world, &h, sizeof h, r->buf, first, true);
+    return start_rndv(r, m, world);
 }
 
 weft_status_t start_recv(Request *r)
@@ -805,28 +686,57 @@ Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, 
     r->next = r->prev = nullptr;
     r->id = 0;
     r->is_send = send;
-    r->buf = static_cast<char *>(const_cast<void *>(buf));
-    r->bytes = count * dtype->size;
-    stage(r, const_cast<void *>(buf), count, dtype);
+    set_dtype(r, const_cast<void *>(buf), count, dtype);
+    r->regs.clear();
     if (send) {
         r->mode = mode;
         r->dst = peer;
         r->src = -1;
-        r->acked = false;
         r->peer_recv_id = 0;
-        r->sent = 0;
-        r->started_rndv = false;
+        r->answered = false;
+        r->queued = r->sched_busy = false;
+        r->frags_inflight = r->rdma_inflight = 0;
     } else {
         r->src = peer;
         r->dst = -1;
         r->total = 0;
         r->received = 0;
         r->matched = false;
+        r->rdma_inflight = 0;
     }
     return r;
 }
 
 // ---- the module's operations
+
+// One of a peer's lists, as Rails.
+std::vector<Rail> rails(weft_bml_endpoint_t *ep, weft_bml_list_t list)
+{
+    std::vector<Rail> out;
+    const size_t n = P->bml->bml_endpoint_count(P->bml, ep, list);
+    for (size_t i = 0; i < n; ++i) {
+        weft_bml_btl_t b;
+        if (P->bml->bml_endpoint_btl(P->bml, ep, list, i, &b) != WEFT_SUCCESS)
+            continue;
+        Rail rail;
+        rail.btl = b.btl;
+        rail.ep = b.btl_endpoint;
+        rail.weight = b.weight;
+        rail.flags = b.btl_flags;
+        rail.key = rail_key(b.btl);
+        rail.index =
+            int(std::find(P->modules.begin(), P->modules.end(), b.btl) - P->modules.begin());
+        if (size_t(rail.index) >= P->modules.size() || rail.index >= 32)
+            continue;
+        // Without put/get operations a module is no RDMA rail, whatever its flags say.
+        if (list == WEFT_BML_LIST_RDMA &&
+            (((rail.flags & WEFT_BTL_FLAG_PUT) && !b.btl->btl_put) ||
+             ((rail.flags & WEFT_BTL_FLAG_GET) && !b.btl->btl_get) || !b.btl->btl_register_mem))
+            continue;
+        out.push_back(rail);
+    }
+    return out;
+}
 
 weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
 {
@@ -853,6 +763,12 @@ weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
             info.struct_size = sizeof info;
             P->bml->bml_endpoint_info(P->bml, ep, &info);
             peer.max_send = info.max_send_size;
+            peer.rndv_first = std::min(b.btl->btl_eager_limit, b.btl->btl_rndv_eager_limit);
+            peer.min_rdma_pipeline_size = info.min_rdma_pipeline_size;
+            peer.pipeline_send_length = info.rdma_pipeline_send_length;
+            peer.pipeline_frag_size = info.rdma_pipeline_frag_size;
+            peer.send = rails(ep, WEFT_BML_LIST_SEND);
+            peer.rdma = rails(ep, WEFT_BML_LIST_RDMA);
         }
     }
     for (size_t i = 0; i < n; ++i)
@@ -877,7 +793,7 @@ weft_status_t enable(weft_pml_module_t *, int on)
 {
     if (on)
         return WEFT_SUCCESS;
-    weft::rt::wait_until([] { return P->pending.empty() && P->rest.empty(); });
+    weft::rt::wait_until([] { return P->pending.empty() && P->sched.empty(); });
     for (weft_btl_module_t *btl : weft::rt::btl_modules())
         if (btl->btl_flush)
             btl->btl_flush(btl, nullptr);
@@ -942,9 +858,7 @@ weft_status_t recv(weft_pml_module_t *, void *buf, size_t count, weft_datatype_t
     // A blocking receive waits here, so its request can live on the stack.
     Request r;
     r.kind = weft_request::Kind::pml_recv;
-    r.buf = static_cast<char *>(buf);
-    r.bytes = count * dtype->size;
-    stage(&r, buf, count, dtype);
+    set_dtype(&r, buf, count, dtype);
     r.comm = comm;
     r.peer = r.src = src;
     r.tag = tag;
@@ -1129,7 +1043,37 @@ weft_status_t revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
     return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
 }
 
-weft_mca_param_t *p_fault_to, *p_verbose;
+weft_mca_param_t *p_fault_to, *p_verbose, *p_depth, *p_max_rdma, *p_max_send, *p_rcache_unused;
+
+// The protocol parameters into P; false (with the reason printed) when one cannot work.
+bool read_params()
+{
+    struct Check {
+        weft_mca_param_t *p;
+        const char *name;
+        int64_t lo, hi;
+    };
+    const Check checks[] = {{p_depth, "pml_ob1_send_pipeline_depth", 1, 1024},
+                            {p_max_rdma, "pml_ob1_max_rdma_per_request", 1, int64_t(kMaxRails)},
+                            {p_max_send, "pml_ob1_max_send_per_range", 1, int64_t(kMaxRails)},
+                            {p_rcache_unused, "pml_ob1_rcache_max_unused", 0, 65536}};
+    for (const Check &c : checks) {
+        const int64_t v = weft_mca_param_int(c.p);
+        if (v < c.lo || v > c.hi) {
+            output::error("pml/ob1: " + std::string(c.name) + " is " + std::to_string(v) +
+                          ", outside " + std::to_string(c.lo) + ".." + std::to_string(c.hi));
+            return false;
+        }
+    }
+    P->send_pipeline_depth = int(weft_mca_param_int(p_depth));
+    P->max_rdma_per_request = size_t(weft_mca_param_int(p_max_rdma));
+    P->max_send_per_range = size_t(weft_mca_param_int(p_max_send));
+    const weft_mca_param_t *lp = weft_mca_param_find("mpi_leave_pinned");
+    P->leave_pinned = lp && weft_mca_param_bool(lp);
+    P->rcache =
+        std::make_unique<RegCache>(P->leave_pinned, size_t(weft_mca_param_int(p_rcache_unused)));
+    return true;
+}
 bool fault_sent = false;
 
 // Fault injection for tests: one fragment of every malformed kind to one
@@ -1168,8 +1112,8 @@ int progress_fn()
     if (!fault_sent && p_fault_to)
         inject_faults();
     int n = progress_pending();
-    if (!P->rest.empty()) [[unlikely]]
-        n += progress_rest();
+    if (!P->sched.empty()) [[unlikely]]
+        n += progress_sched();
     return n;
 }
 
@@ -1192,16 +1136,59 @@ weft_status_t register_params()
          .default_value = "0",
          .help = "Verbosity of pml/ob1 (0-100). At 20 and above every message is traced: the "
                  "protocol the sender chose and the one that ran (eager immediate, prepared or "
-                 "allocated, send/receive pipeline), and messages kept unexpected.",
+                 "allocated; send/receive, buffered or RDMA pipeline; RDMA direct put or get) "
+                 "with the rails it used, the protocol the receiver ran, and messages kept "
+                 "unexpected.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr},
+        {.name = "send_pipeline_depth",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "16",
+         .help = "Most FRAG fragments of one message handed to the BTLs and not yet completed "
+                 "(the send/receive and RDMA pipelines), 1 to 1024.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "max_rdma_per_request",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "4",
+         .help = "Most RDMA-capable BTLs one message is striped over (RDMA direct put and get), "
+                 "1 to 8.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "max_send_per_range",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "4",
+         .help = "Most BTLs the FRAG fragments of one message are striped over (by bandwidth), "
+                 "1 to 8.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "rcache_max_unused",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "64",
+         .help = "With mpi_leave_pinned: most registrations kept for buffers no message uses "
+                 "now (least recently used go first), 0 to 65536.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
     };
-    weft_mca_param_t *h[2] = {};
-    weft_status_t rc = weft_mca_param_register_table("pml", "ob1", defs, 2, sizeof defs[0], h);
+    constexpr size_t n = sizeof defs / sizeof defs[0];
+    weft_mca_param_t *h[n] = {};
+    weft_status_t rc = weft_mca_param_register_table("pml", "ob1", defs, n, sizeof defs[0], h);
     p_fault_to = h[0];
     p_verbose = h[1];
+    p_depth = h[2];
+    p_max_rdma = h[3];
+    p_max_send = h[4];
+    p_rcache_unused = h[5];
     return rc;
 }
 
@@ -1214,6 +1201,12 @@ weft_pml_module_t *init(int, int)
     auto *bc = reinterpret_cast<const weft_bml_component_t *>(bml_comp->desc);
     P = new State;
     P->verbose = int(weft_mca_param_int(p_verbose));
+    P->modules = weft::rt::btl_modules();
+    if (!read_params()) {
+        delete P;
+        P = nullptr;
+        return nullptr;
+    }
     P->bml = bc->init(0, 0);
     if (!P->bml) {
         delete P;
@@ -1262,6 +1255,7 @@ weft_status_t finalize()
     // Whatever is still queued must leave before the transports close.
     weft::rt::wait_until([] { return P->pending.empty(); });
     weft_progress_unregister(progress_fn);
+    P->rcache->clear(); // registrations kept by leave_pinned, while the modules still exist
     P->bml->bml_finalize(P->bml);
     mca::framework_base("bml")->close();
     delete P;
@@ -1274,8 +1268,6 @@ weft_status_t query(int *priority, char *, size_t)
     *priority = 20;
     return WEFT_SUCCESS;
 }
-
-} // namespace
 
 } // namespace weft::pml::ob1
 

@@ -79,7 +79,7 @@ START_TEST(test_scan_fixtures)
     ck_assert_ptr_nonnull(find("pml", "dup"));
 
     assert_rejected("oldabi", "built for MCA ABI 2.0, this is 3.0");
-    assert_rejected("newapi", "built for btl API 1.7, this is 1.0");
+    assert_rejected("newapi", "built for btl API 1.7, this is 1.1");
     assert_rejected("misnamed",
                     "the descriptor says component 'other' but the file is named for 'misnamed'");
     // The loader's error names the missing symbol, with either backend: both

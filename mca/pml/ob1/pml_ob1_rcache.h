@@ -1,0 +1,67 @@
+// pml/ob1: the registration cache. RDMA needs the memory on both sides registered with the BTL
+// module that moves it (btl_register_mem), which can cost a system call and pinning pages per
+// message. Requests take registrations from here; a registration that covers the range asked for
+// is shared. Without mpi_leave_pinned a registration goes when its last user releases it; with
+// it, it stays for later messages from the same buffer (up to `max_unused`, least recently used
+// first out), as Open MPI's leave_pinned does.
+//
+// Caveat of leave_pinned (as in any MPI without memory hooks): a buffer freed and its address
+// reused while a registration is kept keeps the old registration; for BTLs whose registration
+// pins physical pages (openib) the user must not free registered buffers while it is on.
+// btl/sm's registration is a (pid, range) record and is unaffected.
+#ifndef WEFT_PML_OB1_RCACHE_H
+#define WEFT_PML_OB1_RCACHE_H
+
+#include <btl/btl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+
+namespace weft::pml::ob1 {
+
+class RegCache {
+  public:
+    struct Entry {
+        weft_btl_module_t *btl;
+        uintptr_t base;
+        size_t len;
+        uint32_t flags;
+        weft_btl_registration_handle_t *handle;
+        int refs;
+    };
+
+    RegCache(bool leave_pinned, size_t max_unused)
+        : leave_pinned_(leave_pinned), max_unused_(max_unused)
+    {
+    }
+    RegCache(const RegCache &) = delete;
+    RegCache &operator=(const RegCache &) = delete;
+    ~RegCache() { clear(); }
+
+    // A registration with btl covering [addr, addr + len) with at least `flags`, taken once
+    // more; NULL (and *rc the module's error) if the module refuses.
+    Entry *acquire(weft_btl_module_t *btl, const void *addr, size_t len, uint32_t flags,
+                   weft_status_t *rc);
+    // Give back what acquire returned.
+    void release(Entry *e);
+    // Deregister every registration nobody holds (at finalize, or when a module goes).
+    void clear();
+
+    size_t registered() const { return registered_; }     // btl_register_mem calls so far
+    size_t deregistered() const { return deregistered_; } // btl_deregister_mem calls so far
+    size_t kept() const { return entries_.size(); }       // registrations alive now
+
+  private:
+    void drop(std::list<Entry>::iterator it);
+
+    bool leave_pinned_;
+    size_t max_unused_;
+    std::list<Entry> entries_; // most recently used first
+    size_t registered_ = 0;
+    size_t deregistered_ = 0;
+};
+
+} // namespace weft::pml::ob1
+
+#endif

@@ -1,0 +1,791 @@
+// pml/ob1: the rendezvous protocols of ob1-protocols.rst.
+//
+// The sender picks a candidate per message (start_rndv, exactly the spec's selection):
+//   buffered mode                      buffered pipeline (RNDV + first part, then FRAGs)
+//   contiguous, RDMA rails usable, and leave_pinned or no put or size <= min_rdma_pipeline_size
+//                                      RDMA direct get (RGET with the registered buffer) if
+//                                      every rail used can get, else RDMA direct put (RNDV
+//                                      flagged CONTIG|PIN, no data)
+//   contiguous, RDMA rails usable      RDMA pipeline (RNDV flagged CONTIG + first part)
+//   otherwise                          send/receive pipeline (RNDV + first part)
+// The receiver accepts it or falls back (rndv_matched): a buffer that is not contiguous, too
+// small, or a rail it cannot match turns any RDMA protocol into the send/receive pipeline,
+// answered with ACK. Its answers: ACK (send [send_offset, total) as FRAGs), PUT (write this
+// piece into my registered buffer, then FIN; a PUT with rail 0 asks for the piece as FRAGs),
+// and, for RGET, a FIN per piece it read.
+//
+// FRAGs are striped over up to max_send_per_range send rails by bandwidth, at most
+// send_pipeline_depth of one message in flight; RDMA pieces over up to max_rdma_per_request
+// RDMA rails. A message is complete at the sender when every byte was handed over and every
+// transfer finished, and at the receiver when every byte arrived.
+#include "pml_ob1.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::ob1 {
+
+namespace {
+
+constexpr weft_btl_tag_t tag_ob1 = WEFT_BTL_TAG_PML_FIRST;
+
+// One put or get in flight.
+struct RdmaOp {
+    Request *r;
+    uint64_t offset;
+    uint64_t length;
+};
+
+int send_world(const Request *r) { return r->comm->peer_group()->ranks[size_t(r->dst)]; }
+
+const Peer *peer_of(int world)
+{
+    return world >= 0 && size_t(world) < P->peers.size() ? &P->peers[size_t(world)] : nullptr;
+}
+
+size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
+
+[[gnu::cold]] void trace_send_done(const Request *r)
+{
+    trace("send rank " + std::to_string(r->comm->rank) + " -> " + std::to_string(r->dst) + " tag " +
+          std::to_string(r->tag) + " cid " + std::to_string(r->comm->cid) + " " +
+          std::to_string(r->bytes) + " bytes: chose " + proto_name(r->chosen) + ", ran " +
+          proto_name(r->ran) + " over " + rails_text(r->rails_used));
+}
+
+[[gnu::cold]] void trace_recv(const Request *r, Proto offered, Proto running)
+{
+    trace("recv rank " + std::to_string(r->comm->rank) + " <- " + std::to_string(r->status.source) +
+          " tag " + std::to_string(r->status.tag) + " cid " + std::to_string(r->comm->cid) + " " +
+          std::to_string(r->total) + " bytes: offered " + proto_name(offered) + ", running " +
+          proto_name(running) + (r->dense ? "" : " (non-contiguous receive buffer)"));
+}
+
+void enqueue(Request *r)
+{
+    if (!r->queued) {
+        r->queued = true;
+        P->sched.push_back(r);
+    }
+}
+
+// Complete send r if everything is done. r may be gone afterwards.
+void maybe_complete_send(Request *r)
+{
+    if (r->sched_busy || !r->answered || r->frags_inflight || r->rdma_inflight ||
+        !r->frag_work.empty() || r->queued || r->done_bytes < r->bytes)
+        return;
+    if (P->verbose >= 20) [[unlikely]]
+        trace_send_done(r);
+    release_regs(r);
+    complete(r);
+}
+
+// The peer cannot be reached: end send r with the error.
+void fail_send(Request *r, weft_status_t why)
+{
+    r->status.error = why;
+    r->frag_work.clear();
+    r->done_bytes = r->bytes;
+    r->answered = true;
+}
+
+void frag_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
+               weft_status_t status)
+{
+    auto *r = static_cast<Request *>(des->des_cbdata);
+    --r->frags_inflight;
+    r->done_bytes += reinterpret_cast<uintptr_t>(des->des_context);
+    if (status != WEFT_SUCCESS)
+        r->status.error = WEFT_ERR_UNREACH;
+    if (!r->frag_work.empty())
+        enqueue(r); // room in the pipeline again
+    else
+        maybe_complete_send(r);
+}
+
+// Hand the FRAG [off, off + *n) of r to rail; *n is set to what the descriptor took.
+weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
+{
+    FragHdr h{};
+    h.type = hdr_frag;
+    h.recv_id = r->peer_recv_id;
+    h.offset = off;
+    weft_btl_module_t *btl = rail.btl;
+    constexpr uint32_t flags = WEFT_BTL_DES_FLAG_BTL_OWNERSHIP | WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
+    weft_btl_descriptor_t *des = nullptr;
+    weft_status_t rc;
+    if (btl->btl_prepare_src && (rail.flags & WEFT_BTL_FLAG_SEND_INPLACE)) {
+        // The BTL sends from the user's buffer (or packs a non-contiguous one) itself.
+        weft_convertor_t cv;
+        if (r->dense)
+            weft_convertor_init_contiguous(&cv, r->buf, r->bytes);
+        else
+            dt::convertor_init(&cv, &r->conv);
+        weft_convertor_seek(&cv, off);
+        rc = btl->btl_prepare_src(btl, rail.ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, n, flags, &des);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
+    } else {
+        rc = btl->btl_alloc(btl, rail.ep, WEFT_BTL_NO_ORDER, sizeof h + *n, flags, &des);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
+        std::memcpy(p, &h, sizeof h);
+        send_load(r, off, p + sizeof h, *n);
+    }
+    des->des_cbfunc = frag_done;
+    des->des_cbdata = r;
+    des->des_context = reinterpret_cast<void *>(uintptr_t(*n));
+    ++r->frags_inflight; // the callback may run inside btl_send
+    rc = btl->btl_send(btl, rail.ep, des, tag_ob1);
+    if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+        return WEFT_SUCCESS;
+    --r->frags_inflight;
+    btl->btl_free(btl, des);
+    return rc;
+}
+
+// Hand r's FRAGs to the send rails while the pipeline has room; r waits in P->sched for more
+// room otherwise. *handed counts fragments. r may be complete (and gone) afterwards.
+void schedule(Request *r, int *handed)
+{
+    const Peer *peer = peer_of(send_world(r));
+    if (!peer || peer->send.empty()) {
+        fail_send(r, WEFT_ERR_UNREACH);
+        maybe_complete_send(r);
+        return;
+    }
+    const size_t nrails = std::min({peer->send.size(), P->max_send_per_range, kMaxRails});
+    r->sched_busy = true;
+    bool blocked = false;
+    while (!r->frag_work.empty()) {
+        if (r->frags_inflight >= P->send_pipeline_depth) {
+            blocked = true;
+            break;
+        }
+        // The rail with the least data for its bandwidth.
+        size_t best = 0;
+        double best_load = 0;
+        for (size_t i = 0; i < nrails; ++i) {
+            const double load = double(r->striped[i]) / std::max(peer->send[i].weight, 1e-6);
+            if (i == 0 || load < best_load) {
+                best = i;
+                best_load = load;
+            }
+        }
+        const Rail &rail = peer->send[best];
+        Range &rg = r->frag_work.front();
+        const size_t chunk =
+            std::max(rail.btl->btl_max_send_size, sizeof(FragHdr) + 1) - sizeof(FragHdr);
+        size_t n = std::min(chunk, rg.end - rg.off);
+        const weft_status_t rc = send_frag(r, rail, rg.off, &n);
+        if (rc == WEFT_ERR_OUT_OF_RESOURCE) {
+            blocked = true;
+            break;
+        }
+        if (rc != WEFT_SUCCESS || n == 0) {
+            fail_send(r, WEFT_ERR_UNREACH);
+            break;
+        }
+        r->striped[best] += n;
+        r->rails_used |= 1u << rail.index;
+        rg.off += n;
+        if (rg.off == rg.end)
+            r->frag_work.pop_front();
+        if (handed)
+            ++*handed;
+    }
+    r->sched_busy = false;
+    if (blocked)
+        enqueue(r);
+    else
+        maybe_complete_send(r);
+}
+
+// The RDMA rails of peer usable for a message of `bytes` with `need` (PUT or GET), at most
+// max_rdma_per_request.
+std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t need)
+{
+    std::vector<const Rail *> out;
+    for (const Rail &rail : peer.rdma) {
+        if (out.size() >= std::min(P->max_rdma_per_request, kMaxRails))
+            break;
+        if (!(rail.flags & need))
+            continue;
+        if (WEFT_MODULE_HAS_FIELD(rail.btl, weft_btl_module_t, btl_min_rdma_size) &&
+            bytes < rail.btl->btl_min_rdma_size)
+            continue;
+        if (rail.btl->btl_registration_handle_size > kMaxHandle)
+            continue;
+        out.push_back(&rail);
+    }
+    return out;
+}
+
+const Rail *find_rail(const Peer &peer, uint32_t key, uint32_t need)
+{
+    for (const Rail &rail : peer.rdma)
+        if (rail.key == key && (rail.flags & need))
+            return &rail;
+    return nullptr;
+}
+
+// Split [from, to) over rails by weight: the piece of rail i is [cuts[i], cuts[i + 1]).
+std::vector<size_t> split(size_t from, size_t to, const std::vector<const Rail *> &rails)
+{
+    double sum = 0;
+    for (const Rail *rail : rails)
+        sum += std::max(rail->weight, 1e-6);
+    std::vector<size_t> cuts{from};
+    double acc = 0;
+    for (size_t i = 0; i + 1 < rails.size(); ++i) {
+        acc += std::max(rails[i]->weight, 1e-6);
+        cuts.push_back(from + size_t(double(to - from) * acc / sum));
+    }
+    cuts.push_back(to);
+    return cuts;
+}
+
+// Append an RdmaSeg for [off, off + len) of buf registered in e to msg.
+void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, char *buf, size_t off,
+                size_t len)
+{
+    RdmaSeg seg{};
+    seg.offset = off;
+    seg.length = len;
+    seg.addr = reinterpret_cast<uint64_t>(buf + off);
+    seg.rail = rail.key;
+    seg.hlen = uint32_t(rail.btl->btl_registration_handle_size);
+    msg.append(reinterpret_cast<const char *>(&seg), sizeof seg);
+    msg.append(reinterpret_cast<const char *>(e->handle), seg.hlen);
+    msg.append(padded(seg.hlen) - seg.hlen, '\0');
+}
+
+// RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration).
+bool send_rget(Request *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
+               size_t limit)
+{
+    RgetHdr g{};
+    g.rndv = h;
+    g.rndv.match.type = hdr_rget;
+    g.rndv.match.flags |= flag_contig;
+    g.nsegs = 0;
+    std::string msg(sizeof g, '\0');
+    const std::vector<size_t> cuts = split(0, r->bytes, rails);
+    for (size_t i = 0; i < rails.size(); ++i) {
+        if (cuts[i + 1] == cuts[i])
+            continue;
+        if (cuts[i + 1] - cuts[i] > rails[i]->btl->btl_get_limit) {
+            release_regs(r);
+            r->rails_used = 0;
+            return false;
+        }
+        weft_status_t rc = WEFT_SUCCESS;
+        RegCache::Entry *e =
+            P->rcache->acquire(rails[i]->btl, r->buf + cuts[i], cuts[i + 1] - cuts[i],
+                               WEFT_BTL_REG_FLAG_REMOTE_READ, &rc);
+        if (!e) {
+            release_regs(r);
+            return false;
+        }
+        r->regs.push_back(e);
+        append_seg(msg, *rails[i], e, r->buf, cuts[i], cuts[i + 1] - cuts[i]);
+        ++g.nsegs;
+        r->rails_used |= 1u << rails[i]->index;
+    }
+    if (msg.size() > limit) {
+        release_regs(r);
+        r->rails_used = 0;
+        return false;
+    }
+    std::memcpy(msg.data(), &g, sizeof g);
+    if (send_bytes(world, msg.data(), msg.size(), nullptr, 0, true) != WEFT_SUCCESS)
+        fail_send(r, WEFT_ERR_UNREACH);
+    return true;
+}
+
+void put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *, weft_btl_registration_handle_t *,
+              void *context, void *, weft_status_t status)
+{
+    auto *op = static_cast<RdmaOp *>(context);
+    Request *r = op->r;
+    FinHdr fin{};
+    fin.type = hdr_fin;
+    fin.status = status == WEFT_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
+    fin.id = r->peer_recv_id;
+    fin.length = op->length;
+    send_bytes(send_world(r), &fin, sizeof fin, nullptr, 0, true);
+    if (status != WEFT_SUCCESS)
+        r->status.error = WEFT_ERR_UNREACH;
+    r->done_bytes += op->length;
+    --r->rdma_inflight;
+    delete op;
+    maybe_complete_send(r);
+}
+
+void get_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *, weft_btl_registration_handle_t *,
+              void *context, void *cbdata, weft_status_t status)
+{
+    auto *op = static_cast<RdmaOp *>(context);
+    Request *r = op->r;
+    FinHdr fin{};
+    fin.type = hdr_fin;
+    fin.status = status == WEFT_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
+    fin.id = reinterpret_cast<uintptr_t>(cbdata); // the sender's request
+    fin.length = op->length;
+    send_bytes(r->world_peer, &fin, sizeof fin, nullptr, 0, true);
+    if (status != WEFT_SUCCESS)
+        r->status.error = WEFT_ERR_UNREACH;
+    r->received += op->length;
+    --r->rdma_inflight;
+    delete op;
+    if (r->received >= r->total && r->rdma_inflight == 0)
+        finish_recv(r);
+}
+
+// Ask the sender for [off, off + len) as FRAGs (a PUT without a rail).
+void ask_frags(Request *r, uint64_t send_id, size_t off, size_t len)
+{
+    PutHdr p{};
+    p.type = hdr_put;
+    p.send_id = send_id;
+    p.recv_id = r->id;
+    p.seg.offset = off;
+    p.seg.length = len;
+    send_bytes(r->world_peer, &p, sizeof p, nullptr, 0, true);
+}
+
+void send_ack(Request *r, uint64_t send_id, size_t send_offset)
+{
+    AckHdr ack{};
+    ack.type = hdr_ack;
+    ack.send_id = send_id;
+    ack.recv_id = r->received < r->total ? r->id : 0;
+    ack.send_offset = send_offset;
+    send_bytes(r->world_peer, &ack, sizeof ack, nullptr, 0, true);
+}
+
+// Send the PUTs for [from, to) of receive r in pieces of at most `piece` bytes, round the
+// rails. false: nothing sent (the first registration failed).
+bool send_puts(Request *r, uint64_t send_id, size_t from, size_t to,
+               const std::vector<const Rail *> &rails, size_t piece)
+{
+    size_t i = 0;
+    for (size_t off = from; off < to; ++i) {
+        const Rail &rail = *rails[i % rails.size()];
+        const size_t limit = rail.btl->btl_put_limit ? rail.btl->btl_put_limit : piece;
+        const size_t len = std::min({piece, to - off, limit});
+        weft_status_t rc = WEFT_SUCCESS;
+        RegCache::Entry *e =
+            P->rcache->acquire(rail.btl, r->buf + off, len, WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc);
+        if (!e) {
+            if (off == from)
+                return false;
+            ask_frags(r, send_id, off, to - off);
+            return true;
+        }
+        r->regs.push_back(e);
+        std::string msg(sizeof(PutHdr), '\0');
+        PutHdr p{};
+        p.type = hdr_put;
+        p.send_id = send_id;
+        p.recv_id = r->id;
+        std::memcpy(msg.data(), &p, sizeof p);
+        std::string seg;
+        append_seg(seg, rail, e, r->buf, off, len);
+        // PutHdr ends with its RdmaSeg: overwrite it with the filled one, handle after.
+        msg.resize(sizeof(PutHdr) - sizeof(RdmaSeg));
+        msg += seg;
+        send_bytes(r->world_peer, msg.data(), msg.size(), nullptr, 0, true);
+        off += len;
+    }
+    return true;
+}
+
+// The RDMA segments of an RGET, checked: they cover [0, total) in order and each names a rail
+// this process has to the sender with get. Empty when any does not (the receiver falls back).
+struct Seg {
+    RdmaSeg seg;
+    const char *handle;
+    const Rail *rail;
+};
+std::vector<Seg> parse_segs(const std::string &raw, size_t total, const Peer &peer, bool *bad)
+{
+    std::vector<Seg> out;
+    size_t at = 0, covered = 0;
+    *bad = false;
+    while (at < raw.size()) {
+        Seg s{};
+        if (raw.size() - at < sizeof(RdmaSeg)) {
+            *bad = true;
+            return {};
+        }
+        std::memcpy(&s.seg, raw.data() + at, sizeof s.seg);
+        at += sizeof s.seg;
+        if (s.seg.hlen > kMaxHandle || raw.size() - at < padded(s.seg.hlen) ||
+            s.seg.offset != covered || s.seg.length > total - covered) {
+            *bad = true;
+            return {};
+        }
+        s.handle = raw.data() + at;
+        at += padded(s.seg.hlen);
+        covered += s.seg.length;
+        s.rail = find_rail(peer, s.seg.rail, WEFT_BTL_FLAG_GET);
+        if (!s.rail || s.rail->btl->btl_registration_handle_size != s.seg.hlen)
+            return {};
+        out.push_back(s);
+    }
+    if (covered != total)
+        *bad = true;
+    return *bad ? std::vector<Seg>{} : out;
+}
+
+// RDMA direct get at the receiver: read each piece. false: nothing started.
+bool start_gets(Request *r, const Unexpected &u, const Peer &peer)
+{
+    bool bad = false;
+    std::vector<Seg> segs = parse_segs(u.rdma, u.total, peer, &bad);
+    if (bad)
+        malformed("RGET whose segments do not cover its message");
+    if (segs.empty())
+        return false;
+    r->received = 0;
+    // Held until every get is started, so that a get finishing at once cannot complete r.
+    ++r->rdma_inflight;
+    for (const Seg &s : segs) {
+        weft_status_t rc = WEFT_SUCCESS;
+        RegCache::Entry *e =
+            P->rcache->acquire(s.rail->btl, r->buf + s.seg.offset, s.seg.length,
+                               WEFT_BTL_REG_FLAG_LOCAL_WRITE | WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc);
+        if (e) {
+            r->regs.push_back(e);
+            auto *op = new RdmaOp{r, s.seg.offset, s.seg.length};
+            ++r->rdma_inflight;
+            rc = s.rail->btl->btl_get(
+                s.rail->btl, s.rail->ep, r->buf + s.seg.offset, s.seg.addr, e->handle,
+                reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle), s.seg.length, 0,
+                WEFT_BTL_NO_ORDER, get_done, op, reinterpret_cast<void *>(uintptr_t(u.send_id)));
+            if (rc == WEFT_SUCCESS)
+                continue;
+            --r->rdma_inflight;
+            delete op;
+        }
+        // This piece cannot be read: the sender sends it.
+        ask_frags(r, u.send_id, s.seg.offset, s.seg.length);
+    }
+    --r->rdma_inflight;
+    return true;
+}
+
+} // namespace
+
+const char *proto_name(Proto p)
+{
+    switch (p) {
+    case Proto::immediate: return "eager immediate (btl_sendi)";
+    case Proto::prepared: return "eager prepared (btl_prepare_src)";
+    case Proto::allocated: return "eager allocated (btl_alloc)";
+    case Proto::pipeline: return "send/receive pipeline";
+    case Proto::buffered: return "buffered pipeline";
+    case Proto::rdma_put: return "RDMA direct put";
+    case Proto::rdma_get: return "RDMA direct get";
+    case Proto::rdma_pipeline: return "RDMA pipeline";
+    }
+    return "?";
+}
+
+uint32_t rail_key(weft_btl_module_t *btl)
+{
+    const char *name = btl->btl_component ? btl->btl_component->mca.name : "?";
+    uint32_t h = 2166136261u;
+    for (const char *p = name; *p; ++p)
+        h = (h ^ uint8_t(*p)) * 16777619u;
+    uint32_t ordinal = 0;
+    for (weft_btl_module_t *m : P->modules) {
+        if (m == btl)
+            break;
+        if (m->btl_component == btl->btl_component)
+            ++ordinal;
+    }
+    h &= ~0xffu;
+    if (h == 0)
+        h = 0x100; // 0 means "no rail"
+    return h | (ordinal & 0xffu);
+}
+
+void release_regs(Request *r)
+{
+    for (RegCache::Entry *e : r->regs)
+        P->rcache->release(e);
+    r->regs.clear();
+}
+
+weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
+{
+    const Peer *peer = peer_of(world);
+    if (!peer || peer->eager_limit == 0)
+        return WEFT_ERR_UNREACH;
+    r->answered = false;
+    r->done_bytes = 0;
+    r->frags_inflight = r->rdma_inflight = 0;
+    r->frag_work.clear();
+    r->striped.fill(0);
+    r->rails_used = 0;
+    r->queued = r->sched_busy = false;
+    RndvHdr h{};
+    h.match = m;
+    h.match.type = hdr_rndv;
+    h.match.flags = r->mode == WEFT_SEND_SYNCHRONOUS ? flag_sync : 0;
+    h.total = r->bytes;
+    h.send_id = track(r);
+
+    // The candidate, as ob1-protocols.rst selects it.
+    Proto chosen = Proto::pipeline;
+    std::vector<const Rail *> rails;
+    if (sizeof(MatchHdr) + r->bytes <= peer->eager_limit) {
+        chosen = Proto::pipeline; // a synchronous message that would fit eagerly
+    } else if (r->mode == WEFT_SEND_BUFFERED) {
+        chosen = Proto::buffered;
+    } else if (r->dense && !(rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_RDMA)).empty()) {
+        bool all_get = true, all_put = true;
+        for (const Rail *rail : rails) {
+            all_get = all_get && (rail->flags & WEFT_BTL_FLAG_GET);
+            all_put = all_put && (rail->flags & WEFT_BTL_FLAG_PUT);
+        }
+        if (!all_get && !all_put) {
+            rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_PUT);
+            all_put = true;
+        }
+        if (P->leave_pinned || !all_put || r->bytes <= peer->min_rdma_pipeline_size)
+            chosen = all_get ? Proto::rdma_get : Proto::rdma_put;
+        else
+            chosen = Proto::rdma_pipeline;
+    }
+    r->chosen = r->ran = chosen;
+    if (chosen == Proto::rdma_get) {
+        if (send_rget(r, h, rails, world, peer->eager_limit))
+            return WEFT_SUCCESS;
+        r->ran = Proto::pipeline; // no registration: the sender falls back itself
+    }
+    // RNDV: the first part of the message, none for RDMA direct put.
+    if (r->chosen == Proto::rdma_put && r->ran == Proto::rdma_put)
+        h.match.flags |= flag_contig | flag_pin;
+    else if (r->ran == Proto::rdma_pipeline)
+        h.match.flags |= flag_contig;
+    const size_t room = peer->rndv_first > sizeof h ? peer->rndv_first - sizeof h : 0;
+    const size_t first = h.match.flags & flag_pin ? 0 : std::min(r->bytes, room);
+    weft_status_t rc;
+    if (r->dense || first == 0) {
+        rc = send_bytes(world, &h, sizeof h, r->buf, first, true);
+    } else {
+        std::string packed(first, '\0');
+        send_load(r, 0, packed.data(), first);
+        rc = send_bytes(world, &h, sizeof h, packed.data(), first, true);
+    }
+    if (rc != WEFT_SUCCESS) {
+        untrack(r);
+        return rc;
+    }
+    r->done_bytes = first;
+    return WEFT_SUCCESS;
+}
+
+void rndv_matched(Request *r, const Unexpected &u)
+{
+    r->world_peer = u.world_src;
+    const Peer *peer = peer_of(u.world_src);
+    const bool contig = r->dense && r->buf && r->bytes >= u.total && u.total > 0 && peer;
+    const bool rget = u.type == hdr_rget;
+    const Proto offered = rget                      ? Proto::rdma_get
+                          : (u.flags & flag_pin)    ? Proto::rdma_put
+                          : (u.flags & flag_contig) ? Proto::rdma_pipeline
+                                                    : Proto::pipeline;
+    // Every later message about r names it by id.
+    if (r->received < r->total || rget)
+        track(r);
+    if (rget && contig && start_gets(r, u, *peer)) {
+        if (P->verbose >= 20) [[unlikely]]
+            trace_recv(r, offered, Proto::rdma_get);
+        if (r->received >= r->total && r->rdma_inflight == 0)
+            finish_recv(r);
+        return;
+    }
+    if (!rget && contig && (u.flags & (flag_pin | flag_contig)) && r->received < r->total) {
+        std::vector<const Rail *> rails = rdma_rails(*peer, u.total, WEFT_BTL_FLAG_PUT);
+        if (!rails.empty()) {
+            if (u.flags & flag_pin) {
+                // RDMA direct put: one piece per rail.
+                const std::vector<size_t> cuts = split(0, u.total, rails);
+                bool sent = false;
+                for (size_t i = 0; i < rails.size(); ++i)
+                    if (cuts[i + 1] > cuts[i])
+                        sent |= send_puts(r, u.send_id, cuts[i], cuts[i + 1], {rails[i]},
+                                          cuts[i + 1] - cuts[i]);
+                if (sent) {
+                    if (P->verbose >= 20) [[unlikely]]
+                        trace_recv(r, offered, Proto::rdma_put);
+                    return;
+                }
+            } else {
+                // RDMA pipeline: the tail by FRAGs, the middle by PUTs.
+                const size_t tail = std::min(peer->pipeline_send_length, u.total - r->received);
+                const size_t send_offset = u.total - tail;
+                const size_t piece = std::max<size_t>(peer->pipeline_frag_size, 1);
+                if (send_offset > r->received) {
+                    send_ack(r, u.send_id, send_offset);
+                    if (!send_puts(r, u.send_id, r->received, send_offset, rails, piece))
+                        ask_frags(r, u.send_id, r->received, send_offset - r->received);
+                    if (P->verbose >= 20) [[unlikely]]
+                        trace_recv(r, offered, Proto::rdma_pipeline);
+                    return;
+                }
+            }
+        }
+    }
+    // The send/receive pipeline: everything after what arrived, by FRAGs.
+    if (P->verbose >= 20) [[unlikely]]
+        trace_recv(r, offered, Proto::pipeline);
+    send_ack(r, u.send_id, r->received);
+    if (r->received >= r->total)
+        finish_recv(r);
+}
+
+void handle_ack(const char *msg, size_t len)
+{
+    if (len != sizeof(AckHdr))
+        return malformed("ACK of " + std::to_string(len) + " bytes");
+    AckHdr h;
+    std::memcpy(&h, msg, sizeof h);
+    auto it = P->live.find(h.send_id);
+    if (it == P->live.end() || !it->second->is_send)
+        return malformed("ACK for an unknown send");
+    Request *r = it->second;
+    if (h.send_offset > r->bytes || (r->answered && r->peer_recv_id != h.recv_id))
+        return malformed("ACK past the end of its message");
+    r->answered = true;
+    r->peer_recv_id = h.recv_id;
+    // What runs: the RDMA pipeline's middle comes by PUTs only when the receiver left one
+    // (send_offset past the first part); any other RDMA candidate became the pipeline.
+    if (r->ran == Proto::rdma_pipeline) {
+        if (h.send_offset <= r->done_bytes)
+            r->ran = Proto::pipeline;
+    } else if (r->ran != Proto::buffered) {
+        r->ran = Proto::pipeline;
+    }
+    if (h.send_offset < r->bytes && h.recv_id != 0)
+        r->frag_work.push_back({size_t(h.send_offset), r->bytes});
+    schedule(r, nullptr);
+}
+
+void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
+{
+    if (len < sizeof(FragHdr))
+        return malformed("FRAG shorter than its header");
+    FragHdr h;
+    std::memcpy(&h, msg, sizeof h);
+    auto it = P->live.find(h.recv_id);
+    if (it == P->live.end() || it->second->is_send)
+        return malformed("FRAG for an unknown receive");
+    Request *r = it->second;
+    const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
+    const size_t n = data.size();
+    if (h.offset > r->total || n > r->total - h.offset)
+        return malformed("FRAG past the end of its message");
+    recv_store(r, h.offset, data);
+    r->received += n;
+    if (r->received >= r->total && r->rdma_inflight == 0)
+        finish_recv(r);
+}
+
+void handle_put(const char *msg, size_t len)
+{
+    PutHdr h;
+    if (len < sizeof h)
+        return malformed("PUT shorter than its header");
+    std::memcpy(&h, msg, sizeof h);
+    auto it = P->live.find(h.send_id);
+    if (it == P->live.end() || !it->second->is_send)
+        return malformed("PUT for an unknown send");
+    Request *r = it->second;
+    if (h.seg.offset > r->bytes || h.seg.length > r->bytes - h.seg.offset ||
+        h.seg.hlen > kMaxHandle || len < sizeof h + h.seg.hlen)
+        return malformed("PUT past the end of its message");
+    r->answered = true;
+    r->peer_recv_id = h.recv_id;
+    const Peer *peer = peer_of(send_world(r));
+    const Rail *rail =
+        h.seg.rail && peer ? find_rail(*peer, h.seg.rail, WEFT_BTL_FLAG_PUT) : nullptr;
+    if (rail && rail->btl->btl_registration_handle_size == h.seg.hlen && r->dense) {
+        weft_status_t rc = WEFT_SUCCESS;
+        RegCache::Entry *e = P->rcache->acquire(rail->btl, r->buf + h.seg.offset, h.seg.length,
+                                                WEFT_BTL_REG_FLAG_REMOTE_READ, &rc);
+        if (e) {
+            r->regs.push_back(e);
+            auto *op = new RdmaOp{r, h.seg.offset, h.seg.length};
+            ++r->rdma_inflight;
+            rc = rail->btl->btl_put(
+                rail->btl, rail->ep, r->buf + h.seg.offset, h.seg.addr, e->handle,
+                reinterpret_cast<const weft_btl_registration_handle_t *>(msg + sizeof h),
+                h.seg.length, 0, WEFT_BTL_NO_ORDER, put_done, op, nullptr);
+            if (rc == WEFT_SUCCESS) {
+                r->rails_used |= 1u << rail->index;
+                return;
+            }
+            --r->rdma_inflight;
+            delete op;
+        }
+    }
+    // No rail for it, or the put could not start: the piece goes as FRAGs.
+    if (h.seg.length > 0)
+        r->frag_work.push_back({size_t(h.seg.offset), size_t(h.seg.offset + h.seg.length)});
+    schedule(r, nullptr);
+}
+
+void handle_fin(const char *msg, size_t len)
+{
+    if (len != sizeof(FinHdr))
+        return malformed("FIN of " + std::to_string(len) + " bytes");
+    FinHdr h;
+    std::memcpy(&h, msg, sizeof h);
+    auto it = P->live.find(h.id);
+    if (it == P->live.end())
+        return malformed("FIN for an unknown request");
+    Request *r = it->second;
+    if (r->is_send) {
+        // RDMA direct get: the receiver read a piece.
+        if (h.length > r->bytes - r->done_bytes)
+            return malformed("FIN for more than its message");
+        r->answered = true;
+        r->ran = Proto::rdma_get;
+        r->done_bytes += h.length;
+        if (h.status != WEFT_SUCCESS)
+            r->status.error = WEFT_ERR_UNREACH;
+        maybe_complete_send(r);
+        return;
+    }
+    // RDMA put: the sender wrote a piece.
+    if (h.length > r->total - std::min(r->received, r->total))
+        return malformed("FIN for more than its message");
+    r->received += h.length;
+    if (h.status != WEFT_SUCCESS)
+        r->status.error = WEFT_ERR_UNREACH;
+    if (r->received >= r->total && r->rdma_inflight == 0)
+        finish_recv(r);
+}
+
+int progress_sched()
+{
+    int n = 0;
+    // Each waiting send once per call: those still blocked queue themselves again.
+    for (size_t k = P->sched.size(); k > 0 && !P->sched.empty(); --k) {
+        Request *r = P->sched.front();
+        P->sched.pop_front();
+        r->queued = false;
+        schedule(r, &n);
+    }
+    return n;
+}
+
+} // namespace weft::pml::ob1

@@ -1,0 +1,123 @@
+/*
+ * The rendezvous protocols with data checks, for mpi_rndv.sh, which forces each protocol with
+ * parameters and reads the protocol trace (--mca pml_ob1_verbose 20).
+ *
+ *   mpi_rndv [-b] [-S] size...
+ *
+ * For each size, rank 0 sends a message of that many bytes to rank 1 four times, one per tag:
+ *   tag 0  contiguous -> contiguous
+ *   tag 1  non-contiguous (every other byte: a vector) -> contiguous
+ *   tag 2  contiguous -> non-contiguous
+ *   tag 3  non-contiguous -> non-contiguous
+ * -b sends with MPI_Bsend (buffered), -S with MPI_Ssend; otherwise MPI_Send. Rank 1 checks
+ * every byte (and that the holes of a non-contiguous receive buffer are untouched) and the
+ * received count. Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned char pattern(size_t i, int size_seed)
+{
+    return (unsigned char)(i * 13 + size_seed * 7 + 1);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, nranks, mode = 0, failures = 0, messages = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (nranks != 2) {
+        if (rank == 0)
+            fprintf(stderr, "mpi_rndv: run with 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    void *attached = NULL;
+    for (int a = 1; a < argc; ++a) {
+        if (strcmp(argv[a], "-b") == 0 || strcmp(argv[a], "-S") == 0) {
+            mode = argv[a][1];
+            continue;
+        }
+        const size_t n = (size_t)strtoull(argv[a], NULL, 0);
+        if (mode == 'b' && !attached) {
+            int bytes = 0;
+            MPI_Pack_size((int)n, MPI_BYTE, MPI_COMM_WORLD, &bytes);
+            size_t len = 4 * ((size_t)bytes + MPI_BSEND_OVERHEAD) + (1 << 24);
+            attached = malloc(len);
+            MPI_Buffer_attach(attached, (int)len);
+        }
+        /* every other byte of a 2n-byte buffer */
+        MPI_Datatype strided;
+        MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided);
+        MPI_Type_commit(&strided);
+        unsigned char *contig = malloc(n + 1), *sparse = malloc(2 * n + 1);
+        for (int tag = 0; tag < 4; ++tag) {
+            const int send_sparse = tag & 1, recv_sparse = tag & 2;
+            if (rank == 0) {
+                for (size_t i = 0; i < n; ++i) {
+                    contig[i] = pattern(i, tag);
+                    sparse[2 * i] = pattern(i, tag);
+                }
+                void *buf = send_sparse ? (void *)sparse : (void *)contig;
+                MPI_Datatype t = send_sparse ? strided : MPI_BYTE;
+                const int count = send_sparse ? 1 : (int)n;
+                if (mode == 'b')
+                    MPI_Bsend(buf, count, t, 1, tag, MPI_COMM_WORLD);
+                else if (mode == 'S')
+                    MPI_Ssend(buf, count, t, 1, tag, MPI_COMM_WORLD);
+                else
+                    MPI_Send(buf, count, t, 1, tag, MPI_COMM_WORLD);
+            } else {
+                memset(contig, 0xee, n + 1);
+                memset(sparse, 0xee, 2 * n + 1);
+                MPI_Status st;
+                void *buf = recv_sparse ? (void *)sparse : (void *)contig;
+                MPI_Datatype t = recv_sparse ? strided : MPI_BYTE;
+                const int count = recv_sparse ? 1 : (int)n;
+                MPI_Recv(buf, count, t, 0, tag, MPI_COMM_WORLD, &st);
+                int got = -1;
+                MPI_Get_count(&st, MPI_BYTE, &got);
+                int bad = got != (int)n;
+                for (size_t i = 0; i < n && !bad; ++i) {
+                    const unsigned char v = recv_sparse ? sparse[2 * i] : contig[i];
+                    if (v != pattern(i, tag)) {
+                        fprintf(stderr,
+                                "mpi_rndv: %zu bytes, tag %d: byte %zu is %u, expected %u\n", n,
+                                tag, i, v, pattern(i, tag));
+                        bad = 1;
+                    }
+                    if (recv_sparse && i + 1 < n && sparse[2 * i + 1] != 0xee) {
+                        fprintf(stderr, "mpi_rndv: %zu bytes, tag %d: hole %zu overwritten\n", n,
+                                tag, 2 * i + 1);
+                        bad = 1;
+                    }
+                }
+                if (!recv_sparse && contig[n] != 0xee) {
+                    fprintf(stderr, "mpi_rndv: %zu bytes, tag %d: written past the end\n", n, tag);
+                    bad = 1;
+                }
+                if (got != (int)n)
+                    fprintf(stderr, "mpi_rndv: %zu bytes, tag %d: count %d\n", n, tag, got);
+                failures += bad;
+                ++messages;
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Type_free(&strided);
+        free(contig);
+        free(sparse);
+    }
+    if (attached) {
+        int len;
+        MPI_Buffer_detach(&attached, &len);
+        free(attached);
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 1 && all == 0)
+        printf("mpi_rndv: 2 ranks, %d messages intact\n", messages);
+    MPI_Finalize();
+    return all != 0;
+}

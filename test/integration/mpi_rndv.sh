@@ -1,0 +1,112 @@
+#!/bin/sh
+# ob1's rendezvous protocols (ob1-protocols.rst), each forced through parameters, seen in the
+# protocol trace (--mca pml_ob1_verbose 20) and checked byte by byte by mpi_rndv: contiguous
+# and non-contiguous buffers on either side (tags 0-3, see mpi_rndv.c), sizes at and around
+# each threshold (limit - 1, limit, limit + 1). Over btl/sm (one rail; put/get by CMA) and
+# btl/tcp; two tcp rails between two network namespaces are in mpi_rails.sh.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
+cases=0
+out=
+# rndv NAME "MPIRUN OPTIONS" "PROGRAM ARGUMENTS": run, check the data, leave the trace in $out.
+rndv() {
+    # shellcheck disable=SC2086
+    out=$(run "$MPIRUN" -np 2 --timeout 90 --mca pml_ob1_verbose 20 $2 "$PROG" $3 2>&1) ||
+        fail "$1: $out"
+    expect_in "mpi_rndv: 2 ranks," "$out" "$1"
+    expect_not_in "malformed" "$out" "$1"
+    cases=$((cases + 1))
+}
+# sent TAG BYTES "chose X, ran Y": the sender's trace line for that message.
+sent() {
+    expect_in "send rank 0 -> 1 tag $1 cid 0 $2 bytes: $3" "$out" "$name: $2 bytes, tag $1"
+}
+received() {
+    expect_in "recv rank 1 <- 0 tag $1 cid 0 $2 bytes: $3" "$out" "$name: $2 bytes, tag $1 (receiver)"
+}
+SM="--mca btl self,sm --mca btl_sm_eager_limit 4k --mca btl_sm_rndv_eager_limit 4k --mca btl_sm_max_send_size 64k"
+CMA="$SM --mca btl_sm_single_copy_mechanism cma"
+PIPE="send/receive pipeline"
+
+# Eager limit 4096 - 16 (MATCH header) = 4080 bytes of data. A RNDV carries 4096 - 32 = 4064,
+# FRAGs 65536 - 24 = 65512: 4064 + 65512 = 69576 ends exactly on a fragment.
+name="send/receive pipeline (sm, no single copy)"
+rndv "$name" "$SM --mca btl_sm_single_copy_mechanism none" "4079 4080 4081 69575 69576 69577"
+for t in 0 1 2 3; do
+    sent $t 4080 "chose eager"
+    for n in 4081 69575 69576 69577; do sent $t $n "chose $PIPE, ran $PIPE over sm:0"; done
+done
+name="send/receive pipeline one fragment deep"
+rndv "$name" "$SM --mca btl_sm_single_copy_mechanism none --mca pml_ob1_send_pipeline_depth 1" "3000001"
+sent 3 3000001 "chose $PIPE, ran $PIPE"
+
+# Direct get while the message is at most min_rdma_pipeline_size, then the RDMA pipeline (sm
+# can put too). A non-contiguous receive buffer answers ACK: the send/receive pipeline runs.
+name="RDMA direct get (sm, CMA)"
+rndv "$name" "$CMA --mca btl_sm_min_rdma_pipeline_size 256k" "4080 4081 262143 262144 262145"
+for n in 4081 262143 262144; do
+    sent 0 $n "chose RDMA direct get, ran RDMA direct get over sm:0"
+    received 0 $n "offered RDMA direct get, running RDMA direct get"
+    sent 1 $n "chose $PIPE, ran $PIPE"
+    sent 2 $n "chose RDMA direct get, ran $PIPE"
+    received 2 $n "offered RDMA direct get, running $PIPE (non-contiguous receive buffer)"
+    sent 3 $n "chose $PIPE, ran $PIPE"
+done
+sent 0 262145 "chose RDMA pipeline, ran $PIPE" # the tail (256k by default) is all that is left
+sent 0 4080 "chose eager"
+
+name="RDMA direct put (sm, CMA, no get)"
+rndv "$name" "$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 256k" "4081 262143 262144 262145"
+for n in 4081 262143 262144; do
+    sent 0 $n "chose RDMA direct put, ran RDMA direct put over sm:0"
+    received 0 $n "offered RDMA direct put, running RDMA direct put"
+    sent 1 $n "chose $PIPE, ran $PIPE"
+    sent 2 $n "chose RDMA direct put, ran $PIPE"
+    sent 3 $n "chose $PIPE, ran $PIPE"
+done
+sent 0 262145 "chose RDMA pipeline, ran $PIPE" # the tail (256k by default) is all that is left
+
+# The RDMA pipeline: the first 4064 bytes with the RNDV, the last 64k by FRAGs, the middle by
+# puts of at most 32k. 4064 + 65536 = 69600: up to there nothing is left for RDMA.
+name="RDMA pipeline (sm, CMA, no get)"
+rndv "$name" "$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca btl_sm_rdma_pipeline_send_length 64k --mca btl_sm_rdma_pipeline_frag_size 32k" "69599 69600 69601 1000003"
+for n in 69599 69600; do
+    sent 0 $n "chose RDMA pipeline, ran $PIPE"
+done
+for n in 69601 1000003; do
+    sent 0 $n "chose RDMA pipeline, ran RDMA pipeline over sm:0"
+    received 0 $n "offered RDMA pipeline, running RDMA pipeline"
+    sent 2 $n "chose RDMA pipeline, ran $PIPE"
+    sent 1 $n "chose $PIPE, ran $PIPE"
+done
+
+name="leave_pinned: direct put above min_rdma_pipeline_size"
+rndv "$name" "$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca mpi_leave_pinned 1" "1000003 1000003"
+sent 0 1000003 "chose RDMA direct put, ran RDMA direct put"
+
+# Buffered: MPI_Bsend packs into the attached buffer (contiguous whatever the type) and is
+# complete; the rest goes as the buffered pipeline.
+name="buffered pipeline (sm)"
+rndv "$name" "$CMA" "-b 4080 4081 500001"
+for t in 0 1 2 3; do
+    sent $t 4080 "chose eager"
+    sent $t 4081 "chose buffered pipeline, ran buffered pipeline"
+    sent $t 500001 "chose buffered pipeline, ran buffered pipeline"
+done
+
+# MPI_Ssend waits for the match even when the message would fit eagerly.
+name="synchronous (sm)"
+rndv "$name" "$CMA" "-S 1 4080 4081"
+for n in 1 4080; do sent 0 $n "chose $PIPE, ran $PIPE"; done
+sent 0 4081 "chose RDMA direct get, ran RDMA direct get"
+
+# tcp: no put/get; eager limit 64k - 16 = 65520.
+name="send/receive pipeline (tcp)"
+rndv "$name" "--mca btl self,tcp --mca btl_tcp_eager_limit 64k --mca btl_tcp_rndv_eager_limit 64k" "65519 65520 65521 4000037"
+for t in 0 1 2 3; do
+    sent $t 65520 "chose eager"
+    for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
+done
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side, every byte right"
