@@ -205,7 +205,7 @@ void build_header(Endpoint *ep, Frag *f)
     h.type = f->frame_type;
     h.tag = f->tag;
     if (f->frame_type == wire::kData) {
-        h.length = uint32_t(f->segment.seg_len);
+        h.length = uint32_t(data_bytes(f));
         f->seq = h.seq = ep->next_seq++;
     }
     h.ack = ep->ack_sent = ep->recv_count;
@@ -225,9 +225,14 @@ int frame_iov(const Frag *f, iovec *iov)
     }
     if (f->frame_type != wire::kData)
         return n;
-    const size_t len = f->segment.seg_len, pad = wire::padded(len) - len;
-    if (off < hdr + len) {
+    const size_t own = f->segment.seg_len, len = data_bytes(f), pad = wire::padded(len) - len;
+    if (off < hdr + own) {
         iov[n++] = {static_cast<unsigned char *>(f->segment.seg_addr) + (off - hdr),
+                    hdr + own - off};
+        off = hdr + own;
+    }
+    if (off < hdr + len) {
+        iov[n++] = {static_cast<unsigned char *>(f->user.seg_addr) + (off - hdr - own),
                     hdr + len - off};
         off = hdr + len;
     }

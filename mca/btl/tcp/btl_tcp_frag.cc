@@ -49,6 +49,7 @@ Frag *FragPool::get()
     f->des.order = WEFT_BTL_NO_ORDER;
     f->segment.seg_addr = f->buffer;
     f->segment.seg_len = 0;
+    f->user = weft_btl_segment_t{nullptr, 0};
     f->endpoint = nullptr;
     f->written = 0;
     f->wire_end = 0;

@@ -31,8 +31,9 @@ enum class FragState : uint8_t {
 };
 
 struct Frag {
-    weft_btl_descriptor_t des; // first: a descriptor pointer is a Frag pointer
-    weft_btl_segment_t segment;
+    weft_btl_descriptor_t des;  // first: a descriptor pointer is a Frag pointer
+    weft_btl_segment_t segment; // the fragment's own buffer (the PML's header, or everything)
+    weft_btl_segment_t user;    // btl_prepare_src in place: the user's data, sent from there
     Module *module;
     FragPool *pool;
     Endpoint *endpoint;    // where it was sent
@@ -52,13 +53,18 @@ struct Frag {
 static_assert(std::is_standard_layout_v<Frag> && offsetof(Frag, des) == 0,
               "a weft_btl_descriptor_t pointer must convert to its Frag");
 
+static_assert(offsetof(Frag, user) == offsetof(Frag, segment) + sizeof(weft_btl_segment_t),
+              "segment and user are the descriptor's segment array");
+
 inline Frag *frag_of(weft_btl_descriptor_t *des) { return reinterpret_cast<Frag *>(des); }
+
+// Bytes of the frame's data: the own buffer's, then the user's.
+inline size_t data_bytes(const Frag *f) { return f->segment.seg_len + f->user.seg_len; }
 
 // Bytes of the whole frame on the wire.
 inline size_t frame_bytes(const Frag *f)
 {
-    return f->frame_type == wire::kData ? wire::frame_size(f->segment.seg_len)
-                                        : wire::kFrameHeaderSize;
+    return f->frame_type == wire::kData ? wire::frame_size(data_bytes(f)) : wire::kFrameHeaderSize;
 }
 
 // Fragments of one buffer size, made on demand up to `max` (0: no limit), never shrunk.

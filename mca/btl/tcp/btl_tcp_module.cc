@@ -168,8 +168,46 @@ weft_status_t alloc(weft_btl_module_t *b, weft_btl_endpoint_t *, uint8_t order, 
     if (!f)
         return WEFT_ERR_OUT_OF_RESOURCE;
     f->segment.seg_len = size;
+    f->user = weft_btl_segment_t{nullptr, 0};
+    f->des.des_segment_count = 1;
     f->des.des_flags = flags;
     f->des.order = order;
+    *des = &f->des;
+    return WEFT_SUCCESS;
+}
+
+// Contiguous data is sent from where it is (the descriptor's second segment, written straight
+// from the user's buffer; it must stay untouched until completion); anything else is packed
+// behind the reserved header. No WEFT_BTL_FLAG_SEND_INPLACE: completion waits for the peer's
+// acknowledgement, too late for the eager prepared protocol, but right for pipeline fragments.
+weft_status_t prepare_src(weft_btl_module_t *b, weft_btl_endpoint_t *, weft_convertor_t *cv,
+                          uint8_t order, size_t reserve, size_t *size, uint32_t flags,
+                          weft_btl_descriptor_t **des)
+{
+    if (!b || !cv || !size || !des || reserve > params.max_send_size)
+        return WEFT_ERR_BAD_PARAM;
+    const size_t n =
+        std::min({*size, weft_convertor_remaining(cv), params.max_send_size - reserve});
+    const void *inplace = weft_convertor_contiguous_data(cv);
+    Frag *f = module_of(b)->get_frag(inplace ? reserve : reserve + n);
+    if (!f)
+        return WEFT_ERR_OUT_OF_RESOURCE;
+    f->des.des_flags = flags;
+    f->des.order = order;
+    if (inplace && n) {
+        f->segment.seg_len = reserve;
+        f->user = weft_btl_segment_t{const_cast<void *>(inplace), n};
+        f->des.des_segment_count = 2;
+        weft_convertor_seek(cv, cv->position + n);
+        *size = n;
+    } else {
+        f->segment.seg_len =
+            reserve +
+            weft_convertor_pack(cv, static_cast<char *>(f->segment.seg_addr) + reserve, n);
+        f->user = weft_btl_segment_t{nullptr, 0};
+        f->des.des_segment_count = 1;
+        *size = f->segment.seg_len - reserve;
+    }
     *des = &f->des;
     return WEFT_SUCCESS;
 }
@@ -195,8 +233,8 @@ weft_status_t send(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_btl_descri
     Frag *f = frag_of(des);
     if (ep->module != m || f->module != m || f->state != FragState::loaned ||
         f->kind != FragKind::send || des->des_segments != &f->segment ||
-        des->des_segment_count != 1 || f->segment.seg_len > f->capacity ||
-        f->segment.seg_addr != f->buffer)
+        des->des_segment_count != (f->user.seg_len ? 2u : 1u) || f->segment.seg_len > f->capacity ||
+        f->segment.seg_addr != f->buffer || data_bytes(f) > params.max_send_size)
         return WEFT_ERR_BAD_PARAM;
     f->tag = tag;
     f->frame_type = wire::kData;
@@ -345,7 +383,7 @@ weft_btl_module_t make_base()
         .btl_finalize = finalize,
         .btl_alloc = alloc,
         .btl_free = free_des,
-        .btl_prepare_src = nullptr,
+        .btl_prepare_src = prepare_src,
         .btl_send = send,
         .btl_sendi = sendi,
         .btl_put = nullptr,

@@ -115,8 +115,8 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
     constexpr uint32_t flags = WEFT_BTL_DES_FLAG_BTL_OWNERSHIP | WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
     weft_btl_descriptor_t *des = nullptr;
     weft_status_t rc;
-    if (btl->btl_prepare_src && (rail.flags & WEFT_BTL_FLAG_SEND_INPLACE)) {
-        // The BTL sends from the user's buffer (or packs a non-contiguous one) itself.
+    if (btl->btl_prepare_src) {
+        // The BTL sends from the user's buffer where it can, or packs it itself.
         weft_convertor_t cv;
         if (r->dense)
             weft_convertor_init_contiguous(&cv, r->buf, r->bytes);
