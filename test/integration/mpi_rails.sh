@@ -1,0 +1,75 @@
+#!/bin/sh
+# Several BTLs to one peer: two "hosts" (network namespaces) joined by two veth pairs, so that
+# btl/tcp makes two modules (rails) that reach the other host. The bootstrap goes over a
+# bridge; the job over the two rails only (btl_tcp_if_include). mpi_rndv checks every byte;
+# the protocol trace shows the pipeline striped over both rails, and over one when
+# pml_ob1_max_send_per_range is 1.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+    echo "SKIP: needs root and iproute2 to make network namespaces"
+    exit 77
+fi
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+tag=$$
+ha="weft-ra$tag"
+hb="weft-rb$tag"
+br="wrb$tag"
+cleanup() {
+    ip netns del "$ha" 2>/dev/null
+    ip netns del "$hb" 2>/dev/null
+    ip link del "$br" 2>/dev/null
+    rm -rf "$TEST_TMP"
+}
+trap cleanup EXIT
+o2=$((tag % 200 + 20))
+o3=$((tag / 200 % 250))
+ip link add "$br" type bridge || fail "cannot make a bridge"
+ip addr add "10.$o2.$o3.1/24" dev "$br"
+ip link set "$br" up
+i=2
+for ns in "$ha" "$hb"; do
+    ip netns add "$ns" || fail "cannot make namespace $ns"
+    ip link add "v$i-$tag" type veth peer name eth0 netns "$ns"
+    ip link set "v$i-$tag" master "$br" up
+    ip -n "$ns" addr add "10.$o2.$o3.$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    i=$((i + 1))
+done
+# The rails: rail1 and rail2 in each namespace, each pair its own subnet.
+for r in 1 2; do
+    ip link add "rail$r" netns "$ha" type veth peer name "rail$r" netns "$hb" || fail "cannot make rail $r"
+    ip -n "$ha" addr add "172.$((16 + r)).$o3.2/24" dev "rail$r"
+    ip -n "$hb" addr add "172.$((16 + r)).$o3.3/24" dev "rail$r"
+    ip -n "$ha" link set "rail$r" up
+    ip -n "$hb" link set "rail$r" up
+done
+# Until the kernel reports the links running (a veth is up once both of its ends are).
+for try in $(seq 50); do
+    n=0
+    for ns in "$ha" "$hb"; do
+        for r in 1 2; do
+            [ "$(ip netns exec "$ns" cat /sys/class/net/rail$r/operstate)" = up ] && n=$((n + 1))
+        done
+    done
+    [ $n -eq 4 ] && break
+    sleep 0.1
+done
+PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
+rails() { # extra options...
+    run "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+        --bootstrap-addr "10.$o2.$o3.1" --timeout 90 -x WEFT_MCA_mca_base_component_path \
+        --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 --mca pml_ob1_verbose 20 "$@" \
+        "$PROG" 65519 65520 65521 3000017 2>&1
+}
+out=$(rails) || fail "two rails: $out"
+expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "two rails"
+for t in 0 1 2 3; do
+    expect_in "send rank 0 -> 1 tag $t cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0+tcp:1" "$out" "striped over both rails (tag $t)"
+done
+out=$(rails --mca pml_ob1_max_send_per_range 1) || fail "one rail of two: $out"
+expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "max_send_per_range 1"
+expect_in "tag 0 cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0" "$out" "max_send_per_range 1"
+expect_not_in "3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0+tcp:1" "$out" "max_send_per_range 1"
+echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right"
