@@ -22,10 +22,12 @@ for btl in self,sm self,tcp; do
         "$B/test/integration/mpi_p2p" 2>&1) || fail "malformed fragments over $btl broke the job: $out"
     expect_in "mpi_p2p: 2 ranks," "$out" "malformed over $btl"
     n=$(echo "$out" | grep -c "pml/ob1: a malformed fragment arrived")
-    [ "$n" -eq 5 ] || fail "malformed over $btl: $n reports, expected 5: $out"
+    [ "$n" -eq 8 ] || fail "malformed over $btl: $n reports, expected 8: $out"
     expect_in "unknown header type 99" "$out" "malformed kinds"
     expect_in "ACK for an unknown send" "$out" "malformed kinds"
     expect_in "FRAG for an unknown receive" "$out" "malformed kinds"
+    expect_in "PUT for an unknown send" "$out" "malformed kinds"
+    expect_in "FIN for an unknown request" "$out" "malformed kinds"
 done
 # One rank selects another PML (a test fixture): MPI_Init stops the job with a
 # clear error, never a hang.
@@ -46,4 +48,4 @@ expect_in "MPI_Init: the coll framework cannot start" "$out" "unknown coll compo
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_basic_barrier_algorithm 7 "$B/examples/hello" 2>&1) &&
     fail "a job with coll_basic_barrier_algorithm 7 ran: $out"
 expect_in "expected one of: dissemination recursive_doubling binomial" "$out" "bad coll parameter"
-echo "MPI bad input: fatal invalid rank, use after finalize, 5 malformed fragments over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component and a bad coll parameter refused at MPI_Init"
+echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component and a bad coll parameter refused at MPI_Init"

@@ -1105,6 +1105,21 @@ void inject_faults()
     bad_src.type = hdr_match;
     bad_src.src = 1 << 20;
     send_bytes(to, &bad_src, sizeof bad_src, nullptr, 0, true);
+    PutHdr put{};
+    put.type = hdr_put;
+    put.send_id = 0xdeadbeef;
+    send_bytes(to, &put, sizeof put, nullptr, 0, true);
+    FinHdr fin{};
+    fin.type = hdr_fin;
+    fin.id = 0xfeedface;
+    send_bytes(to, &fin, sizeof fin, nullptr, 0, true);
+    // An RGET whose one segment claims more than the message: the receive that matches it
+    // falls back to the pipeline (the sender, which never sent it, ignores the answer).
+    RgetHdr rget{};
+    rget.rndv.match.type = hdr_rget;
+    rget.rndv.match.src = 1 << 20; // outside any communicator: reported before matching
+    rget.nsegs = 1;
+    send_bytes(to, &rget, sizeof rget, nullptr, 0, true);
 }
 
 int progress_fn()
@@ -1124,9 +1139,9 @@ weft_status_t register_params()
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "-1",
          .help = "Fault injection for tests: once MPI_Init is done, send the given world rank one "
-                 "fragment of every malformed kind (unknown type, truncated MATCH, ACK and FRAG "
-                 "for unknown requests, a source outside the communicator). -1: never. Not for "
-                 "production use.",
+                 "fragment of every malformed kind (unknown type, truncated MATCH, ACK, FRAG, "
+                 "PUT and FIN for unknown requests, a MATCH and an RGET from a source outside "
+                 "the communicator). -1: never. Not for production use.",
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
