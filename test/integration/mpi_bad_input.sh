@@ -39,6 +39,16 @@ out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH:$B/test/integr
 expect_in "selected pml fixture" "$out" "different PMLs"
 expect_in "every rank must use the same PML (set --mca pml NAME for all)" "$out" "different PMLs"
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "the different-PML job took too long to end"
+# Bad rendezvous parameters: named, with what they may be.
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca pml_ob1_send_pipeline_depth 0 "$B/examples/hello" 2>&1) &&
+    fail "a job with pml_ob1_send_pipeline_depth 0 ran: $out"
+expect_in "pml_ob1_send_pipeline_depth is 0, outside 1..1024" "$out" "bad pipeline depth"
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,sm --mca btl_sm_flags send,teleport "$B/examples/hello" 2>&1) &&
+    fail "a job with btl_sm_flags send,teleport ran over sm: $out"
+expect_in 'btl_sm_flags names "teleport" (expected some of send, put, get, inplace)' "$out" "bad btl flags"
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl_sm_single_copy_mechanism bogus "$B/examples/hello" 2>&1) &&
+    fail "a job with btl_sm_single_copy_mechanism bogus ran: $out"
+expect_in "expected one of: none cma auto" "$out" "bad single copy mechanism"
 # An unknown coll component named on the command line: a clear error at MPI_Init.
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll basic,nosuch "$B/examples/hello" 2>&1) &&
     fail "a job with --mca coll basic,nosuch ran: $out"
@@ -48,4 +58,4 @@ expect_in "MPI_Init: the coll framework cannot start" "$out" "unknown coll compo
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_basic_barrier_algorithm 7 "$B/examples/hello" 2>&1) &&
     fail "a job with coll_basic_barrier_algorithm 7 ran: $out"
 expect_in "expected one of: dissemination recursive_doubling binomial" "$out" "bad coll parameter"
-echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, an unknown coll component and a bad coll parameter refused at MPI_Init"
+echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, bad rendezvous parameters (pipeline depth, BTL flags, single-copy mechanism) refused, an unknown coll component and a bad coll parameter refused at MPI_Init"
