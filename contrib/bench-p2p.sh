@@ -4,7 +4,9 @@
 # cross-core latency jumps between levels over time, so only interleaved
 # ratios count). Prints every figure and the ratio Weft / Open MPI.
 #   contrib/bench-p2p.sh BUILDDIR [ROUNDS]
-# WEFT_BENCH_CASES="sm:lat:8 sm:rate:8 ..." runs only those cases.
+# WEFT_BENCH_CASES="sm:lat:8 sm:rate:8 ..." runs only those cases. Transports: sm, tcp, mem
+# (memcpy), and smcma / smnone: shared memory with the single-copy mechanism forced to CMA or
+# off (btl_sm_single_copy_mechanism; Open MPI's btl_vader_single_copy_mechanism; no MPICH).
 # Weft runs from BUILDDIR uninstalled (its components from the build tree).
 set -eu
 build=$(cd "${1:?BUILDDIR}" && pwd)
@@ -24,6 +26,11 @@ run() { # impl transport args...
     case $impl:$tr in
     weft:sm) timeout 300 "$build/mpirun" -np 2 --mca btl self,sm "$weft" "$@" ;;
     weft:tcp) timeout 300 "$build/mpirun" -np 2 --mca btl self,tcp "$weft" "$@" ;;
+    weft:smcma | weft:smnone)
+        timeout 300 "$build/mpirun" -np 2 --mca btl self,sm --mca btl_sm_single_copy_mechanism "${tr#sm}" "$weft" "$@" ;;
+    ompi:smcma | ompi:smnone)
+        timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,vader \
+            --mca btl_vader_single_copy_mechanism "${tr#sm}" "$tmp/ompi" "$@" ;;
     ompi:sm) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,vader "$tmp/ompi" "$@" ;;
     ompi:tcp) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,tcp "$tmp/ompi" "$@" ;;
     mpich:sm) timeout 300 mpiexec.mpich -n 2 "$tmp/mpich" "$@" ;;
@@ -51,11 +58,12 @@ median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print 
 echo "Point-to-point, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo "lat: half round trip in us (lower is better); bw: MB/s and rate: messages/s (higher is better)"
 echo
-echo "| transport | test | size | Weft | Open MPI | MPICH | Weft/OMPI |"
-echo "|---|---|---|---|---|---|---|"
+echo "| transport | test | size | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH |"
+echo "|---|---|---|---|---|---|---|---|"
 for c in $cases; do
     tr=${c%%:*} rest=${c#*:} kind=${rest%%:*} size=${rest#*:}
     w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
     ratio=$(awk -v a="$w" -v b="$o" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
-    echo "| $tr | $kind | $size | $w | $o | $m | $ratio |"
+    ratio_m=$(awk -v a="$w" -v b="$m" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
+    echo "| $tr | $kind | $size | $w | $o | $m | $ratio | $ratio_m |"
 done
