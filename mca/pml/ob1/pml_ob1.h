@@ -299,7 +299,7 @@ struct State {
     std::deque<Pending> pending;
     // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is
     // send_pipeline_depth deep): they go on from the user's buffer as room appears.
-    std::deque<Request *> sched;
+    std::list<Request *> sched;
     std::unique_ptr<RegCache> rcache;
     size_t malformed = 0;
     size_t lost = 0; // btl_sendi fragments a failed link handed back

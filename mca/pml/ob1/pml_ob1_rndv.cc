@@ -105,6 +105,12 @@ void frag_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t
 }
 
 // Hand the FRAG [off, off + *n) of r to rail; *n is set to what the descriptor took.
+//
+// A fragment the BTL sends from the user's buffer (prepare_src in place) is in flight until
+// its completion callback: those are what send_pipeline_depth bounds, and the send completes
+// after the last. A fragment the PML or the BTL copied is done when handed over (the user's
+// buffer is free again); the BTL's own free list bounds how many wait in it. (Waiting for the
+// copies' callbacks as well cost btl/sm up to a tenth of its 4 MiB streaming bandwidth.)
 weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
 {
     FragHdr h{};
@@ -112,9 +118,9 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
     h.recv_id = r->peer_recv_id;
     h.offset = off;
     weft_btl_module_t *btl = rail.btl;
-    constexpr uint32_t flags = WEFT_BTL_DES_FLAG_BTL_OWNERSHIP | WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
     weft_btl_descriptor_t *des = nullptr;
     weft_status_t rc;
+    bool inplace = false;
     if (btl->btl_prepare_src) {
         // The BTL sends from the user's buffer where it can, or packs it itself.
         weft_convertor_t cv;
@@ -123,46 +129,63 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
         else
             dt::convertor_init(&cv, &r->conv);
         weft_convertor_seek(&cv, off);
-        rc = btl->btl_prepare_src(btl, rail.ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, n, flags, &des);
+        rc = btl->btl_prepare_src(btl, rail.ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, n,
+                                  WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
         if (rc != WEFT_SUCCESS)
             return rc;
         std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
+        inplace = des->des_segment_count > 1 || des->des_segments[0].seg_len < sizeof h + *n;
     } else {
-        rc = btl->btl_alloc(btl, rail.ep, WEFT_BTL_NO_ORDER, sizeof h + *n, flags, &des);
+        rc = btl->btl_alloc(btl, rail.ep, WEFT_BTL_NO_ORDER, sizeof h + *n,
+                            WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
         if (rc != WEFT_SUCCESS)
             return rc;
         auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
         std::memcpy(p, &h, sizeof h);
         send_load(r, off, p + sizeof h, *n);
     }
-    des->des_cbfunc = frag_done;
-    des->des_cbdata = r;
-    des->des_context = reinterpret_cast<void *>(uintptr_t(*n));
-    ++r->frags_inflight; // the callback may run inside btl_send
+    if (inplace) {
+        des->des_flags |= WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
+        des->des_cbfunc = frag_done;
+        des->des_cbdata = r;
+        des->des_context = reinterpret_cast<void *>(uintptr_t(*n));
+        ++r->frags_inflight; // the callback may run inside btl_send
+    } else {
+        des->des_cbfunc = nullptr;
+    }
     rc = btl->btl_send(btl, rail.ep, des, tag_ob1);
-    if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+    if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
+        if (!inplace)
+            r->done_bytes += *n;
         return WEFT_SUCCESS;
-    --r->frags_inflight;
+    }
+    if (inplace)
+        --r->frags_inflight;
     btl->btl_free(btl, des);
     return rc;
 }
 
-// Hand r's FRAGs to the send rails while the pipeline has room; r waits in P->sched for more
-// room otherwise. *handed counts fragments. r may be complete (and gone) afterwards.
-void schedule(Request *r, int *handed)
+// Why schedule_step stopped.
+enum class Step {
+    done,   // every FRAG handed over (or the send failed)
+    depth,  // send_pipeline_depth fragments in flight: wait for completions
+    no_room // the rails are full: nothing behind it can go either
+};
+
+// Hand r's FRAGs to the send rails while the pipeline has room. *handed counts fragments.
+Step schedule_step(Request *r, int *handed)
 {
     const Peer *peer = peer_of(send_world(r));
     if (!peer || peer->send.empty()) {
         fail_send(r, WEFT_ERR_UNREACH);
-        maybe_complete_send(r);
-        return;
+        return Step::done;
     }
     const size_t nrails = std::min({peer->send.size(), P->max_send_per_range, kMaxRails});
     r->sched_busy = true;
-    bool blocked = false;
+    Step step = Step::done;
     while (!r->frag_work.empty()) {
         if (r->frags_inflight >= P->send_pipeline_depth) {
-            blocked = true;
+            step = Step::depth;
             break;
         }
         // The rail with the least data for its bandwidth.
@@ -182,7 +205,7 @@ void schedule(Request *r, int *handed)
         size_t n = std::min(chunk, rg.end - rg.off);
         const weft_status_t rc = send_frag(r, rail, rg.off, &n);
         if (rc == WEFT_ERR_OUT_OF_RESOURCE) {
-            blocked = true;
+            step = Step::no_room;
             break;
         }
         if (rc != WEFT_SUCCESS || n == 0) {
@@ -198,10 +221,15 @@ void schedule(Request *r, int *handed)
             ++*handed;
     }
     r->sched_busy = false;
-    if (blocked)
-        enqueue(r);
-    else
-        maybe_complete_send(r);
+    return step;
+}
+
+// r has FRAGs to send: behind the sends already waiting (fragments go out in message order,
+// so that messages finish one after the other instead of all at once at the end).
+void schedule(Request *r)
+{
+    enqueue(r);
+    progress_sched();
 }
 
 // The RDMA rails of peer usable for a message of `bytes` with `need` (PUT or GET), at most
@@ -676,7 +704,7 @@ void handle_ack(const char *msg, size_t len)
     }
     if (h.send_offset < r->bytes && h.recv_id != 0)
         r->frag_work.push_back({size_t(h.send_offset), r->bytes});
-    schedule(r, nullptr);
+    schedule(r);
 }
 
 void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
@@ -740,7 +768,7 @@ void handle_put(const char *msg, size_t len)
     // No rail for it, or the put could not start: the piece goes as FRAGs.
     if (h.seg.length > 0)
         r->frag_work.push_back({size_t(h.seg.offset), size_t(h.seg.offset + h.seg.length)});
-    schedule(r, nullptr);
+    schedule(r);
 }
 
 void handle_fin(const char *msg, size_t len)
@@ -777,13 +805,21 @@ void handle_fin(const char *msg, size_t len)
 
 int progress_sched()
 {
+    // In order; a send blocked by its pipeline depth lets the next go, full rails stop all.
+    // (Callbacks run inside the loop may append to the list, never remove from it.)
     int n = 0;
-    // Each waiting send once per call: those still blocked queue themselves again.
-    for (size_t k = P->sched.size(); k > 0 && !P->sched.empty(); --k) {
-        Request *r = P->sched.front();
-        P->sched.pop_front();
+    for (auto it = P->sched.begin(); it != P->sched.end();) {
+        Request *r = *it;
+        const Step step = schedule_step(r, &n);
+        if (step == Step::no_room)
+            break;
+        if (step == Step::depth) {
+            ++it;
+            continue;
+        }
+        it = P->sched.erase(it);
         r->queued = false;
-        schedule(r, &n);
+        maybe_complete_send(r);
     }
     return n;
 }
