@@ -180,7 +180,7 @@ struct Request : weft_request {
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
     int rdma_inflight = 0;
-    std::deque<Range> frag_work;
+    std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
     std::array<size_t, kMaxRails> striped{}; // FRAG bytes given to each send rail
     uint32_t rails_used = 0;                 // bit per State::modules index
     // recv state

@@ -1287,7 +1287,9 @@ weft_status_t query(int *priority, char *, size_t)
 } // namespace weft::pml::ob1
 
 extern "C" {
-extern const weft_pml_component_t mca_pml_ob1_component;
+// The one symbol the component exports (it is built with -fvisibility=hidden, so that its
+// own functions bind locally and inline across the hot paths).
+__attribute__((visibility("default"))) extern const weft_pml_component_t mca_pml_ob1_component;
 const weft_pml_component_t mca_pml_ob1_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
                                       WEFT_PML_ABI_MINOR, "ob1", 0, 1, 0),

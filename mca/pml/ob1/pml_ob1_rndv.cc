@@ -216,7 +216,7 @@ Step schedule_step(Request *r, int *handed)
         r->rails_used |= 1u << rail.index;
         rg.off += n;
         if (rg.off == rg.end)
-            r->frag_work.pop_front();
+            r->frag_work.erase(r->frag_work.begin());
         if (handed)
             ++*handed;
     }
