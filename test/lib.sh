@@ -30,3 +30,22 @@ export HOME="$TEST_TMP/home"
 mkdir -p "$HOME"
 for v in $(env | sed -n 's/^\(WEFT_MCA_[^=]*\)=.*/\1/p'); do unset "$v"; done
 export WEFT_MCA_PARAM_FILES=
+
+# Two "hosts" for multi-host tests: network namespaces NS_A and NS_B, each with an eth0 on a
+# bridge BR (the bootstrap network NET.0/24: the bridge is NET.1, the hosts NET.2 and NET.3).
+# The caller removes them (ip netns del, ip link del BR) in its EXIT trap.
+netns_hosts() { # NS_A NS_B BR NET
+    ip link add "$3" type bridge || fail "cannot make a bridge"
+    ip addr add "$4.1/24" dev "$3"
+    ip link set "$3" up
+    nh_i=2
+    for nh_ns in "$1" "$2"; do
+        ip netns add "$nh_ns" || fail "cannot make namespace $nh_ns"
+        ip link add "v$nh_i-$3" type veth peer name eth0 netns "$nh_ns"
+        ip link set "v$nh_i-$3" master "$3" up
+        ip -n "$nh_ns" addr add "$4.$nh_i/24" dev eth0
+        ip -n "$nh_ns" link set eth0 up
+        ip -n "$nh_ns" link set lo up
+        nh_i=$((nh_i + 1))
+    done
+}

@@ -24,19 +24,7 @@ cleanup() {
 trap cleanup EXIT
 o2=$((tag % 200 + 20))
 o3=$((tag / 200 % 250))
-ip link add "$br" type bridge || fail "cannot make a bridge"
-ip addr add "10.$o2.$o3.1/24" dev "$br"
-ip link set "$br" up
-i=2
-for ns in "$ha" "$hb"; do
-    ip netns add "$ns" || fail "cannot make namespace $ns"
-    ip link add "v$i-$tag" type veth peer name eth0 netns "$ns"
-    ip link set "v$i-$tag" master "$br" up
-    ip -n "$ns" addr add "10.$o2.$o3.$i/24" dev eth0
-    ip -n "$ns" link set eth0 up
-    ip -n "$ns" link set lo up
-    i=$((i + 1))
-done
+netns_hosts "$ha" "$hb" "$br" "10.$o2.$o3"
 # The rails: rail1 and rail2 in each namespace, each pair its own subnet.
 for r in 1 2; do
     ip link add "rail$r" netns "$ha" type veth peer name "rail$r" netns "$hb" || fail "cannot make rail $r"

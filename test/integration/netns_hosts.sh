@@ -23,19 +23,7 @@ cleanup() {
 trap cleanup EXIT
 subnet="10.$((tag % 200 + 20)).$((tag / 200 % 250)).0"
 net=${subnet%.0}
-ip link add "$br" type bridge || fail "cannot make a bridge"
-ip addr add "$net.1/24" dev "$br"
-ip link set "$br" up
-i=2
-for ns in "$ha" "$hb"; do
-    ip netns add "$ns" || fail "cannot make namespace $ns"
-    ip link add "v$i-$tag" type veth peer name eth0 netns "$ns"
-    ip link set "v$i-$tag" master "$br" up
-    ip -n "$ns" addr add "$net.$i/24" dev eth0
-    ip -n "$ns" link set eth0 up
-    ip -n "$ns" link set lo up
-    i=$((i + 1))
-done
+netns_hosts "$ha" "$hb" "$br" "$net"
 
 for trees in 1 0; do
     out=$(MPIRUN_USE_TREES=$trees run "$MPIRUN" --host "$ha:2,$hb:2" -np 4 \

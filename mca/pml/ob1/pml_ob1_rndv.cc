@@ -45,6 +45,33 @@ const Peer *peer_of(int world)
 
 size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
 
+// Copy a control header of type H out of a message of len bytes: exactly its size, or (rest)
+// at least it. false (reported) when the message does not fit.
+template <class H> bool read_header(const char *msg, size_t len, H &h, const char *name, bool rest)
+{
+    if (rest ? len < sizeof h : len != sizeof h) {
+        malformed(std::string(name) + " of " + std::to_string(len) + " bytes");
+        return false;
+    }
+    std::memcpy(&h, msg, sizeof h);
+    return true;
+}
+
+enum class Want { send, recv, any };
+
+// The live request a header names by id, if it is of the kind wanted; NULL (reported) if not.
+Request *named(uint64_t id, Want want, const char *name)
+{
+    auto it = P->live.find(id);
+    if (it == P->live.end() || (want == Want::send && !it->second->is_send) ||
+        (want == Want::recv && it->second->is_send)) {
+        malformed(std::string(name) + " for an unknown " +
+                  (want == Want::send ? "send" : want == Want::recv ? "receive" : "request"));
+        return nullptr;
+    }
+    return it->second;
+}
+
 [[gnu::cold]] void trace_send_done(const Request *r)
 {
     trace("send rank " + std::to_string(r->comm->rank) + " -> " + std::to_string(r->dst) + " tag " +
@@ -682,14 +709,10 @@ void rndv_matched(Request *r, const Unexpected &u)
 
 void handle_ack(const char *msg, size_t len)
 {
-    if (len != sizeof(AckHdr))
-        return malformed("ACK of " + std::to_string(len) + " bytes");
     AckHdr h;
-    std::memcpy(&h, msg, sizeof h);
-    auto it = P->live.find(h.send_id);
-    if (it == P->live.end() || !it->second->is_send)
-        return malformed("ACK for an unknown send");
-    Request *r = it->second;
+    Request *r;
+    if (!read_header(msg, len, h, "ACK", false) || !(r = named(h.send_id, Want::send, "ACK")))
+        return;
     if (h.send_offset > r->bytes || (r->answered && r->peer_recv_id != h.recv_id))
         return malformed("ACK past the end of its message");
     r->answered = true;
@@ -709,14 +732,10 @@ void handle_ack(const char *msg, size_t len)
 
 void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
 {
-    if (len < sizeof(FragHdr))
-        return malformed("FRAG shorter than its header");
     FragHdr h;
-    std::memcpy(&h, msg, sizeof h);
-    auto it = P->live.find(h.recv_id);
-    if (it == P->live.end() || it->second->is_send)
-        return malformed("FRAG for an unknown receive");
-    Request *r = it->second;
+    Request *r;
+    if (!read_header(msg, len, h, "FRAG", true) || !(r = named(h.recv_id, Want::recv, "FRAG")))
+        return;
     const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
     const size_t n = data.size();
     if (h.offset > r->total || n > r->total - h.offset)
@@ -730,13 +749,9 @@ void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, si
 void handle_put(const char *msg, size_t len)
 {
     PutHdr h;
-    if (len < sizeof h)
-        return malformed("PUT shorter than its header");
-    std::memcpy(&h, msg, sizeof h);
-    auto it = P->live.find(h.send_id);
-    if (it == P->live.end() || !it->second->is_send)
-        return malformed("PUT for an unknown send");
-    Request *r = it->second;
+    Request *r;
+    if (!read_header(msg, len, h, "PUT", true) || !(r = named(h.send_id, Want::send, "PUT")))
+        return;
     if (h.seg.offset > r->bytes || h.seg.length > r->bytes - h.seg.offset ||
         h.seg.hlen > kMaxHandle || len < sizeof h + h.seg.hlen)
         return malformed("PUT past the end of its message");
@@ -773,14 +788,10 @@ void handle_put(const char *msg, size_t len)
 
 void handle_fin(const char *msg, size_t len)
 {
-    if (len != sizeof(FinHdr))
-        return malformed("FIN of " + std::to_string(len) + " bytes");
     FinHdr h;
-    std::memcpy(&h, msg, sizeof h);
-    auto it = P->live.find(h.id);
-    if (it == P->live.end())
-        return malformed("FIN for an unknown request");
-    Request *r = it->second;
+    Request *r;
+    if (!read_header(msg, len, h, "FIN", false) || !(r = named(h.id, Want::any, "FIN")))
+        return;
     if (r->is_send) {
         // RDMA direct get: the receiver read a piece.
         if (h.length > r->bytes - r->done_bytes)
