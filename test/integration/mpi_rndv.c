@@ -11,7 +11,10 @@
  *   tag 3  non-contiguous -> non-contiguous
  * -b sends with MPI_Bsend (buffered), -S with MPI_Ssend; otherwise MPI_Send. Rank 1 checks
  * every byte (and that the holes of a non-contiguous receive buffer are untouched) and the
- * received count. Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
+ * received count. -x N adds, for a message of N bytes: a receive buffer too small
+ * (MPI_ERR_TRUNCATE, the job goes on), MPI_Mprobe/MPI_Mrecv of a message that waited
+ * unexpected, a persistent send started twice, and MPI_ANY_SOURCE/MPI_ANY_TAG receives.
+ * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,6 +24,88 @@
 static unsigned char pattern(size_t i, int size_seed)
 {
     return (unsigned char)(i * 13 + size_seed * 7 + 1);
+}
+
+static int check_bytes(const unsigned char *b, size_t n, int seed, const char *what)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (b[i] != pattern(i, seed)) {
+            fprintf(stderr, "mpi_rndv: %s: byte %zu is %u, expected %u\n", what, i, b[i],
+                    pattern(i, seed));
+            return 1;
+        }
+    return 0;
+}
+
+/* The extra cases of -x, for messages of n bytes; returns failures (rank 1 counts them). */
+static int extras(int rank, size_t n, int *messages)
+{
+    int bad = 0;
+    unsigned char *b = malloc(n);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* Truncation: the receive buffer holds half; the job goes on. */
+    if (rank == 0) {
+        for (size_t i = 0; i < n; ++i)
+            b[i] = pattern(i, 10);
+        MPI_Send(b, (int)n, MPI_BYTE, 1, 10, MPI_COMM_WORLD);
+    } else {
+        MPI_Status st;
+        const int rc = MPI_Recv(b, (int)(n / 2), MPI_BYTE, 0, 10, MPI_COMM_WORLD, &st);
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_TRUNCATE) {
+            fprintf(stderr, "mpi_rndv: truncated receive of %zu bytes: error class %d\n", n, cls);
+            ++bad;
+        }
+        bad += check_bytes(b, n / 2, 10, "truncated receive");
+        ++*messages;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Unexpected, then matched by MPI_Mprobe and received by MPI_Mrecv. */
+    if (rank == 0) {
+        for (size_t i = 0; i < n; ++i)
+            b[i] = pattern(i, 11);
+        MPI_Request r;
+        MPI_Isend(b, (int)n, MPI_BYTE, 1, 11, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD); /* the message waits unexpected meanwhile */
+        MPI_Message msg;
+        MPI_Status st;
+        MPI_Mprobe(0, 11, MPI_COMM_WORLD, &msg, &st);
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        memset(b, 0, n);
+        MPI_Mrecv(b, (int)n, MPI_BYTE, &msg, &st);
+        bad += count != (int)n || check_bytes(b, n, 11, "Mprobe/Mrecv");
+        ++*messages;
+    }
+    /* A persistent send started twice, the data changed in between; wildcard receives. */
+    if (rank == 0) {
+        MPI_Request r;
+        MPI_Send_init(b, (int)n, MPI_BYTE, 1, 12, MPI_COMM_WORLD, &r);
+        for (int k = 0; k < 2; ++k) {
+            for (size_t i = 0; i < n; ++i)
+                b[i] = pattern(i, 12 + k);
+            MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        MPI_Request_free(&r);
+    } else {
+        for (int k = 0; k < 2; ++k) {
+            memset(b, 0, n);
+            MPI_Status st;
+            MPI_Recv(b, (int)n, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            bad +=
+                st.MPI_SOURCE != 0 || st.MPI_TAG != 12 || check_bytes(b, n, 12 + k, "persistent");
+            ++*messages;
+        }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return rank == 1 ? bad : 0;
 }
 
 int main(int argc, char **argv)
@@ -38,6 +123,10 @@ int main(int argc, char **argv)
     for (int a = 1; a < argc; ++a) {
         if (strcmp(argv[a], "-b") == 0 || strcmp(argv[a], "-S") == 0) {
             mode = argv[a][1];
+            continue;
+        }
+        if (strcmp(argv[a], "-x") == 0 && a + 1 < argc) {
+            failures += extras(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
             continue;
         }
         const size_t n = (size_t)strtoull(argv[a], NULL, 0);

@@ -86,6 +86,22 @@ name="leave_pinned: direct put above min_rdma_pipeline_size"
 rndv "$name" "$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca mpi_leave_pinned 1" "1000003 1000003"
 sent 0 1000003 "chose RDMA direct put, ran RDMA direct put"
 
+# Truncation (a buffer too small turns RDMA into the pipeline: MPI_ERR_TRUNCATE, the job goes
+# on), Mprobe/Mrecv of an unexpected rendezvous, persistent sends (tag 12), wildcards: under
+# each RDMA protocol and the pipelines.
+PUTPIPE="$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca btl_sm_rdma_pipeline_send_length 64k"
+for c in "get|$CMA|RDMA direct get" "put|$CMA --mca btl_sm_flags send,put|RDMA direct put" \
+    "RDMA pipeline|$PUTPIPE|RDMA pipeline" "sm pipeline|$SM --mca btl_sm_single_copy_mechanism none|$PIPE" \
+    "tcp pipeline|--mca btl self,tcp|$PIPE"; do
+    name="truncation, Mprobe, persistent: ${c%%|*}"
+    opts=${c#*|} p=${opts#*|} opts=${opts%%|*}
+    rndv "$name" "$opts" "-x 300007 -x 4081"
+    expect_in "mpi_rndv: 2 ranks, 8 messages intact" "$out" "$name"
+    sent 12 300007 "chose $p, ran $p"
+    sent 11 300007 "chose $p, ran $p"
+    case $p in RDMA*) sent 10 300007 "chose $p, ran $PIPE" ;; esac
+done
+
 # Buffered: MPI_Bsend packs into the attached buffer (contiguous whatever the type) and is
 # complete; the rest goes as the buffered pipeline.
 name="buffered pipeline (sm)"
@@ -109,4 +125,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side, every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives under each; every byte right"
