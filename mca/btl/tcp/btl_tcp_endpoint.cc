@@ -33,9 +33,10 @@ namespace weft::btl::tcp {
 
 namespace {
 
-constexpr size_t kRxChunk = 64 * 1024; // smallest receive buffer, and the read-ahead
-constexpr int kMaxIov = 64;            // iovecs per sendmsg
-constexpr int kReadRounds = 4;         // recv calls per connection per progress call
+constexpr size_t kRxChunk = 64 * 1024;           // smallest receive buffer, and the read-ahead
+constexpr int kMaxIov = 64;                      // iovecs per sendmsg
+constexpr int kReadRounds = 4;                   // recv calls per connection per progress call
+constexpr size_t kRxStreamMax = size_t(4) << 20; // largest receive buffer grown for streaming
 constexpr uint64_t kKernelAckDelayMs = 2;
 const unsigned char kZeros[wire::kFrameAlign] = {};
 
@@ -454,8 +455,12 @@ bool rx_room(Conn *c)
 {
     const size_t pending = c->rx_end - c->rx_begin;
     size_t need = kRxChunk;
-    if (pending >= wire::kFrameHeaderSize) // a header parse() has checked
-        need = std::max(need, wire::frame_size(wire::get32(c->rx + c->rx_begin + 4)));
+    if (pending >= wire::kFrameHeaderSize) { // a header parse() has checked
+        // Room for several frames of that size: a peer streaming large fragments is read in
+        // large recv calls, and a frame cut by the end of one read rarely has to move.
+        const size_t frame = wire::frame_size(wire::get32(c->rx + c->rx_begin + 4));
+        need = std::max(need, frame > kRxChunk ? std::min(4 * frame, kRxStreamMax) : frame);
+    }
     if (c->rx_cap < need) {
         const size_t cap = (need + 63) & ~size_t(63);
         auto *nb = static_cast<unsigned char *>(std::aligned_alloc(64, cap));
