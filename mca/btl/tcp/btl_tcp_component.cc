@@ -114,6 +114,7 @@ int progress()
     if (!cp || cp->in_progress)
         return 0;
     cp->in_progress = true;
+    flush_writes();
     flush_acks();
     int n = run_failures();
     epoll_event evs[64];

@@ -36,6 +36,7 @@ namespace {
 constexpr size_t kRxChunk = 64 * 1024;           // smallest receive buffer, and the read-ahead
 constexpr int kMaxIov = 64;                      // iovecs per sendmsg
 constexpr int kReadRounds = 4;                   // recv calls per connection per progress call
+constexpr size_t kWriteBatchMin = 32 * 1024;     // frames this large are written in batches
 constexpr size_t kRxStreamMax = size_t(4) << 20; // largest receive buffer grown for streaming
 constexpr uint64_t kKernelAckDelayMs = 2;
 const unsigned char kZeros[wire::kFrameAlign] = {};
@@ -856,9 +857,31 @@ weft_status_t ep_enqueue(Endpoint *ep, Frag *f)
     f->written = 0;
     f->header_built = false;
     ep->outq.push_back(f);
-    if (ep->state == EpState::established && ep->conn && !(ep->conn->events & EPOLLOUT))
-        conn_flush(ep->conn);
+    if (ep->state != EpState::established || !ep->conn || (ep->conn->events & EPOLLOUT))
+        return WEFT_IN_PROGRESS; // written when the connection is ready / has room
+    // A bulk frame waits for the next progress call, so that the fragments a PML hands over
+    // in one go leave in one sendmsg (fewer, larger writes: the kernel pushes once); a
+    // small one is written at once (latency).
+    if (f->frame_type == wire::kData && data_bytes(f) >= kWriteBatchMin) {
+        if (!ep->write_due) {
+            ep->write_due = true;
+            component->write_due.push_back(ep);
+        }
+        return WEFT_IN_PROGRESS;
+    }
+    conn_flush(ep->conn);
     return WEFT_IN_PROGRESS;
+}
+
+void flush_writes()
+{
+    std::vector<Endpoint *> due;
+    due.swap(component->write_due);
+    for (Endpoint *ep : due) {
+        ep->write_due = false;
+        if (ep->state == EpState::established && ep->conn && !(ep->conn->events & EPOLLOUT))
+            conn_flush(ep->conn);
+    }
 }
 
 void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,

@@ -101,6 +101,7 @@ struct Endpoint {
     bool bye_queued = false;
     bool in_acking = false; // listed in component->acking
     bool ack_due = false;   // listed in component->ack_due
+    bool write_due = false; // listed in component->write_due
     uint64_t deadline = 0;  // waiting_peer: give up at this now_ms()
     // A failure seen where callbacks may not run (inside a send, inside a callback), run by
     // the next progress call: first the error callback, then the error completions.
@@ -150,6 +151,8 @@ int check_timers();
 // Write an ACK frame to the peers whose frames arrived in an earlier progress call and have
 // not been acknowledged by a frame of ours since.
 void flush_acks();
+// Write the bulk frames queued since the last progress call (ep_enqueue defers them).
+void flush_writes();
 // Complete the written fragments the peer's kernel has acknowledged, for endpoints whose
 // oldest one has waited a little (the peer process's ack usually comes first). Returns the
 // callbacks made.

@@ -82,9 +82,10 @@ struct Component {
     std::vector<Conn *> parked;
     std::vector<Conn *> zombies; // closed, freed at the end of a progress call
     std::vector<Endpoint *> failing;
-    std::vector<Endpoint *> waiting; // waiting_peer: they have a deadline
-    std::vector<Endpoint *> acking;  // may have written fragments waiting for an ack
-    std::vector<Endpoint *> ack_due; // received frames not acknowledged yet
+    std::vector<Endpoint *> waiting;   // waiting_peer: they have a deadline
+    std::vector<Endpoint *> acking;    // may have written fragments waiting for an ack
+    std::vector<Endpoint *> ack_due;   // received frames not acknowledged yet
+    std::vector<Endpoint *> write_due; // bulk frames queued, written by the next progress call
     bool in_progress = false;
     bool progress_registered = false;
     uint64_t next_timer_check = 0;
