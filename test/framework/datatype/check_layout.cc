@@ -5,6 +5,7 @@
 
 #include "layout.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -236,6 +237,49 @@ START_TEST(test_basic_parts_pair)
 }
 END_TEST
 
+// The convertor walker (what transports call): fragments of every size through
+// weft_convertor_pack/unpack/seek, as a BTL would cut them, give the packed stream and put it
+// back where it belongs, holes untouched.
+START_TEST(test_convertor_walker)
+{
+    const Layout sh = basic(2), in = basic(4);
+    const Layout s = combine({{0, 1, &sh}, {4, 1, &in}, {8, 1, &sh}}, 1);
+    const size_t count = 7, total = s.size * count;
+    auto src = pattern(size_t(s.extent()) * count);
+    std::vector<unsigned char> whole(total);
+    pack(s, src.data(), count, 0, whole.data(), total);
+    for (size_t frag = 1; frag <= total; ++frag) {
+        ConvState st{&s, reinterpret_cast<char *>(src.data()), count};
+        weft_convertor_t cv;
+        convertor_init(&cv, &st);
+        ck_assert_uint_eq(cv.size, total);
+        ck_assert_ptr_null(weft_convertor_contiguous_data(&cv));
+        std::vector<unsigned char> out(total, 0);
+        size_t at = 0;
+        while (weft_convertor_remaining(&cv) > 0)
+            at += weft_convertor_pack(&cv, out.data() + at, frag);
+        ck_assert_msg(out == whole, "walker pack in fragments of %zu", frag);
+        // Back, in the same fragments, and once more after seeking into the middle.
+        std::vector<unsigned char> back(src.size(), 0xEE), ref(src.size(), 0xEE);
+        unpack(s, ref.data(), count, 0, whole.data(), total);
+        ConvState bs{&s, reinterpret_cast<char *>(back.data()), count};
+        convertor_init(&cv, &bs);
+        for (size_t off = 0; off < total; off += frag)
+            ck_assert_uint_eq(
+                weft_convertor_unpack(&cv, whole.data() + off, std::min(frag, total - off)),
+                std::min(frag, total - off));
+        ck_assert_msg(back == ref, "walker unpack in fragments of %zu", frag);
+        weft_convertor_seek(&cv, total / 2);
+        std::vector<unsigned char> tail(total - total / 2);
+        ConvState ts{&s, reinterpret_cast<char *>(src.data()), count};
+        convertor_init(&cv, &ts);
+        weft_convertor_seek(&cv, total / 2);
+        ck_assert_uint_eq(weft_convertor_pack(&cv, tail.data(), total), tail.size());
+        ck_assert(std::equal(tail.begin(), tail.end(), whole.begin() + long(total / 2)));
+    }
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -250,6 +294,7 @@ int main()
     tcase_add_test(tc, test_elements_partial);
     tcase_add_test(tc, test_subarray_by_hand);
     tcase_add_test(tc, test_basic_parts_pair);
+    tcase_add_test(tc, test_convertor_walker);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
