@@ -191,10 +191,12 @@ weft_status_t register_params()
         def("rndv_eager_limit", WEFT_MCA_PARAM_SIZE, "64k", 5,
             "Bytes, PML header included, that the first fragment of a rendezvous message "
             "carries over tcp. At most btl_tcp_max_send_size."),
-        def("max_send_size", WEFT_MCA_PARAM_SIZE, "128k", 4,
-            "Largest fragment, PML header included, sent over tcp. A received frame longer than "
-            "this is malformed and closes its connection, and connections between processes "
-            "that disagree are refused, so every rank must use the same value.",
+        def("max_send_size", WEFT_MCA_PARAM_SIZE, "1m", 4,
+            "Largest fragment, PML header included, sent over tcp (the pipeline's FRAGs; "
+            "contiguous data is sent from the user's buffer, so large fragments cost no "
+            "buffer; packed ones take at most 64 MiB of buffers per module). A received frame "
+            "longer than this is malformed and closes its connection, and connections between "
+            "processes that disagree are refused, so every rank must use the same value.",
             WEFT_MCA_SCOPE_ALL_EQUAL),
         def("exclusivity", WEFT_MCA_PARAM_INT, "100", 5,
             "Exclusivity of the tcp modules: for each peer only the modules of the highest "

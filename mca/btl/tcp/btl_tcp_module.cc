@@ -398,10 +398,19 @@ weft_btl_module_t make_base()
 
 } // namespace
 
+// Buffers of btl_tcp_max_send_size bytes (packed pipeline fragments) take at most 64 MiB per
+// module, whatever btl_tcp_free_list_max says, so that large fragments cannot pile up a
+// gigabyte; at least 16.
+size_t max_frags()
+{
+    const size_t by_bytes = (size_t(64) << 20) / std::max<size_t>(params.max_send_size, 1);
+    return std::max<size_t>(16, std::min(params.free_list_max, by_bytes));
+}
+
 Module::Module(int index_, const Address &self_)
     : shell{make_base(), this}, index(index_), self(self_),
       eager_pool(this, params.eager_limit, params.free_list_max),
-      max_pool(this, params.max_send_size, params.free_list_max), ctrl_pool(this, 0, 0)
+      max_pool(this, params.max_send_size, max_frags()), ctrl_pool(this, 0, 0)
 {
 }
 
