@@ -14,17 +14,17 @@ export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
 tag=$$
 ha="weft-ra$tag"
 hb="weft-rb$tag"
-br="wrb$tag"
+hub="wrb$tag"
 cleanup() {
     ip netns del "$ha" 2>/dev/null
     ip netns del "$hb" 2>/dev/null
-    ip link del "$br" 2>/dev/null
+    ip netns del "$hub" 2>/dev/null
     rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
 o2=$((tag % 200 + 20))
 o3=$((tag / 200 % 250))
-netns_hosts "$ha" "$hb" "$br" "10.$o2.$o3"
+netns_hosts "$ha" "$hb" "$hub" "10.$o2.$o3"
 # The rails: rail1 and rail2 in each namespace, each pair its own subnet.
 for r in 1 2; do
     ip link add "rail$r" netns "$ha" type veth peer name "rail$r" netns "$hb" || fail "cannot make rail $r"
@@ -46,7 +46,7 @@ for try in $(seq 50); do
 done
 PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
 rails() { # extra options...
-    run "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+    run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
         --bootstrap-addr "10.$o2.$o3.1" --timeout 90 -x WEFT_MCA_mca_base_component_path \
         --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 --mca pml_ob1_verbose 20 "$@" \
         "$PROG" 65519 65520 65521 3000017 2>&1

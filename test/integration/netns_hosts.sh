@@ -13,30 +13,30 @@ export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
 tag=$$
 ha="weft-a$tag"
 hb="weft-b$tag"
-br="wbr$tag"
+hub="wbr$tag"
 cleanup() {
     ip netns del "$ha" 2>/dev/null
     ip netns del "$hb" 2>/dev/null
-    ip link del "$br" 2>/dev/null
+    ip netns del "$hub" 2>/dev/null
     rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
 subnet="10.$((tag % 200 + 20)).$((tag / 200 % 250)).0"
 net=${subnet%.0}
-netns_hosts "$ha" "$hb" "$br" "$net"
+netns_hosts "$ha" "$hb" "$hub" "$net"
 
 for trees in 1 0; do
-    out=$(MPIRUN_USE_TREES=$trees run "$MPIRUN" --host "$ha:2,$hb:2" -np 4 \
+    out=$(MPIRUN_USE_TREES=$trees run ip netns exec "$hub" "$MPIRUN" --host "$ha:2,$hb:2" -np 4 \
         --launch-agent 'ip netns exec {host}' --bootstrap-addr "$net.1" --timeout 60 \
         "$WEFT_TEST_BUILDDIR/test/integration/pmgr_collectives" 2>&1) || fail "pmgr_collectives across namespaces (trees $trees): $out"
     expect_in "pmgr collectives: 4 ranks, every call right" "$out" "pmgr_collectives"
 done
 # The ranks really ran in their namespaces, with their own addresses.
-out=$(run "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
     --bootstrap-addr "$net.1" --timeout 60 sh -c 'ip -4 -o addr show eth0 | awk "{print \$4}"' 2>&1) || fail "address probe: $out"
 expect_in "$net.2/24" "$out" "rank 0 address"
 expect_in "$net.3/24" "$out" "rank 1 address"
-out=$(run "$MPIRUN" --host "$ha:2,$hb:2" -np 4 --launch-agent 'ip netns exec {host}' \
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:2,$hb:2" -np 4 --launch-agent 'ip netns exec {host}' \
     --bootstrap-addr "$net.1" --timeout 60 -x WEFT_MCA_mca_base_component_path \
     "$WEFT_TEST_BUILDDIR/test/integration/boot_exchange" 2>&1) || fail "boot_exchange across namespaces: $out"
 expect_in "boot/pmgr, 4 ranks" "$out" "boot_exchange"
