@@ -66,7 +66,9 @@ Request *named(uint64_t id, Want want, const char *name)
     if (it == P->live.end() || (want == Want::send && !it->second->is_send) ||
         (want == Want::recv && it->second->is_send)) {
         malformed(std::string(name) + " for an unknown " +
-                  (want == Want::send ? "send" : want == Want::recv ? "receive" : "request"));
+                  (want == Want::send   ? "send"
+                   : want == Want::recv ? "receive"
+                                        : "request"));
         return nullptr;
     }
     return it->second;
@@ -671,14 +673,23 @@ void rndv_matched(Request *r, const Unexpected &u)
         std::vector<const Rail *> rails = rdma_rails(*peer, u.total, WEFT_BTL_FLAG_PUT);
         if (!rails.empty()) {
             if (u.flags & flag_pin) {
-                // RDMA direct put: one piece per rail.
+                // RDMA direct put: one piece per rail; a piece whose registration fails is
+                // asked for as FRAGs, unless none could be registered (then the pipeline).
                 const std::vector<size_t> cuts = split(0, u.total, rails);
+                std::vector<size_t> refused;
                 bool sent = false;
-                for (size_t i = 0; i < rails.size(); ++i)
-                    if (cuts[i + 1] > cuts[i])
-                        sent |= send_puts(r, u.send_id, cuts[i], cuts[i + 1], {rails[i]},
-                                          cuts[i + 1] - cuts[i]);
+                for (size_t i = 0; i < rails.size(); ++i) {
+                    if (cuts[i + 1] == cuts[i])
+                        continue;
+                    if (send_puts(r, u.send_id, cuts[i], cuts[i + 1], {rails[i]},
+                                  cuts[i + 1] - cuts[i]))
+                        sent = true;
+                    else
+                        refused.push_back(i);
+                }
                 if (sent) {
+                    for (size_t i : refused)
+                        ask_frags(r, u.send_id, cuts[i], cuts[i + 1] - cuts[i]);
                     if (P->verbose >= 20) [[unlikely]]
                         trace_recv(r, offered, Proto::rdma_put);
                     return;
