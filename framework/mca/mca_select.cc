@@ -292,9 +292,32 @@ FrameworkBase *framework_base(std::string_view name)
     return it->second.get();
 }
 
+// The MPI layer's own parameters (mpi_*), which components read (weft_mca_param_find).
+static weft_status_t register_mpi_params()
+{
+    if (weft_mca_param_find("mpi_leave_pinned"))
+        return WEFT_SUCCESS;
+    const weft_mca_param_def_t defs[] = {
+        {.name = "leave_pinned",
+         .type = WEFT_MCA_PARAM_BOOL,
+         .default_value = "0",
+         .help = "Keep memory registered for RDMA after a message (the PML's registration "
+                 "cache), so that later messages from the same buffer skip registering, and "
+                 "prefer RDMA direct put/get over the RDMA pipeline. Buffers must not be freed "
+                 "while registered by BTLs that pin pages (openib).",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    return weft_mca_param_register_table("mpi", nullptr, defs, 1, sizeof defs[0], nullptr);
+}
+
 weft_status_t register_all()
 {
     weft_status_t rc = Repository::instance().scan();
+    if (weft_status_t mrc = register_mpi_params(); rc == WEFT_SUCCESS)
+        rc = mrc;
     for (const Framework *fw : frameworks()) {
         weft_status_t frc = framework_base(fw->name)->register_params();
         if (rc == WEFT_SUCCESS)

@@ -54,29 +54,6 @@ bool same_pml_everywhere(const std::string &mine)
     return true;
 }
 
-// The MPI layer's own parameters (mpi_*), read by the components that care.
-void register_mpi_params()
-{
-    static bool done = false;
-    if (done)
-        return;
-    done = true;
-    const weft_mca_param_def_t defs[] = {
-        {.name = "leave_pinned",
-         .type = WEFT_MCA_PARAM_BOOL,
-         .default_value = "0",
-         .help = "Keep memory registered for RDMA after a message (the PML's registration "
-                 "cache), so that later messages from the same buffer skip registering, and "
-                 "prefer RDMA direct put/get over the RDMA pipeline. Buffers must not be freed "
-                 "while registered by BTLs that pin pages (openib).",
-         .level = 4,
-         .scope = WEFT_MCA_SCOPE_LOCAL,
-         .enum_values = nullptr,
-         .synonyms = nullptr},
-    };
-    weft_mca_param_register_table("mpi", nullptr, defs, 1, sizeof defs[0], nullptr);
-}
-
 int init(int required)
 {
     if (phase == Phase::running) {
@@ -91,7 +68,6 @@ int init(int required)
         weft::rt::abort(1, "MPI_Init: the runtime could not start (messages above)");
     setup_predefined(weft_runtime_world_rank(), weft_runtime_world_size());
 
-    register_mpi_params();
     mca::FrameworkBase *base = mca::framework_base("pml");
     mca::Component *chosen = nullptr;
     if (base->open() != WEFT_SUCCESS || base->select_one(chosen) != WEFT_SUCCESS)

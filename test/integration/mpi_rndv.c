@@ -13,7 +13,8 @@
  * every byte (and that the holes of a non-contiguous receive buffer are untouched) and the
  * received count. -x N adds, for a message of N bytes: a receive buffer too small
  * (MPI_ERR_TRUNCATE, the job goes on), MPI_Mprobe/MPI_Mrecv of a message that waited
- * unexpected, a persistent send started twice, and MPI_ANY_SOURCE/MPI_ANY_TAG receives.
+ * unexpected, a persistent send started twice, MPI_ANY_SOURCE/MPI_ANY_TAG receives, and
+ * messages to self (receive posted first; MPI_Issend of one byte).
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
@@ -101,6 +102,25 @@ static int extras(int rank, size_t n, int *messages)
                 st.MPI_SOURCE != 0 || st.MPI_TAG != 12 || check_bytes(b, n, 12 + k, "persistent");
             ++*messages;
         }
+    }
+    /* To self, the receive posted first (btl/self runs the whole rendezvous inside the send),
+     * then a synchronous send of one byte. */
+    {
+        unsigned char *in = malloc(n);
+        for (size_t i = 0; i < n; ++i)
+            b[i] = pattern(i, 13 + rank);
+        MPI_Request r[2];
+        MPI_Irecv(in, (int)n, MPI_BYTE, rank, 13, MPI_COMM_WORLD, &r[0]);
+        MPI_Send(b, (int)n, MPI_BYTE, rank, 13, MPI_COMM_WORLD);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        if (rank == 1) {
+            bad += check_bytes(in, n, 13 + rank, "to self");
+            ++*messages;
+        }
+        MPI_Irecv(in, 1, MPI_BYTE, rank, 14, MPI_COMM_WORLD, &r[0]);
+        MPI_Issend(b, 1, MPI_BYTE, rank, 14, MPI_COMM_WORLD, &r[1]);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        free(in);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(b);

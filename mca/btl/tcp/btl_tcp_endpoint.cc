@@ -460,7 +460,8 @@ bool rx_room(Conn *c)
         // Room for several frames of that size: a peer streaming large fragments is read in
         // large recv calls, and a frame cut by the end of one read rarely has to move.
         const size_t frame = wire::frame_size(wire::get32(c->rx + c->rx_begin + 4));
-        need = std::max(need, frame > kRxChunk ? std::min(4 * frame, kRxStreamMax) : frame);
+        // (Never less than the frame itself, whatever its size.)
+        need = std::max({need, frame, frame > kRxChunk ? std::min(4 * frame, kRxStreamMax) : 0});
     }
     if (c->rx_cap < need) {
         const size_t cap = (need + 63) & ~size_t(63);
@@ -986,6 +987,7 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
         remove_from(component->waiting, ep);
         remove_from(component->acking, ep);
         remove_from(component->ack_due, ep);
+        remove_from(component->write_due, ep);
         drain(ep, status);
         ep->module->endpoints.erase(ep->rank);
         delete ep;

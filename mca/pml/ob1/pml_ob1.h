@@ -173,9 +173,10 @@ struct Request : weft_request {
     size_t count = 0;
     // send state
     Proto chosen = Proto::pipeline, ran = Proto::pipeline;
-    bool answered = false;   // the receiver matched (ACK, PUT or FIN arrived)
-    bool sched_busy = false; // being scheduled: callbacks must not complete it
-    bool queued = false;     // in State::sched
+    bool answered = false;      // the receiver matched (ACK, PUT or FIN arrived)
+    bool sched_busy = false;    // being scheduled: callbacks must not complete it
+    bool queued = false;        // in State::sched
+    bool frag_fallback = false; // pieces offered for RDMA went as FRAGs
     uint64_t peer_recv_id = 0;
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;

@@ -13,13 +13,20 @@ RegCache::Entry *RegCache::acquire(weft_btl_module_t *btl, const void *addr, siz
                                    uint32_t flags, weft_status_t *rc)
 {
     const auto a = reinterpret_cast<uintptr_t>(addr);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->btl != btl || (it->flags & flags) != flags || a < it->base ||
-            a - it->base > it->len || len > it->len - (a - it->base))
+    // Registrations of btl starting at or below a, nearest first; a few are looked at (they
+    // rarely overlap: pieces of one message lie side by side).
+    auto it = index_.upper_bound(Key{btl, a});
+    for (int looked = 0; it != index_.begin() && looked < 4; ++looked) {
+        --it;
+        if (it->first.first != btl)
+            break;
+        Entry &e = *it->second;
+        if ((e.flags & flags) != flags || a - e.base > e.len || len > e.len - (a - e.base))
             continue;
-        ++it->refs;
-        entries_.splice(entries_.begin(), entries_, it); // most recently used first
-        return &entries_.front();
+        if (e.refs++ == 0)
+            --unused_;
+        entries_.splice(entries_.begin(), entries_, e.self); // most recently used first
+        return &e;
     }
     // Kept registrations cover whole pages, so that later messages from the same buffer find
     // them; a registration for one message covers just that message.
@@ -38,31 +45,28 @@ RegCache::Entry *RegCache::acquire(weft_btl_module_t *btl, const void *addr, siz
         return nullptr;
     }
     ++registered_;
-    entries_.push_front(Entry{btl, base, size, flags, h, 1});
+    entries_.push_front(Entry{btl, base, size, flags, h, 1, {}});
+    entries_.front().self = entries_.begin();
+    index_.emplace(Key{btl, base}, entries_.begin());
     return &entries_.front();
 }
 
 void RegCache::release(Entry *e)
 {
-    if (!e)
+    if (!e || --e->refs > 0)
         return;
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (&*it != e)
+    if (!leave_pinned_) {
+        drop(e->self);
+        return;
+    }
+    // Kept; beyond max_unused unused ones, the least recently used go.
+    ++unused_;
+    for (auto it = entries_.end(); unused_ > max_unused_ && it != entries_.begin();) {
+        --it;
+        if (it->refs != 0)
             continue;
-        if (--it->refs > 0)
-            return;
-        if (!leave_pinned_) {
-            drop(it);
-            return;
-        }
-        // Kept; beyond max_unused unused ones, the least recently used go.
-        size_t unused = 0;
-        for (auto jt = entries_.begin(); jt != entries_.end();) {
-            auto cur = jt++;
-            if (cur->refs == 0 && ++unused > max_unused_)
-                drop(cur);
-        }
-        return;
+        auto victim = it++;
+        drop(victim);
     }
 }
 
@@ -77,6 +81,14 @@ void RegCache::clear()
 
 void RegCache::drop(std::list<Entry>::iterator it)
 {
+    auto range = index_.equal_range(Key{it->btl, it->base});
+    for (auto k = range.first; k != range.second; ++k)
+        if (k->second == it) {
+            index_.erase(k);
+            break;
+        }
+    if (it->refs == 0 && leave_pinned_ && unused_ > 0)
+        --unused_;
     it->btl->btl_deregister_mem(it->btl, it->handle);
     ++deregistered_;
     entries_.erase(it);

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <map>
+#include <utility>
 
 namespace weft::pml::ob1 {
 
@@ -29,6 +31,7 @@ class RegCache {
         uint32_t flags;
         weft_btl_registration_handle_t *handle;
         int refs;
+        std::list<Entry>::iterator self; // its place in entries_
     };
 
     RegCache(bool leave_pinned, size_t max_unused)
@@ -53,11 +56,18 @@ class RegCache {
     size_t kept() const { return entries_.size(); }       // registrations alive now
 
   private:
+    using Key = std::pair<const weft_btl_module_t *, uintptr_t>; // (module, base)
+
     void drop(std::list<Entry>::iterator it);
 
     bool leave_pinned_;
     size_t max_unused_;
     std::list<Entry> entries_; // most recently used first
+    // By module and base address: a lookup looks at the registrations starting at or below
+    // the address asked for, nearest first (a message of many pieces holds one per piece:
+    // no scan of all of them).
+    std::multimap<Key, std::list<Entry>::iterator> index_;
+    size_t unused_ = 0; // entries with refs == 0 (kept by leave_pinned)
     size_t registered_ = 0;
     size_t deregistered_ = 0;
 };

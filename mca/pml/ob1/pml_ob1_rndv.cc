@@ -79,7 +79,10 @@ Request *named(uint64_t id, Want want, const char *name)
     trace("send rank " + std::to_string(r->comm->rank) + " -> " + std::to_string(r->dst) + " tag " +
           std::to_string(r->tag) + " cid " + std::to_string(r->comm->cid) + " " +
           std::to_string(r->bytes) + " bytes: chose " + proto_name(r->chosen) + ", ran " +
-          proto_name(r->ran) + " over " + rails_text(r->rails_used));
+          proto_name(r->ran) + " over " + rails_text(r->rails_used) +
+          (r->ran != Proto::pipeline && r->frag_fallback
+               ? " (pieces the receiver could not take by RDMA as FRAGs)"
+               : ""));
 }
 
 [[gnu::cold]] void trace_recv(const Request *r, Proto offered, Proto running)
@@ -320,9 +323,10 @@ void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, ch
     msg.append(padded(seg.hlen) - seg.hlen, '\0');
 }
 
-// RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration).
+// RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration);
+// true: sent, or sending failed with *rc.
 bool send_rget(Request *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
-               size_t limit)
+               size_t limit, weft_status_t *rc)
 {
     RgetHdr g{};
     g.rndv = h;
@@ -358,8 +362,9 @@ bool send_rget(Request *r, RndvHdr h, const std::vector<const Rail *> &rails, in
         return false;
     }
     std::memcpy(msg.data(), &g, sizeof g);
-    if (send_bytes(world, msg.data(), msg.size(), nullptr, 0, true) != WEFT_SUCCESS)
-        fail_send(r, WEFT_ERR_UNREACH);
+    *rc = send_bytes(world, msg.data(), msg.size(), nullptr, 0, true);
+    if (*rc != WEFT_SUCCESS)
+        release_regs(r);
     return true;
 }
 
@@ -591,6 +596,7 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
     r->striped.fill(0);
     r->rails_used = 0;
     r->queued = r->sched_busy = false;
+    r->frag_fallback = false;
     RndvHdr h{};
     h.match = m;
     h.match.type = hdr_rndv;
@@ -622,8 +628,12 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
     }
     r->chosen = r->ran = chosen;
     if (chosen == Proto::rdma_get) {
-        if (send_rget(r, h, rails, world, peer->eager_limit))
-            return WEFT_SUCCESS;
+        weft_status_t rc = WEFT_SUCCESS;
+        if (send_rget(r, h, rails, world, peer->eager_limit, &rc)) {
+            if (rc != WEFT_SUCCESS)
+                untrack(r);
+            return rc;
+        }
         r->ran = Proto::pipeline; // no registration: the sender falls back itself
     }
     // RNDV: the first part of the message, none for RDMA direct put.
@@ -633,6 +643,10 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
         h.match.flags |= flag_contig;
     const size_t room = peer->rndv_first > sizeof h ? peer->rndv_first - sizeof h : 0;
     const size_t first = h.match.flags & flag_pin ? 0 : std::min(r->bytes, room);
+    // A BTL may deliver inside the call (btl/self), and the whole protocol run nested in it:
+    // the first part counts as done before, and the send completes only after it returns.
+    r->done_bytes = first;
+    r->sched_busy = true;
     weft_status_t rc;
     if (r->dense || first == 0) {
         rc = send_bytes(world, &h, sizeof h, r->buf, first, true);
@@ -641,11 +655,12 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
         send_load(r, 0, packed.data(), first);
         rc = send_bytes(world, &h, sizeof h, packed.data(), first, true);
     }
+    r->sched_busy = false;
     if (rc != WEFT_SUCCESS) {
         untrack(r);
         return rc;
     }
-    r->done_bytes = first;
+    maybe_complete_send(r);
     return WEFT_SUCCESS;
 }
 
@@ -710,11 +725,14 @@ void rndv_matched(Request *r, const Unexpected &u)
             }
         }
     }
-    // The send/receive pipeline: everything after what arrived, by FRAGs.
+    // The send/receive pipeline: everything after what arrived, by FRAGs. Whether everything
+    // is here is known before the ACK: the FRAGs it asks for may arrive inside the call
+    // (btl/self) and complete r there.
     if (P->verbose >= 20) [[unlikely]]
         trace_recv(r, offered, Proto::pipeline);
+    const bool all_here = r->received >= r->total;
     send_ack(r, u.send_id, r->received);
-    if (r->received >= r->total)
+    if (all_here)
         finish_recv(r);
 }
 
@@ -792,6 +810,7 @@ void handle_put(const char *msg, size_t len)
         }
     }
     // No rail for it, or the put could not start: the piece goes as FRAGs.
+    r->frag_fallback = true;
     if (h.seg.length > 0)
         r->frag_work.push_back({size_t(h.seg.offset), size_t(h.seg.offset + h.seg.length)});
     schedule(r);

@@ -145,6 +145,32 @@ START_TEST(test_refusal)
 }
 END_TEST
 
+// A message of many pieces holds one registration per piece: each is found again by an
+// address inside it, and all go when released.
+START_TEST(test_many_pieces)
+{
+    weft_btl_module_t btl = emulated();
+    RegCache cache(false, 64);
+    weft_status_t rc = WEFT_SUCCESS;
+    static char big[1000 * 64];
+    std::vector<RegCache::Entry *> held;
+    for (size_t i = 0; i < 1000; ++i)
+        held.push_back(cache.acquire(&btl, big + i * 64, 64, WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc));
+    ck_assert_uint_eq(cache.registered(), 1000);
+    for (size_t i = 0; i < 1000; i += 37) {
+        RegCache::Entry *e =
+            cache.acquire(&btl, big + i * 64 + 10, 20, WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc);
+        ck_assert_ptr_eq(e, held[i]);
+        cache.release(e);
+    }
+    ck_assert_uint_eq(cache.registered(), 1000);
+    for (RegCache::Entry *e : held)
+        cache.release(e);
+    ck_assert_uint_eq(live.size(), 0);
+    ck_assert_uint_eq(cache.kept(), 0);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -154,6 +180,7 @@ int main()
     tcase_add_test(tc, test_without_leave_pinned);
     tcase_add_test(tc, test_leave_pinned_keeps_and_evicts);
     tcase_add_test(tc, test_refusal);
+    tcase_add_test(tc, test_many_pieces);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
