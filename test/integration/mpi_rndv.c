@@ -14,7 +14,8 @@
  * received count. -x N adds, for a message of N bytes: a receive buffer too small
  * (MPI_ERR_TRUNCATE, the job goes on), MPI_Mprobe/MPI_Mrecv of a message that waited
  * unexpected, a persistent send started twice, MPI_ANY_SOURCE/MPI_ANY_TAG receives, and
- * messages to self (receive posted first; MPI_Issend of one byte).
+ * messages to self (receive posted first; MPI_Issend of one byte), and MPI_Comm_free of the
+ * communicator of a pending message.
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
@@ -121,6 +122,26 @@ static int extras(int rank, size_t n, int *messages)
         MPI_Issend(b, 1, MPI_BYTE, rank, 14, MPI_COMM_WORLD, &r[1]);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
         free(in);
+    }
+    /* The communicator freed while the message is pending (MPI-3.1 6.4.3: it completes). */
+    {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Request r;
+        if (rank == 0) {
+            for (size_t i = 0; i < n; ++i)
+                b[i] = pattern(i, 15);
+            MPI_Isend(b, (int)n, MPI_BYTE, 1, 15, dup, &r);
+        } else {
+            memset(b, 0, n);
+            MPI_Irecv(b, (int)n, MPI_BYTE, 0, 15, dup, &r);
+        }
+        MPI_Comm_free(&dup);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (rank == 1) {
+            bad += check_bytes(b, n, 15, "communicator freed while pending");
+            ++*messages;
+        }
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(b);

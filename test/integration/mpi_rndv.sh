@@ -110,7 +110,7 @@ for c in "get|$CMA|RDMA direct get" "put|$CMA --mca btl_sm_flags send,put|RDMA d
     name="truncation, Mprobe, persistent: ${c%%|*}"
     opts=${c#*|} p=${opts#*|} opts=${opts%%|*}
     rndv "$name" "$opts" "-x 300007 -x 4081"
-    expect_in "mpi_rndv: 2 ranks, 10 messages intact" "$out" "$name"
+    expect_in "mpi_rndv: 2 ranks, 12 messages intact" "$out" "$name"
     sent 12 300007 "chose $p, ran $p"
     sent 11 300007 "chose $p, ran $p"
     case $p in RDMA*) sent 10 300007 "chose $p, ran $PIPE" ;; esac
@@ -144,4 +144,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives and messages to self under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

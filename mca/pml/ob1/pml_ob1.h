@@ -177,6 +177,7 @@ struct Request : weft_request {
     bool sched_busy = false;    // being scheduled: callbacks must not complete it
     bool queued = false;        // in State::sched
     bool frag_fallback = false; // pieces offered for RDMA went as FRAGs
+    bool holds_comm = false;    // a reference to comm (requests made by make())
     uint64_t peer_recv_id = 0;
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
@@ -301,6 +302,8 @@ struct State {
     // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is
     // send_pipeline_depth deep): they go on from the user's buffer as room appears.
     std::list<Request *> sched;
+    // Communicators whose references released requests held: dropped by the next progress.
+    std::vector<weft_comm *> comm_releases;
     std::unique_ptr<RegCache> rcache;
     size_t malformed = 0;
     size_t lost = 0; // btl_sendi fragments a failed link handed back

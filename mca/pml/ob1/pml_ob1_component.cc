@@ -200,6 +200,13 @@ Request *new_request()
 
 void release_request(Request *r)
 {
+    // The communicator reference goes from the next progress call: dropping the last one
+    // destroys the communicator (pml_del_comm), which must not happen under a caller that is
+    // still matching in its queues.
+    if (r->holds_comm) {
+        P->comm_releases.push_back(r->comm);
+        r->holds_comm = false;
+    }
     if (request_pool.size() < 4096)
         request_pool.push_back(r);
     else
@@ -676,6 +683,10 @@ Request *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, 
     r->cancelled = false;
     r->status = weft_msg_status_t{};
     r->comm = comm;
+    // Held until the request is released: MPI_Comm_free with the request pending must not
+    // take the communicator (and its queues) away (MPI-3.1 6.4.3).
+    weft::mpi::comm_retain(comm);
+    r->holds_comm = true;
     r->peer = peer;
     r->tag = tag;
     r->bsend_block = nullptr;
@@ -789,11 +800,14 @@ weft_status_t del_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
 
 // enable(0), at MPI_Finalize: hand everything still queued (here and in the BTLs) to the
 // links, progressing meanwhile, so that no message is lost when the transports close.
+void release_comms();
+
 weft_status_t enable(weft_pml_module_t *, int on)
 {
     if (on)
         return WEFT_SUCCESS;
     weft::rt::wait_until([] { return P->pending.empty() && P->sched.empty(); });
+    release_comms();
     for (weft_btl_module_t *btl : weft::rt::btl_modules())
         if (btl->btl_flush)
             btl->btl_flush(btl, nullptr);
@@ -1122,10 +1136,21 @@ void inject_faults()
     send_bytes(to, &rget, sizeof rget, nullptr, 0, true);
 }
 
+// Drop the communicator references of released requests (release_request).
+void release_comms()
+{
+    std::vector<weft_comm *> comms;
+    comms.swap(P->comm_releases);
+    for (weft_comm *c : comms)
+        weft::mpi::comm_release(c);
+}
+
 int progress_fn()
 {
     if (!fault_sent && p_fault_to)
         inject_faults();
+    if (!P->comm_releases.empty()) [[unlikely]]
+        release_comms();
     int n = progress_pending();
     if (!P->sched.empty()) [[unlikely]]
         n += progress_sched();
