@@ -100,6 +100,32 @@ name="leave_pinned: direct put above min_rdma_pipeline_size"
 rndv "$name" "$CMA --mca btl_sm_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca mpi_leave_pinned 1" "1000003 1000003"
 sent 0 1000003 "chose RDMA direct put, ran RDMA direct put"
 
+# Two RDMA rails to the peer: btl/sm and btl/sm2 (the same sources built under another name,
+# a test fixture), both with put/get by CMA. Each RDMA protocol stripes over both.
+SM2="$CMA --mca btl self,sm,sm2 --mca btl_sm2_single_copy_mechanism cma"
+fixture_path="$WEFT_MCA_mca_base_component_path:$WEFT_TEST_BUILDDIR/test/integration/fixture/.libs"
+for c in "get|$SM2|RDMA direct get" "put|$SM2 --mca btl_sm_flags send,put --mca btl_sm2_flags send,put|RDMA direct put" \
+    "RDMA pipeline|$SM2 --mca btl_sm_flags send,put --mca btl_sm2_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca btl_sm2_min_rdma_pipeline_size 4k --mca btl_sm_rdma_pipeline_send_length 64k --mca btl_sm2_rdma_pipeline_send_length 64k --mca btl_sm_rdma_pipeline_frag_size 32k --mca btl_sm2_rdma_pipeline_frag_size 32k|RDMA pipeline"; do
+    name="two RDMA rails: ${c%%|*}"
+    opts=${c#*|} p=${opts#*|} opts=${opts%%|*}
+    # shellcheck disable=SC2086
+    out=$(WEFT_MCA_mca_base_component_path="$fixture_path" run "$MPIRUN" -np 2 --timeout 90 \
+        --mca pml_ob1_verbose 20 $opts "$PROG" 1000003 -x 300007 2>&1) || fail "$name: $out"
+    expect_in "mpi_rndv: 2 ranks, 10 messages intact" "$out" "$name"
+    cases=$((cases + 1))
+    sent 0 1000003 "chose $p, ran $p over sm:0+sm2:0"
+    sent 2 1000003 "chose $p, ran $PIPE"
+    sent 12 300007 "chose $p, ran $p over sm:0+sm2:0"
+done
+# One rail of the two with pml_ob1_max_rdma_per_request 1.
+out=$(WEFT_MCA_mca_base_component_path="$fixture_path" run "$MPIRUN" -np 2 --timeout 90 \
+    --mca pml_ob1_verbose 20 $SM2 --mca pml_ob1_max_rdma_per_request 1 --mca pml_ob1_max_send_per_range 1 "$PROG" 1000003 2>&1) ||
+    fail "max_rdma_per_request 1: $out"
+name="max_rdma_per_request 1"
+sent 0 1000003 "chose RDMA direct get, ran RDMA direct get over sm:0"
+expect_not_in "over sm:0+sm2:0" "$out" "$name"
+cases=$((cases + 1))
+
 # Truncation (a buffer too small turns RDMA into the pipeline: MPI_ERR_TRUNCATE, the job goes
 # on), Mprobe/Mrecv of an unexpected rendezvous, persistent sends (tag 12), wildcards: under
 # each RDMA protocol and the pipelines.
@@ -144,4 +170,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

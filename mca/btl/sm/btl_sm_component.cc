@@ -18,7 +18,7 @@
 
 // The one symbol the component exports (it is built with -fvisibility=hidden).
 extern "C" {
-__attribute__((visibility("default"))) extern const weft_btl_component_t mca_btl_sm_component;
+__attribute__((visibility("default"))) extern const weft_btl_component_t WEFT_BTL_SM_COMPONENT;
 }
 
 namespace weft::btl::sm {
@@ -172,11 +172,11 @@ weft_status_t register_params()
          .synonyms = nullptr},
     };
     weft_status_t rc =
-        weft_mca_param_register_table("btl", "sm", defs, kNumParams, sizeof defs[0], params);
+        weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
     if (rc != WEFT_SUCCESS)
         return rc;
     // The RDMA pipeline's limits; sm's direct get is one system call, so it takes every size.
-    return base::register_rdma_params("sm", {"256k", "1m", "1t"}, rdma_params);
+    return base::register_rdma_params(kName, {"256k", "1m", "1t"}, rdma_params);
 }
 
 // The parameters as a Config, or a one-line reason why they cannot work.
@@ -281,9 +281,9 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
         output::warning("btl/sm: " + error + "; shared memory disabled");
         return nullptr;
     }
-    m->base.btl_component = const_cast<weft_btl_component_t *>(&mca_btl_sm_component);
+    m->base.btl_component = const_cast<weft_btl_component_t *>(&WEFT_BTL_SM_COMPONENT);
     const std::string note = rdma_setup(m);
-    if (!base::apply_rdma_params("sm", rdma_params, m->base, error)) {
+    if (!base::apply_rdma_params(kName, rdma_params, m->base, error)) {
         output::warning("btl/sm: " + error + "; shared memory disabled");
         m->base.btl_finalize(&m->base);
         return nullptr;
@@ -308,9 +308,10 @@ int progress() { return module_progress(); }
 } // namespace weft::btl::sm
 
 extern "C" {
-const weft_btl_component_t mca_btl_sm_component = {
+const weft_btl_component_t WEFT_BTL_SM_COMPONENT = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_btl_component_t, "btl", WEFT_BTL_ABI_MAJOR,
-                                      WEFT_BTL_ABI_MINOR, "sm", 0, 1, 0),
+                                      WEFT_BTL_ABI_MINOR, WEFT_BTL_SM_STR(WEFT_BTL_SM_NAME), 0, 1,
+                                      0),
             .register_params = weft::btl::sm::register_params, .open = nullptr,
             .query = weft::btl::sm::query, .close = nullptr},
     .init = weft::btl::sm::init,

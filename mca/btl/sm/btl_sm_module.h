@@ -54,7 +54,18 @@ struct ModexInfo {
     char path[240];   // NUL-terminated
 };
 static_assert(std::is_trivially_copyable_v<ModexInfo>);
-inline constexpr const char *kModexKey = "btl.sm";
+// The component's name: sm, or another for a second copy built from these sources (the test
+// suite's btl/sm2: a second shared-memory rail, with put/get, to stripe RDMA over).
+#ifndef WEFT_BTL_SM_NAME
+#define WEFT_BTL_SM_NAME sm
+#endif
+#define WEFT_BTL_SM_STR2(x)       #x
+#define WEFT_BTL_SM_STR(x)        WEFT_BTL_SM_STR2(x)
+#define WEFT_BTL_SM_CAT2(a, b, c) a##b##c
+#define WEFT_BTL_SM_CAT(a, b, c)  WEFT_BTL_SM_CAT2(a, b, c)
+#define WEFT_BTL_SM_COMPONENT     WEFT_BTL_SM_CAT(mca_btl_, WEFT_BTL_SM_NAME, _component)
+inline constexpr const char *kName = WEFT_BTL_SM_STR(WEFT_BTL_SM_NAME);
+inline constexpr const char *kModexKey = "btl." WEFT_BTL_SM_STR(WEFT_BTL_SM_NAME);
 
 // A mutex that is taken only when the module was created for a threaded library; in the
 // usual single-threaded case lock() is a test of one flag.
