@@ -103,7 +103,7 @@ sent 0 1000003 "chose RDMA direct put, ran RDMA direct put"
 # Two RDMA rails to the peer: btl/sm and btl/sm2 (the same sources built under another name,
 # a test fixture), both with put/get by CMA. Each RDMA protocol stripes over both.
 SM2="$CMA --mca btl self,sm,sm2 --mca btl_sm2_single_copy_mechanism cma"
-fixture_path="$WEFT_MCA_mca_base_component_path:$WEFT_TEST_BUILDDIR/test/integration/fixture/.libs"
+fixture_path="$WEFT_MCA_mca_base_component_path:$WEFT_TEST_BUILDDIR/test/integration/fixture_sm2/.libs"
 for c in "get|$SM2|RDMA direct get" "put|$SM2 --mca btl_sm_flags send,put --mca btl_sm2_flags send,put|RDMA direct put" \
     "RDMA pipeline|$SM2 --mca btl_sm_flags send,put --mca btl_sm2_flags send,put --mca btl_sm_min_rdma_pipeline_size 4k --mca btl_sm2_min_rdma_pipeline_size 4k --mca btl_sm_rdma_pipeline_send_length 64k --mca btl_sm2_rdma_pipeline_send_length 64k --mca btl_sm_rdma_pipeline_frag_size 32k --mca btl_sm2_rdma_pipeline_frag_size 32k|RDMA pipeline"; do
     name="two RDMA rails: ${c%%|*}"

@@ -1001,9 +1001,9 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
     // eager limit is set that high, through the pool).
     m->inline_max = std::min(cfg.eager_limit, kMaxInline);
 
-    const std::string stem = std::string("weft-") +
+    const std::string stem = "weft-" + sanitize(weft_runtime_jobid()) + "-" +
                              (std::string(kName) == "sm" ? "" : std::string(kName) + "-") +
-                             sanitize(weft_runtime_jobid()) + "-" + std::to_string(m->world_rank);
+                             std::to_string(m->world_rank);
     if ((rc = m->own.create(cfg.segment_dir, stem, m->world_rank, m->cookie, error)) !=
         WEFT_SUCCESS)
         return nullptr;
