@@ -3,8 +3,8 @@
 # Debian's Open MPI and MPICH, run interleaved round by round (this machine's
 # cross-core latency jumps between levels over time, so only interleaved
 # ratios count), all over shared memory. Prints the median time per barrier,
-# allreduce (doubles, sum) and bcast (bytes from rank 0), and the ratio
-# Weft / Open MPI. Open MPI uses its default collective selection (tuned).
+# allreduce (doubles, sum) and bcast (bytes from rank 0), and the ratios
+# Weft / Open MPI and Weft / MPICH. Open MPI uses its default collective selection (tuned).
 #   contrib/bench-coll.sh BUILDDIR [ROUNDS]
 # WEFT_BENCH_CASES="4:barrier:0 2:allreduce:8 ..." (ranks:operation:bytes)
 # runs only those cases.
@@ -20,6 +20,7 @@ build=${1:?BUILDDIR}
 [ -d "$build" ] && build=$(cd "$build" && pwd)
 rounds=${2:-5}
 src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/contrib/bench-lib.sh"
 tmp=$(mktemp -d /tmp/weft-coll.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck disable=SC2012 # build-tree paths, as in bench-p2p.sh
@@ -44,27 +45,8 @@ run() { # impl ranks args...
 cases=${WEFT_BENCH_CASES:-"2:barrier:0 4:barrier:0 2:allreduce:8 4:allreduce:8 2:allreduce:65536 4:allreduce:65536 4:bcast:8 4:bcast:65536"}
 impls="ompi mpich"
 [ $have_weft = yes ] && impls="weft $impls"
-for c in $cases; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
-r=1
-while [ $r -le "$rounds" ]; do
-    for c in $cases; do
-        np=${c%%:*} rest=${c#*:} op=${rest%%:*} size=${rest#*:}
-        for impl in $impls; do
-            v=$(run "$impl" "$np" "$op" "$size" || true)
-            case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$impl.$c" ;; esac
-        done
-    done
-    r=$((r + 1))
-done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
+bench_collect "$rounds" "$impls" "$cases"
 echo "Collectives over shared memory, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo "Time per operation in us, the slowest rank's average (lower is better); np=4 is oversubscribed"
 echo
-echo "| ranks | operation | size | Weft | Open MPI | MPICH | Weft/OMPI |"
-echo "|---|---|---|---|---|---|---|"
-for c in $cases; do
-    np=${c%%:*} rest=${c#*:} op=${rest%%:*} size=${rest#*:}
-    w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
-    ratio=$(awk -v a="$w" -v b="$o" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
-    echo "| $np | $op | $size | $w | $o | $m | $ratio |"
-done
+bench_table "ranks | operation | size" "$cases"

@@ -12,6 +12,7 @@ set -eu
 build=$(cd "${1:?BUILDDIR}" && pwd)
 rounds=${2:-5}
 src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/contrib/bench-lib.sh"
 tmp=$(mktemp -d /tmp/weft-p2p.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export WEFT_MCA_mca_base_component_path=$(ls -d "$build"/mca/*/*/.libs | tr '\n' ':')
@@ -42,28 +43,8 @@ run() { # impl transport args...
 }
 
 cases=${WEFT_BENCH_CASES:-"sm:lat:0 sm:lat:8 sm:lat:1024 sm:lat:65536 sm:lat:1048576 sm:lat:4194304 sm:bw:65536 sm:bw:1048576 sm:bw:4194304 sm:rate:8 tcp:lat:0 tcp:lat:8 tcp:lat:65536 tcp:bw:1048576 tcp:bw:4194304 mem:copy:1048576 mem:copy:4194304"}
-for c in $cases; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
-r=1
-while [ $r -le "$rounds" ]; do
-    for c in $cases; do
-        tr=${c%%:*} rest=${c#*:} kind=${rest%%:*} size=${rest#*:}
-        for impl in weft ompi mpich; do
-            v=$(run $impl "$tr" "$kind" "$size" || true)
-            case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$impl.$c" ;; esac
-        done
-    done
-    r=$((r + 1))
-done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
+bench_collect "$rounds" "weft ompi mpich" "$cases"
 echo "Point-to-point, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo "lat: half round trip in us (lower is better); bw: MB/s and rate: messages/s (higher is better)"
 echo
-echo "| transport | test | size | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH |"
-echo "|---|---|---|---|---|---|---|---|"
-for c in $cases; do
-    tr=${c%%:*} rest=${c#*:} kind=${rest%%:*} size=${rest#*:}
-    w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
-    ratio=$(awk -v a="$w" -v b="$o" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
-    ratio_m=$(awk -v a="$w" -v b="$m" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}')
-    echo "| $tr | $kind | $size | $w | $o | $m | $ratio | $ratio_m |"
-done
+bench_table "transport | test | size" "$cases"

@@ -15,25 +15,7 @@ namespace weft::mpi {
 
 namespace {
 
-enum Builtin {
-    op_max,
-    op_min,
-    op_sum,
-    op_prod,
-    op_land,
-    op_band,
-    op_lor,
-    op_bor,
-    op_lxor,
-    op_bxor,
-    op_minloc,
-    op_maxloc,
-    op_replace,
-    op_no_op,
-    builtin_count
-};
-
-// The type groups each predefined op takes.
+// The type groups each predefined op (mpi_objects.h's Builtin) takes.
 constexpr uint8_t kIntegers = class_c_int | class_f_int;
 constexpr uint8_t kAllowed[builtin_count] = {
     /* max */ kIntegers | class_float,
