@@ -31,23 +31,31 @@ mkdir -p "$HOME"
 for v in $(env | sed -n 's/^\(WEFT_MCA_[^=]*\)=.*/\1/p'); do unset "$v"; done
 export WEFT_MCA_PARAM_FILES=
 
-# Two "hosts" for multi-host tests: network namespaces NS_A and NS_B, each with an eth0 on a
-# bridge in a third namespace HUB (the bootstrap network NET.0/24: the bridge is NET.1, the
-# hosts NET.2 and NET.3). Run mpirun inside HUB (ip netns exec HUB ...): nothing is added to
-# the machine's own namespace, where other tests' tcp jobs would take the bridge for a rail
-# and lose it when this test ends. The caller deletes the three namespaces in its EXIT trap.
-netns_hosts() { # NS_A NS_B HUB NET
-    ip netns add "$3" || fail "cannot make namespace $3"
-    ip -n "$3" link set lo up
-    ip -n "$3" link add br0 type bridge || fail "cannot make a bridge"
-    ip -n "$3" addr add "$4.1/24" dev br0
-    ip -n "$3" link set br0 up
+# netns_hosts NAME: two "hosts" for multi-host tests, network namespaces $ha and $hb, each with
+# an eth0 on a bridge in a third namespace $hub (the bootstrap network $net.0/24: the bridge is
+# $net.1, the hosts $net.2 and $net.3). Run mpirun inside $hub (ip netns exec "$hub" ...):
+# nothing is added to the machine's own namespace, where other tests' tcp jobs would take the
+# bridge for a rail and lose it when this test ends. Skips the test (exit 77) without root and
+# iproute2; the namespaces go when the test exits.
+netns_hosts() {
+    if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+        echo "SKIP: needs root and iproute2 to make network namespaces"
+        exit 77
+    fi
+    ha="weft-$1a$$" hb="weft-$1b$$" hub="weft-$1h$$"
+    net="10.$(($$ % 200 + 20)).$(($$ / 200 % 250))"
+    trap 'ip netns del "$ha" 2>/dev/null; ip netns del "$hb" 2>/dev/null; ip netns del "$hub" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+    ip netns add "$hub" || fail "cannot make namespace $hub"
+    ip -n "$hub" link set lo up
+    ip -n "$hub" link add br0 type bridge || fail "cannot make a bridge"
+    ip -n "$hub" addr add "$net.1/24" dev br0
+    ip -n "$hub" link set br0 up
     nh_i=2
-    for nh_ns in "$1" "$2"; do
+    for nh_ns in "$ha" "$hb"; do
         ip netns add "$nh_ns" || fail "cannot make namespace $nh_ns"
-        ip -n "$3" link add "v$nh_i" type veth peer name eth0 netns "$nh_ns"
-        ip -n "$3" link set "v$nh_i" master br0 up
-        ip -n "$nh_ns" addr add "$4.$nh_i/24" dev eth0
+        ip -n "$hub" link add "v$nh_i" type veth peer name eth0 netns "$nh_ns"
+        ip -n "$hub" link set "v$nh_i" master br0 up
+        ip -n "$nh_ns" addr add "$net.$nh_i/24" dev eth0
         ip -n "$nh_ns" link set eth0 up
         ip -n "$nh_ns" link set lo up
         nh_i=$((nh_i + 1))

@@ -4,26 +4,9 @@
 # (ip netns exec {host}). The bootstrap (handshake, socket table, tree links
 # between the namespaces) and the job must complete, trees on and off.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
-    echo "SKIP: needs root and iproute2 to make network namespaces"
-    exit 77
-fi
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
-tag=$$
-ha="weft-a$tag"
-hb="weft-b$tag"
-hub="wbr$tag"
-cleanup() {
-    ip netns del "$ha" 2>/dev/null
-    ip netns del "$hb" 2>/dev/null
-    ip netns del "$hub" 2>/dev/null
-    rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
-subnet="10.$((tag % 200 + 20)).$((tag / 200 % 250)).0"
-net=${subnet%.0}
-netns_hosts "$ha" "$hb" "$hub" "$net"
+netns_hosts n
 
 for trees in 1 0; do
     out=$(MPIRUN_USE_TREES=$trees run ip netns exec "$hub" "$MPIRUN" --host "$ha:2,$hb:2" -np 4 \
