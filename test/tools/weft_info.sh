@@ -68,5 +68,7 @@ expect_in "there is no pml component 'nosuch' (available: dup)" "$out" "unknown 
 run "$WEFT_INFO" --level 12 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--level 12 did not exit 2"
 run "$WEFT_INFO" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "--bogus did not exit 2"
 run "$WEFT_INFO" --param nosuch all >/dev/null 2>&1; [ $? -eq 2 ] || fail "--param nosuch did not exit 2"
+out=$(run "$WEFT_INFO" --param mpi all --level 9 2>/dev/null) || fail "--param mpi all failed"
+expect_in 'parameter "mpi_leave_pinned"' "$out" "the MPI layer's parameters"
 run "$WEFT_INFO" --version | grep -q "weft_info (Weft)" || fail "--version"
 echo "weft_info: all checks passed"

@@ -43,7 +43,8 @@ void usage(FILE *out)
                "\n"
                "  --param FW COMP    parameters of component COMP of framework FW; COMP may be\n"
                "                     'all' (every component and the framework's own), FW may be\n"
-               "                     'all' too; may be repeated\n"
+               "                     'all' too, or mca or mpi (the component system's and the\n"
+               "                     MPI layer's own parameters); may be repeated\n"
                "  --level N          show parameters of level 1..N (default 1; --all implies 9)\n"
                "  --all              everything: build, components, every parameter\n"
                "  --config           print a param file with every parameter at its current value\n"
@@ -254,7 +255,8 @@ int print_params(const Options &o)
 {
     int shown = 0, hidden = 0;
     for (const auto &[fw, comp] : o.params) {
-        if (fw != "all" && fw != "mca" && !find_framework(fw)) {
+        // mca: the component system's own parameters; mpi: the MPI layer's (mpi_leave_pinned).
+        if (fw != "all" && fw != "mca" && fw != "mpi" && !find_framework(fw)) {
             weft::output::error("--param: no framework '" + fw + "'");
             return 2;
         }
