@@ -138,7 +138,6 @@ struct Peer {
     weft_btl_endpoint_t *eager_ep = nullptr;
     size_t eager_limit = 0;
     size_t rndv_first = 0;             // bytes a RNDV fragment may take, header included
-    size_t max_send = 0;               // smallest btl_max_send_size over the send rails
     bool send_inplace = false;         // the eager rail's prepare_src may send from user memory
     std::vector<Rail> send;            // the send list (FRAGs)
     std::vector<Rail> rdma;            // the RDMA list

@@ -94,11 +94,6 @@ size_t eager_limit(int world)
     return size_t(world) < P->peers.size() ? P->peers[size_t(world)].eager_limit : 0;
 }
 
-size_t max_send(int world)
-{
-    return size_t(world) < P->peers.size() ? P->peers[size_t(world)].max_send : 0;
-}
-
 // Hand header + data to a rail now. WEFT_ERR_OUT_OF_RESOURCE: the rail has no room, nothing
 // was sent.
 weft_status_t try_send(int world, const void *hdr, size_t hlen, const void *data, size_t dlen,
@@ -773,7 +768,6 @@ weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n
             weft_bml_endpoint_info_t info{};
             info.struct_size = sizeof info;
             P->bml->bml_endpoint_info(P->bml, ep, &info);
-            peer.max_send = info.max_send_size;
             peer.rndv_first = std::min(b.btl->btl_eager_limit, b.btl->btl_rndv_eager_limit);
             peer.min_rdma_pipeline_size = info.min_rdma_pipeline_size;
             peer.pipeline_send_length = info.rdma_pipeline_send_length;
@@ -1127,8 +1121,7 @@ void inject_faults()
     fin.type = hdr_fin;
     fin.id = 0xfeedface;
     send_bytes(to, &fin, sizeof fin, nullptr, 0, true);
-    // An RGET whose one segment claims more than the message: the receive that matches it
-    // falls back to the pipeline (the sender, which never sent it, ignores the answer).
+    // An RGET from a source outside the communicator: reported before it can match.
     RgetHdr rget{};
     rget.rndv.match.type = hdr_rget;
     rget.rndv.match.src = 1 << 20; // outside any communicator: reported before matching

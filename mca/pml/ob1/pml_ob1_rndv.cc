@@ -166,7 +166,7 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
         if (rc != WEFT_SUCCESS)
             return rc;
         std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
-        inplace = des->des_segment_count > 1 || des->des_segments[0].seg_len < sizeof h + *n;
+        inplace = des->des_segment_count > 1; // the data is a segment of its own: the user's
     } else {
         rc = btl->btl_alloc(btl, rail.ep, WEFT_BTL_NO_ORDER, sizeof h + *n,
                             WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
