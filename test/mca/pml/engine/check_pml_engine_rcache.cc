@@ -1,15 +1,15 @@
-// Unit tests of ob1's registration cache against an emulated BTL module: a test double whose
+// Unit tests of the engine's registration cache against an emulated BTL module: a test double whose
 // register_mem/deregister_mem only record what they were asked (no real memory registration).
 #include "check_util.h"
 
-#include "pml_ob1_rcache.h"
+#include "pml_engine_rcache.h"
 
 #include <map>
 #include <vector>
 
 namespace {
 
-using weft::pml::ob1::RegCache;
+using weft::pml::engine::RegCache;
 
 struct Region {
     uintptr_t base;

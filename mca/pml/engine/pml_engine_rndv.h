@@ -1,4 +1,4 @@
-// pml/ob1: the rendezvous protocols of ob1-protocols.rst.
+// pml/engine: the rendezvous protocols of ob1-protocols.rst.
 //
 // The sender picks a candidate per message (start_rndv, exactly the spec's selection):
 //   buffered mode                      buffered pipeline (RNDV + first part, then FRAGs)
@@ -18,36 +18,32 @@
 // send_pipeline_depth of one message in flight; RDMA pieces over up to max_rdma_per_request
 // RDMA rails. A message is complete at the sender when every byte was handed over and every
 // transfer finished, and at the receiver when every byte arrived.
-#include "pml_ob1.h"
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_RNDV_H
+#define WEFT_PML_ENGINE_RNDV_H
 
 #include <algorithm>
 #include <cstring>
 
-namespace weft::pml::ob1 {
+namespace weft::pml::engine {
 
-namespace {
+template <class Policy> int Engine<Policy>::send_world(const Req *r)
+{
+    return r->comm->peer_group()->ranks[size_t(r->dst)];
+}
 
-constexpr weft_btl_tag_t tag_ob1 = WEFT_BTL_TAG_PML_FIRST;
-
-// One put or get in flight.
-struct RdmaOp {
-    Request *r;
-    uint64_t offset;
-    uint64_t length;
-};
-
-int send_world(const Request *r) { return r->comm->peer_group()->ranks[size_t(r->dst)]; }
-
-const Peer *peer_of(int world)
+template <class Policy> const Peer *Engine<Policy>::peer_of(int world)
 {
     return world >= 0 && size_t(world) < P->peers.size() ? &P->peers[size_t(world)] : nullptr;
 }
 
-size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
+template <class Policy> size_t Engine<Policy>::padded(size_t n) { return (n + 7) & ~size_t(7); }
 
 // Copy a control header of type H out of a message of len bytes: exactly its size, or (rest)
 // at least it. false (reported) when the message does not fit.
-template <class H> bool read_header(const char *msg, size_t len, H &h, const char *name, bool rest)
+template <class Policy>
+template <class H>
+bool Engine<Policy>::read_header(const char *msg, size_t len, H &h, const char *name, bool rest)
 {
     if (rest ? len < sizeof h : len != sizeof h) {
         malformed(std::string(name) + " of " + std::to_string(len) + " bytes");
@@ -57,10 +53,9 @@ template <class H> bool read_header(const char *msg, size_t len, H &h, const cha
     return true;
 }
 
-enum class Want { send, recv, any };
-
 // The live request a header names by id, if it is of the kind wanted; NULL (reported) if not.
-Request *named(uint64_t id, Want want, const char *name)
+template <class Policy>
+auto Engine<Policy>::named(uint64_t id, Want want, const char *name) -> Req *
 {
     auto it = P->live.find(id);
     if (it == P->live.end() || (want == Want::send && !it->second->is_send) ||
@@ -74,7 +69,7 @@ Request *named(uint64_t id, Want want, const char *name)
     return it->second;
 }
 
-[[gnu::cold]] void trace_send_done(const Request *r)
+template <class Policy> void Engine<Policy>::trace_send_done(const Req *r)
 {
     trace("send rank " + std::to_string(r->comm->rank) + " -> " + std::to_string(r->dst) + " tag " +
           std::to_string(r->tag) + " cid " + std::to_string(r->comm->cid) + " " +
@@ -85,7 +80,7 @@ Request *named(uint64_t id, Want want, const char *name)
                : ""));
 }
 
-[[gnu::cold]] void trace_recv(const Request *r, Proto offered, Proto running)
+template <class Policy> void Engine<Policy>::trace_recv(const Req *r, Proto offered, Proto running)
 {
     trace("recv rank " + std::to_string(r->comm->rank) + " <- " + std::to_string(r->status.source) +
           " tag " + std::to_string(r->status.tag) + " cid " + std::to_string(r->comm->cid) + " " +
@@ -93,7 +88,7 @@ Request *named(uint64_t id, Want want, const char *name)
           proto_name(running) + (r->dense ? "" : " (non-contiguous receive buffer)"));
 }
 
-void enqueue(Request *r)
+template <class Policy> void Engine<Policy>::enqueue(Req *r)
 {
     if (!r->queued) {
         r->queued = true;
@@ -102,7 +97,7 @@ void enqueue(Request *r)
 }
 
 // Complete send r if everything is done. r may be gone afterwards.
-void maybe_complete_send(Request *r)
+template <class Policy> void Engine<Policy>::maybe_complete_send(Req *r)
 {
     if (r->sched_busy || !r->answered || r->frags_inflight || r->rdma_inflight ||
         !r->frag_work.empty() || r->queued || r->done_bytes < r->bytes)
@@ -114,7 +109,7 @@ void maybe_complete_send(Request *r)
 }
 
 // The peer cannot be reached: end send r with the error.
-void fail_send(Request *r, weft_status_t why)
+template <class Policy> void Engine<Policy>::fail_send(Req *r, weft_status_t why)
 {
     r->status.error = why;
     r->frag_work.clear();
@@ -122,14 +117,15 @@ void fail_send(Request *r, weft_status_t why)
     r->answered = true;
 }
 
-void frag_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
-               weft_status_t status)
+template <class Policy>
+void Engine<Policy>::frag_done(weft_btl_module_t *, weft_btl_endpoint_t *,
+                               weft_btl_descriptor_t *des, weft_status_t status)
 {
-    auto *r = static_cast<Request *>(des->des_cbdata);
+    auto *r = static_cast<Req *>(des->des_cbdata);
     --r->frags_inflight;
     r->done_bytes += reinterpret_cast<uintptr_t>(des->des_context);
     if (status != WEFT_SUCCESS)
-        r->status.error = WEFT_ERR_UNREACH;
+        r->status.error = status;
     if (!r->frag_work.empty())
         enqueue(r); // room in the pipeline again
     else
@@ -143,7 +139,8 @@ void frag_done(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t
 // after the last. A fragment the PML or the BTL copied is done when handed over (the user's
 // buffer is free again); the BTL's own free list bounds how many wait in it. (Waiting for the
 // copies' callbacks as well cost btl/sm up to a tenth of its 4 MiB streaming bandwidth.)
-weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
+template <class Policy>
+weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, size_t *n)
 {
     FragHdr h{};
     h.type = hdr_frag;
@@ -185,7 +182,7 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
     } else {
         des->des_cbfunc = nullptr;
     }
-    rc = btl->btl_send(btl, rail.ep, des, tag_ob1);
+    rc = btl->btl_send(btl, rail.ep, des, kTag);
     if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
         if (!inplace)
             r->done_bytes += *n;
@@ -197,15 +194,8 @@ weft_status_t send_frag(Request *r, const Rail &rail, size_t off, size_t *n)
     return rc;
 }
 
-// Why schedule_step stopped.
-enum class Step {
-    done,   // every FRAG handed over (or the send failed)
-    depth,  // send_pipeline_depth fragments in flight: wait for completions
-    no_room // the rails are full: nothing behind it can go either
-};
-
 // Hand r's FRAGs to the send rails while the pipeline has room. *handed counts fragments.
-Step schedule_step(Request *r, int *handed)
+template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) -> Step
 {
     const Peer *peer = peer_of(send_world(r));
     if (!peer || peer->send.empty()) {
@@ -241,7 +231,7 @@ Step schedule_step(Request *r, int *handed)
             break;
         }
         if (rc != WEFT_SUCCESS || n == 0) {
-            fail_send(r, WEFT_ERR_UNREACH);
+            fail_send(r, rc != WEFT_SUCCESS ? rc : WEFT_ERR_UNREACH);
             break;
         }
         r->striped[best] += n;
@@ -258,7 +248,7 @@ Step schedule_step(Request *r, int *handed)
 
 // r has FRAGs to send: behind the sends already waiting (fragments go out in message order,
 // so that messages finish one after the other instead of all at once at the end).
-void schedule(Request *r)
+template <class Policy> void Engine<Policy>::schedule(Req *r)
 {
     enqueue(r);
     progress_sched();
@@ -266,7 +256,8 @@ void schedule(Request *r)
 
 // The RDMA rails of peer usable for a message of `bytes` with `need` (PUT or GET), at most
 // max_rdma_per_request.
-std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t need)
+template <class Policy>
+std::vector<const Rail *> Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t need)
 {
     std::vector<const Rail *> out;
     for (const Rail &rail : peer.rdma) {
@@ -284,7 +275,8 @@ std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t ne
     return out;
 }
 
-const Rail *find_rail(const Peer &peer, uint32_t key, uint32_t need)
+template <class Policy>
+const Rail *Engine<Policy>::find_rail(const Peer &peer, uint32_t key, uint32_t need)
 {
     for (const Rail &rail : peer.rdma)
         if (rail.key == key && (rail.flags & need))
@@ -293,7 +285,9 @@ const Rail *find_rail(const Peer &peer, uint32_t key, uint32_t need)
 }
 
 // Split [from, to) over rails by weight: the piece of rail i is [cuts[i], cuts[i + 1]).
-std::vector<size_t> split(size_t from, size_t to, const std::vector<const Rail *> &rails)
+template <class Policy>
+std::vector<size_t> Engine<Policy>::split(size_t from, size_t to,
+                                          const std::vector<const Rail *> &rails)
 {
     double sum = 0;
     for (const Rail *rail : rails)
@@ -309,8 +303,9 @@ std::vector<size_t> split(size_t from, size_t to, const std::vector<const Rail *
 }
 
 // Append an RdmaSeg for [off, off + len) of buf registered in e to msg.
-void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, char *buf, size_t off,
-                size_t len)
+template <class Policy>
+void Engine<Policy>::append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e,
+                                char *buf, size_t off, size_t len)
 {
     RdmaSeg seg{};
     seg.offset = off;
@@ -325,8 +320,9 @@ void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, ch
 
 // RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration);
 // true: sent, or sending failed with *rc.
-bool send_rget(Request *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
-               size_t limit, weft_status_t *rc)
+template <class Policy>
+bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
+                               size_t limit, weft_status_t *rc)
 {
     RgetHdr g{};
     g.rndv = h;
@@ -362,44 +358,53 @@ bool send_rget(Request *r, RndvHdr h, const std::vector<const Rail *> &rails, in
         return false;
     }
     std::memcpy(msg.data(), &g, sizeof g);
-    *rc = send_bytes(world, msg.data(), msg.size(), nullptr, 0, true);
+    *rc = send_bytes(world, msg.data(), msg.size(), nullptr, 0, true, Frag::rget, r);
     if (*rc != WEFT_SUCCESS)
         release_regs(r);
     return true;
 }
 
-void put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *, weft_btl_registration_handle_t *,
-              void *context, void *, weft_status_t status)
+// A FIN (the policy's header type) for `length` bytes of request `id` at world: the transfer's
+// status goes as the BTL gave it. r is this side's request.
+template <class Policy>
+void Engine<Policy>::send_fin(int world, uint64_t id, uint64_t length, weft_status_t status, Req *r)
+{
+    typename Policy::Fin fin{};
+    fin.type = hdr_fin;
+    fin.status = status;
+    fin.id = id;
+    fin.length = length;
+    Policy::template fill_fin<Engine>(fin, r);
+    send_bytes(world, &fin, sizeof fin, nullptr, 0, true, Frag::fin);
+}
+
+template <class Policy>
+void Engine<Policy>::put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
+                              weft_btl_registration_handle_t *, void *context, void *,
+                              weft_status_t status)
 {
     auto *op = static_cast<RdmaOp *>(context);
-    Request *r = op->r;
-    FinHdr fin{};
-    fin.type = hdr_fin;
-    fin.status = status == WEFT_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
-    fin.id = r->peer_recv_id;
-    fin.length = op->length;
-    send_bytes(send_world(r), &fin, sizeof fin, nullptr, 0, true);
+    Req *r = op->r;
+    send_fin(send_world(r), r->peer_recv_id, op->length, status, r);
     if (status != WEFT_SUCCESS)
-        r->status.error = WEFT_ERR_UNREACH;
+        r->status.error = status;
     r->done_bytes += op->length;
     --r->rdma_inflight;
     delete op;
     maybe_complete_send(r);
 }
 
-void get_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *, weft_btl_registration_handle_t *,
-              void *context, void *cbdata, weft_status_t status)
+template <class Policy>
+void Engine<Policy>::get_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
+                              weft_btl_registration_handle_t *, void *context, void *cbdata,
+                              weft_status_t status)
 {
     auto *op = static_cast<RdmaOp *>(context);
-    Request *r = op->r;
-    FinHdr fin{};
-    fin.type = hdr_fin;
-    fin.status = status == WEFT_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
-    fin.id = reinterpret_cast<uintptr_t>(cbdata); // the sender's request
-    fin.length = op->length;
-    send_bytes(r->world_peer, &fin, sizeof fin, nullptr, 0, true);
+    Req *r = op->r;
+    // cbdata: the sender's request.
+    send_fin(r->world_peer, reinterpret_cast<uintptr_t>(cbdata), op->length, status, r);
     if (status != WEFT_SUCCESS)
-        r->status.error = WEFT_ERR_UNREACH;
+        r->status.error = status;
     r->received += op->length;
     --r->rdma_inflight;
     delete op;
@@ -408,7 +413,8 @@ void get_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *, weft_btl_regis
 }
 
 // Ask the sender for [off, off + len) as FRAGs (a PUT without a rail).
-void ask_frags(Request *r, uint64_t send_id, size_t off, size_t len)
+template <class Policy>
+void Engine<Policy>::ask_frags(Req *r, uint64_t send_id, size_t off, size_t len)
 {
     PutHdr p{};
     p.type = hdr_put;
@@ -416,23 +422,24 @@ void ask_frags(Request *r, uint64_t send_id, size_t off, size_t len)
     p.recv_id = r->id;
     p.seg.offset = off;
     p.seg.length = len;
-    send_bytes(r->world_peer, &p, sizeof p, nullptr, 0, true);
+    send_bytes(r->world_peer, &p, sizeof p, nullptr, 0, true, Frag::put);
 }
 
-void send_ack(Request *r, uint64_t send_id, size_t send_offset)
+template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, size_t send_offset)
 {
     AckHdr ack{};
     ack.type = hdr_ack;
     ack.send_id = send_id;
     ack.recv_id = r->received < r->total ? r->id : 0;
     ack.send_offset = send_offset;
-    send_bytes(r->world_peer, &ack, sizeof ack, nullptr, 0, true);
+    send_bytes(r->world_peer, &ack, sizeof ack, nullptr, 0, true, Frag::ack);
 }
 
 // Send the PUTs for [from, to) of receive r in pieces of at most `piece` bytes, round the
 // rails. false: nothing sent (the first registration failed).
-bool send_puts(Request *r, uint64_t send_id, size_t from, size_t to,
-               const std::vector<const Rail *> &rails, size_t piece)
+template <class Policy>
+bool Engine<Policy>::send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
+                               const std::vector<const Rail *> &rails, size_t piece)
 {
     size_t i = 0;
     for (size_t off = from; off < to; ++i) {
@@ -460,20 +467,15 @@ bool send_puts(Request *r, uint64_t send_id, size_t from, size_t to,
         // PutHdr ends with its RdmaSeg: overwrite it with the filled one, handle after.
         msg.resize(sizeof(PutHdr) - sizeof(RdmaSeg));
         msg += seg;
-        send_bytes(r->world_peer, msg.data(), msg.size(), nullptr, 0, true);
+        send_bytes(r->world_peer, msg.data(), msg.size(), nullptr, 0, true, Frag::put);
         off += len;
     }
     return true;
 }
 
-// The RDMA segments of an RGET, checked: they cover [0, total) in order and each names a rail
-// this process has to the sender with get. Empty when any does not (the receiver falls back).
-struct Seg {
-    RdmaSeg seg;
-    const char *handle;
-    const Rail *rail;
-};
-std::vector<Seg> parse_segs(const std::string &raw, size_t total, const Peer &peer, bool *bad)
+template <class Policy>
+auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer &peer, bool *bad)
+    -> std::vector<Seg>
 {
     std::vector<Seg> out;
     size_t at = 0, covered = 0;
@@ -505,7 +507,8 @@ std::vector<Seg> parse_segs(const std::string &raw, size_t total, const Peer &pe
 }
 
 // RDMA direct get at the receiver: read each piece. false: nothing started.
-bool start_gets(Request *r, const Unexpected &u, const Peer &peer)
+template <class Policy>
+bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const Peer &peer)
 {
     bool bad = false;
     std::vector<Seg> segs = parse_segs(u.rdma, u.total, peer, &bad);
@@ -541,24 +544,7 @@ bool start_gets(Request *r, const Unexpected &u, const Peer &peer)
     return true;
 }
 
-} // namespace
-
-const char *proto_name(Proto p)
-{
-    switch (p) {
-    case Proto::immediate: return "eager immediate (btl_sendi)";
-    case Proto::prepared: return "eager prepared (btl_prepare_src)";
-    case Proto::allocated: return "eager allocated (btl_alloc)";
-    case Proto::pipeline: return "send/receive pipeline";
-    case Proto::buffered: return "buffered pipeline";
-    case Proto::rdma_put: return "RDMA direct put";
-    case Proto::rdma_get: return "RDMA direct get";
-    case Proto::rdma_pipeline: return "RDMA pipeline";
-    }
-    return "?";
-}
-
-uint32_t rail_key(weft_btl_module_t *btl)
+template <class Policy> uint32_t Engine<Policy>::rail_key(weft_btl_module_t *btl)
 {
     const char *name = btl->btl_component ? btl->btl_component->mca.name : "?";
     uint32_t h = 2166136261u;
@@ -577,14 +563,15 @@ uint32_t rail_key(weft_btl_module_t *btl)
     return h | (ordinal & 0xffu);
 }
 
-void release_regs(Request *r)
+template <class Policy> void Engine<Policy>::release_regs(Req *r)
 {
     for (RegCache::Entry *e : r->regs)
         P->rcache->release(e);
     r->regs.clear();
 }
 
-weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
+template <class Policy>
+weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
 {
     const Peer *peer = peer_of(world);
     if (!peer || peer->eager_limit == 0)
@@ -649,11 +636,11 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
     r->sched_busy = true;
     weft_status_t rc;
     if (r->dense || first == 0) {
-        rc = send_bytes(world, &h, sizeof h, r->buf, first, true);
+        rc = send_bytes(world, &h, sizeof h, r->buf, first, true, Frag::rndv, r);
     } else {
         std::string packed(first, '\0');
         send_load(r, 0, packed.data(), first);
-        rc = send_bytes(world, &h, sizeof h, packed.data(), first, true);
+        rc = send_bytes(world, &h, sizeof h, packed.data(), first, true, Frag::rndv, r);
     }
     r->sched_busy = false;
     if (rc != WEFT_SUCCESS) {
@@ -664,7 +651,7 @@ weft_status_t start_rndv(Request *r, const MatchHdr &m, int world)
     return WEFT_SUCCESS;
 }
 
-void rndv_matched(Request *r, const Unexpected &u)
+template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpected &u)
 {
     r->world_peer = u.world_src;
     const Peer *peer = peer_of(u.world_src);
@@ -736,10 +723,10 @@ void rndv_matched(Request *r, const Unexpected &u)
         finish_recv(r);
 }
 
-void handle_ack(const char *msg, size_t len)
+template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t len)
 {
     AckHdr h;
-    Request *r;
+    Req *r;
     if (!read_header(msg, len, h, "ACK", false) || !(r = named(h.send_id, Want::send, "ACK")))
         return;
     if (h.send_offset > r->bytes || (r->answered && r->peer_recv_id != h.recv_id))
@@ -759,10 +746,12 @@ void handle_ack(const char *msg, size_t len)
     schedule(r);
 }
 
-void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore)
+template <class Policy>
+void Engine<Policy>::handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more,
+                                 size_t nmore)
 {
     FragHdr h;
-    Request *r;
+    Req *r;
     if (!read_header(msg, len, h, "FRAG", true) || !(r = named(h.recv_id, Want::recv, "FRAG")))
         return;
     const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
@@ -775,10 +764,10 @@ void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more, si
         finish_recv(r);
 }
 
-void handle_put(const char *msg, size_t len)
+template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t len)
 {
     PutHdr h;
-    Request *r;
+    Req *r;
     if (!read_header(msg, len, h, "PUT", true) || !(r = named(h.send_id, Want::send, "PUT")))
         return;
     if (h.seg.offset > r->bytes || h.seg.length > r->bytes - h.seg.offset ||
@@ -816,10 +805,10 @@ void handle_put(const char *msg, size_t len)
     schedule(r);
 }
 
-void handle_fin(const char *msg, size_t len)
+template <class Policy> void Engine<Policy>::handle_fin(const char *msg, size_t len)
 {
-    FinHdr h;
-    Request *r;
+    typename Policy::Fin h;
+    Req *r;
     if (!read_header(msg, len, h, "FIN", false) || !(r = named(h.id, Want::any, "FIN")))
         return;
     if (r->is_send) {
@@ -830,7 +819,7 @@ void handle_fin(const char *msg, size_t len)
         r->ran = Proto::rdma_get;
         r->done_bytes += h.length;
         if (h.status != WEFT_SUCCESS)
-            r->status.error = WEFT_ERR_UNREACH;
+            r->status.error = weft_status_t(h.status);
         maybe_complete_send(r);
         return;
     }
@@ -839,18 +828,18 @@ void handle_fin(const char *msg, size_t len)
         return malformed("FIN for more than its message");
     r->received += h.length;
     if (h.status != WEFT_SUCCESS)
-        r->status.error = WEFT_ERR_UNREACH;
+        r->status.error = weft_status_t(h.status);
     if (r->received >= r->total && r->rdma_inflight == 0)
         finish_recv(r);
 }
 
-int progress_sched()
+template <class Policy> int Engine<Policy>::progress_sched()
 {
     // In order; a send blocked by its pipeline depth lets the next go, full rails stop all.
     // (Callbacks run inside the loop may append to the list, never remove from it.)
     int n = 0;
     for (auto it = P->sched.begin(); it != P->sched.end();) {
-        Request *r = *it;
+        Req *r = *it;
         const Step step = schedule_step(r, &n);
         if (step == Step::no_room)
             break;
@@ -865,4 +854,6 @@ int progress_sched()
     return n;
 }
 
-} // namespace weft::pml::ob1
+} // namespace weft::pml::engine
+
+#endif

@@ -1,0 +1,182 @@
+// pml/engine: fragments out: header + data handed to a rail now, or a copy queued to send from
+// progress; fragments a failed link hands back, sent again.
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_FRAG_H
+#define WEFT_PML_ENGINE_FRAG_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+template <class Policy> weft_status_t Engine<Policy>::endpoint(int world, weft_bml_endpoint_t **ep)
+{
+    weft_proc_t *proc = weft_runtime_proc(world);
+    if (!proc)
+        return WEFT_ERR_BAD_PARAM;
+    return P->bml->bml_endpoint_get(P->bml, proc, ep);
+}
+
+template <class Policy> size_t Engine<Policy>::eager_limit(int world)
+{
+    return size_t(world) < P->peers.size() ? P->peers[size_t(world)].eager_limit : 0;
+}
+
+// Hand header + data to a rail now. WEFT_ERR_OUT_OF_RESOURCE: the rail has no room, nothing
+// was sent. A fragment of a kind the policy wants completions for carries ctl_done, with the
+// request it belongs to (if any) and its kind.
+template <class Policy>
+weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, const void *data,
+                                       size_t dlen, bool eager, Frag kind, Req *owner)
+{
+    weft_bml_btl_t b{};
+    if (eager && size_t(world) < P->peers.size() && P->peers[size_t(world)].eager_btl) {
+        b.btl = P->peers[size_t(world)].eager_btl;
+        b.btl_endpoint = P->peers[size_t(world)].eager_ep;
+    } else {
+        // Bulk fragments go round the send rails.
+        weft_bml_endpoint_t *ep;
+        if (weft_status_t rc = endpoint(world, &ep); rc != WEFT_SUCCESS)
+            return rc;
+        if (weft_status_t rc = P->bml->bml_endpoint_next(
+                P->bml, ep, eager ? WEFT_BML_LIST_EAGER : WEFT_BML_LIST_SEND, &b);
+            rc != WEFT_SUCCESS)
+            return rc;
+    }
+    weft_btl_descriptor_t *des = nullptr;
+    weft_status_t rc = b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
+                                        WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    auto *p = static_cast<char *>(des->des_segments[0].seg_addr);
+    std::memcpy(p, hdr, hlen);
+    if (dlen)
+        std::memcpy(p + hlen, data, dlen);
+    des->des_cbfunc = nullptr;
+    if constexpr (Policy::wants_completions) {
+        if (Policy::completion(kind)) {
+            des->des_flags |= WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
+            des->des_cbfunc = ctl_done;
+            des->des_cbdata = owner;
+            des->des_context = reinterpret_cast<void *>((uintptr_t(uint32_t(world)) << 8) |
+                                                        uintptr_t(static_cast<uint8_t>(kind)));
+        }
+    } else {
+        (void)kind, (void)owner;
+    }
+    rc = b.btl->btl_send(b.btl, b.btl_endpoint, des, kTag);
+    if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+        return WEFT_SUCCESS;
+    b.btl->btl_free(b.btl, des);
+    return rc;
+}
+
+// Completion of a fragment the policy asked to hear about: the BTL's status, unchanged.
+template <class Policy>
+void Engine<Policy>::ctl_done(weft_btl_module_t *, weft_btl_endpoint_t *,
+                              weft_btl_descriptor_t *des, weft_status_t status)
+{
+    const auto ctx = reinterpret_cast<uintptr_t>(des->des_context);
+    Policy::template fragment_done<Engine>(
+        static_cast<Frag>(ctx & 0xffu), static_cast<Req *>(des->des_cbdata), int(ctx >> 8), status);
+}
+
+// Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier
+// copies: nothing overtakes them). Returns an error only when the peer cannot be reached.
+template <class Policy>
+weft_status_t Engine<Policy>::send_bytes(int world, const void *hdr, size_t hlen, const void *data,
+                                         size_t dlen, bool eager, Frag kind, Req *owner)
+{
+    if (P->pending.empty()) {
+        weft_status_t rc = try_send(world, hdr, hlen, data, dlen, eager, kind, owner);
+        if (rc != WEFT_ERR_OUT_OF_RESOURCE)
+            return rc;
+    }
+    Pending pend{world, eager, kind, owner ? owner->id : 0,
+                 std::string(static_cast<const char *>(hdr), hlen)};
+    if (dlen)
+        pend.bytes.append(static_cast<const char *>(data), dlen);
+    P->pending.push_back(std::move(pend));
+    return WEFT_SUCCESS;
+}
+
+// Retry the queued copies in order; stop at the first the rails still have no room for. A copy
+// whose peer has no rail left ends its request in error; one that belongs to no request any
+// more (an eager message already complete, an answer the peer waits for) would leave the peer
+// waiting forever: the job ends, saying why.
+template <class Policy> int Engine<Policy>::progress_pending()
+{
+    int n = 0;
+    while (!P->pending.empty()) {
+        Pending &p = P->pending.front();
+        auto live = p.owner_id ? P->live.find(p.owner_id) : P->live.end();
+        Req *owner = live != P->live.end() ? live->second : nullptr;
+        weft_status_t rc = try_send(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0,
+                                    p.eager, p.kind, owner);
+        if (rc == WEFT_ERR_OUT_OF_RESOURCE)
+            break;
+        if (rc != WEFT_SUCCESS) {
+            // Only a send's own RNDV or RGET names a request: its receiver waits for nothing yet.
+            if (!owner || !owner->is_send)
+                unreachable(p.world_dst, std::string("a queued fragment could not be sent: ") +
+                                             weft_status_string(rc));
+            P->pending.pop_front();
+            fail_send(owner, rc);
+            maybe_complete_send(owner);
+            continue;
+        }
+        P->pending.pop_front();
+        ++n;
+    }
+    return n;
+}
+
+// The immediate sends fail_sendi took, handed back as their BTL would.
+template <class Policy> int Engine<Policy>::hand_back_failed()
+{
+    std::vector<typename State::FailedSendi> failed;
+    failed.swap(P->failed_sendi);
+    for (auto &f : failed) {
+        weft_btl_segment_t seg{.seg_addr = f.bytes.data(), .seg_len = f.bytes.size()};
+        weft_btl_recv_descriptor_t rd{};
+        rd.endpoint = f.ep;
+        rd.segments = &seg;
+        rd.segment_count = 1;
+        rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
+        rd.tag = kTag;
+        on_recv(f.btl, &rd);
+    }
+    return int(failed.size());
+}
+
+// One of this process's btl_sendi fragments that may not have arrived, handed back by its BTL
+// (WEFT_BTL_RECV_FLAG_SEND_FAILED; its request completed when the BTL took it). It is sent
+// again, whole, over the peer's rails as they are now; should the first copy have arrived
+// after all, the receiver drops this one as a duplicate (its sequence number is behind).
+template <class Policy>
+void Engine<Policy>::resend_failed(weft_btl_module_t *btl, const weft_btl_recv_descriptor_t *rd)
+{
+    auto it = P->endpoint_world.find(rd->endpoint);
+    if (it == P->endpoint_world.end())
+        return malformed("a failed fragment handed back by " + rail_name(btl) +
+                         " for an endpoint the PML never used");
+    std::string copy;
+    for (size_t i = 0; i < rd->segment_count; ++i)
+        copy.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
+    if (copy.empty())
+        return;
+    ++P->resent;
+    if (P->verbose >= 20) [[unlikely]]
+        trace("a fragment to rank " + std::to_string(it->second) + " that " + rail_name(btl) +
+              " could not deliver is sent again");
+    const Frag kind = copy[0] == char(hdr_match) ? Frag::match : Frag::extra;
+    if (weft_status_t rc =
+            send_bytes(it->second, copy.data(), copy.size(), nullptr, 0, true, kind, nullptr);
+        rc != WEFT_SUCCESS)
+        unreachable(it->second,
+                    std::string("a fragment could not be sent again: ") + weft_status_string(rc));
+}
+
+} // namespace weft::pml::engine
+
+#endif

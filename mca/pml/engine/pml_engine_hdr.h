@@ -1,0 +1,131 @@
+// pml/engine: the wire format every ob1-style PML speaks (README.md has the table). The headers
+// are plain structs in host byte order: every rank of a job is one architecture.
+#ifndef WEFT_PML_ENGINE_HDR_H
+#define WEFT_PML_ENGINE_HDR_H
+
+#include <btl/btl.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::pml::engine {
+
+// The BTL tag of every engine fragment (one PML runs in a job).
+constexpr weft_btl_tag_t kTag = WEFT_BTL_TAG_PML_FIRST;
+
+enum HdrType : uint8_t {
+    hdr_match = 1, // an eager message
+    hdr_rndv = 2,  // the first fragment of a rendezvous message
+    hdr_ack = 3,   // receiver -> sender: matched; send [send_offset, total) as FRAGs
+    hdr_frag = 4,  // sender -> receiver: a piece of a rendezvous message
+    hdr_rget = 5,  // a rendezvous offering the sender's registered buffer for RDMA reads
+    hdr_put = 6,   // receiver -> sender: write this piece into my registered buffer
+    hdr_fin = 7,   // an RDMA transfer of a piece is done (to whoever did not do it)
+    // Types from here on belong to the policy (bfo's restart notices): the engine hands them
+    // to Policy::handle_extra.
+    hdr_policy_first = 16
+};
+// MatchHdr::flags
+constexpr uint8_t flag_sync = 1;   // the sender waits for the match (MPI_Ssend)
+constexpr uint8_t flag_contig = 2; // the sender's buffer is contiguous (RDMA pipeline offered)
+constexpr uint8_t flag_pin = 4;    // RDMA direct put offered: answer with PUTs for all of it
+
+// 16 bytes, so that a small message with btl/sm's 8-byte cell header and 8 bytes of data takes
+// half a cache line. The sequence number wraps at 2^16; README.md says why a window of half
+// that tells a duplicate (behind) from a message that overtook others (ahead) without aliasing.
+struct MatchHdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t seq; // per (communicator, sender, receiver) sequence number, modulo 2^16
+    uint32_t cid;
+    int32_t src; // sender's rank in the communicator
+    int32_t tag;
+};
+static_assert(sizeof(MatchHdr) == 16, "part of the wire format");
+
+struct RndvHdr {
+    MatchHdr match;
+    uint64_t total;   // bytes of the whole message
+    uint64_t send_id; // the sender's request, for the answers
+};
+
+// A registered piece of a buffer, in RGET and PUT headers; `hlen` bytes of the BTL's
+// registration handle follow, then zeros up to a multiple of 8.
+struct RdmaSeg {
+    uint64_t offset; // in the message
+    uint64_t length;
+    uint64_t addr; // where the piece starts in the registering process
+    uint32_t rail; // rail_key() of the BTL module that registered it
+    uint32_t hlen;
+};
+
+struct RgetHdr {
+    RndvHdr rndv;
+    uint32_t nsegs; // RdmaSegs follow, covering [0, total) in order
+    uint32_t reserved;
+};
+
+struct AckHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t send_id;
+    uint64_t recv_id;
+    uint64_t send_offset; // the sender sends [send_offset, total) as FRAGs
+};
+
+struct FragHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t recv_id;
+    uint64_t offset;
+};
+
+struct PutHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t send_id;
+    uint64_t recv_id; // for the FIN
+    RdmaSeg seg;      // the receiver's piece
+};
+
+struct FinHdr {
+    uint8_t type;
+    uint8_t reserved[3];
+    int32_t status; // WEFT_SUCCESS or the error of the transfer
+    uint64_t id;    // the request at the FIN's receiver
+    uint64_t length;
+};
+
+constexpr size_t kMaxRails = 8;    // rails striped over per message
+constexpr size_t kMaxHandle = 256; // bytes of a registration handle on the wire
+
+// The protocols, as the trace names them.
+enum class Proto : uint8_t {
+    immediate,
+    prepared,
+    allocated,
+    pipeline,
+    buffered,
+    rdma_put,
+    rdma_get,
+    rdma_pipeline
+};
+
+inline const char *proto_name(Proto p)
+{
+    switch (p) {
+    case Proto::immediate: return "eager immediate (btl_sendi)";
+    case Proto::prepared: return "eager prepared (btl_prepare_src)";
+    case Proto::allocated: return "eager allocated (btl_alloc)";
+    case Proto::pipeline: return "send/receive pipeline";
+    case Proto::buffered: return "buffered pipeline";
+    case Proto::rdma_put: return "RDMA direct put";
+    case Proto::rdma_get: return "RDMA direct get";
+    case Proto::rdma_pipeline: return "RDMA pipeline";
+    }
+    return "?";
+}
+
+} // namespace weft::pml::engine
+
+#endif

@@ -1,0 +1,270 @@
+// pml/engine: matching: sequence numbers, the posted and unexpected queues, arrival of MATCH, RNDV
+// and RGET, and the dispatch of every fragment by type. Part of Engine<Policy>: included by
+// pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_MATCH_H
+#define WEFT_PML_ENGINE_MATCH_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+template <class Policy> weft_comm *Engine<Policy>::find_comm(uint32_t cid)
+{
+    if (cid < kDenseCids)
+        return cid < P->dense_comms.size() ? P->dense_comms[cid] : nullptr;
+    auto it = P->comms.find(cid);
+    return it == P->comms.end() ? nullptr : it->second;
+}
+
+// Register comm under cid, or forget cid (comm NULL).
+template <class Policy> void Engine<Policy>::set_comm(uint32_t cid, weft_comm *comm)
+{
+    if (cid >= kDenseCids) {
+        if (comm)
+            P->comms[cid] = comm;
+        else
+            P->comms.erase(cid);
+        return;
+    }
+    if (P->dense_comms.size() <= cid)
+        P->dense_comms.resize(cid + 1, nullptr);
+    P->dense_comms[cid] = comm;
+}
+
+template <class Policy> auto Engine<Policy>::cs(weft_comm *c) -> CommState &
+{
+    return *static_cast<CommState *>(c->pml_state);
+}
+
+template <class Policy> bool Engine<Policy>::tag_matches(int want, int got)
+{
+    return want == WEFT_ANY_TAG ? got >= 0 : want == got;
+}
+
+template <class Policy> bool Engine<Policy>::src_matches(int want, int got)
+{
+    return want == WEFT_ANY_SOURCE || want == got;
+}
+
+template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm *, const Unexpected &u)
+{
+    r->matched = true;
+    r->status.source = u.src;
+    r->status.tag = u.tag;
+    r->total = u.total;
+    r->received = u.data.size();
+    if (!u.data.empty())
+        recv_store(r, 0, u.data.data(), u.data.size());
+    if (u.type == hdr_match) {
+        finish_recv(r);
+        return;
+    }
+    rndv_matched(r, u);
+}
+
+template <class Policy> void Engine<Policy>::match_one(weft_comm *comm, Unexpected &&u)
+{
+    CommState &s = cs(comm);
+    for (Req *r = s.posted.front(); r; r = r->next) {
+        if (src_matches(r->src, u.src) && tag_matches(r->tag, u.tag)) {
+            s.posted.erase(r);
+            deliver(r, comm, u);
+            return;
+        }
+    }
+    s.unexpected.push_back(std::move(u));
+}
+
+// A MATCH, RNDV or RGET that was delivered already: dropped, and counted.
+template <class Policy> void Engine<Policy>::duplicate(const weft_comm *comm, int src, uint16_t seq)
+{
+    ++P->duplicates;
+    if (P->verbose >= 10) [[unlikely]]
+        trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(src) + " cid " +
+              std::to_string(comm->cid) + ": a copy of message " + std::to_string(seq) +
+              " (delivered already) was dropped");
+}
+
+template <class Policy> void Engine<Policy>::arrive(weft_comm *comm, uint16_t seq, Unexpected &&u)
+{
+    CommState &s = cs(comm);
+    const size_t src = size_t(u.src);
+    if (seq != s.recv_seq[src]) {
+        // Ahead of the window's start (handle_match_or_rndv dropped what is behind it); a
+        // second copy of a number already held is a duplicate too.
+        if (!s.ahead[src].emplace(seq, std::move(u)).second)
+            duplicate(comm, int(src), seq);
+        return;
+    }
+    match_one(comm, std::move(u));
+    ++s.recv_seq[src];
+    auto &ahead = s.ahead[src];
+    for (auto it = ahead.find(s.recv_seq[src]); it != ahead.end();
+         it = ahead.find(s.recv_seq[src])) {
+        Unexpected next = std::move(it->second);
+        ahead.erase(it);
+        match_one(comm, std::move(next));
+        ++s.recv_seq[src];
+    }
+}
+
+template <class Policy> size_t Engine<Policy>::header_size(uint8_t type)
+{
+    switch (type) {
+    case hdr_match: return sizeof(MatchHdr);
+    case hdr_rndv: return sizeof(RndvHdr);
+    case hdr_ack: return sizeof(AckHdr);
+    case hdr_frag: return sizeof(FragHdr);
+    case hdr_rget: return sizeof(RgetHdr);
+    case hdr_put: return sizeof(PutHdr);
+    case hdr_fin: return sizeof(FinHdr);
+    default: return 1;
+    }
+}
+
+template <class Policy>
+void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
+                                          const weft_btl_segment_t *more, size_t nmore)
+{
+    const uint8_t type = static_cast<uint8_t>(msg[0]);
+    const bool rndv = type != hdr_match; // RNDV or RGET
+    const size_t hlen = type == hdr_rget ? sizeof(RgetHdr)
+                        : rndv           ? sizeof(RndvHdr)
+                                         : sizeof(MatchHdr);
+    const char *name = type == hdr_rget ? "RGET" : rndv ? "RNDV" : "MATCH";
+    if (len < hlen)
+        return malformed(std::string(name) + " shorter than its header");
+    RndvHdr h;
+    if (rndv)
+        std::memcpy(&h, msg, sizeof(RndvHdr));
+    else
+        std::memcpy(&h.match, msg, sizeof(MatchHdr));
+    const Payload data{msg + hlen, len - hlen, more, nmore};
+    weft_comm *comm = find_comm(h.match.cid);
+    if (!comm) {
+        // The communicator exists at the sender already, not yet here.
+        std::string copy(msg, hlen);
+        data.append_to(copy);
+        P->early[h.match.cid].push_back(std::move(copy));
+        return;
+    }
+    if (h.match.src < 0 || h.match.src >= comm->peer_size())
+        return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
+                         std::to_string(h.match.cid));
+    CommState &s = cs(comm);
+    const size_t src = size_t(h.match.src);
+    // The window (README.md): a number up to 2^15 behind the next expected one was delivered
+    // already, and this is a copy (a fragment sent again after its link failed); anything else
+    // is the next one or ahead of it.
+    if (int16_t(uint16_t(h.match.seq - s.recv_seq[src])) < 0) [[unlikely]]
+        return duplicate(comm, h.match.src, h.match.seq);
+    if (!Policy::template before_match<Engine>(comm, h.match, comm->peer_group()->ranks[src]))
+        return;
+    // Fast path: an eager message in sequence, for a receive already posted:
+    // copy straight from the fragment, no queue entry.
+    if (!rndv && h.match.seq == s.recv_seq[src] && s.ahead[src].empty()) {
+        for (Req *r = s.posted.front(); r; r = r->next) {
+            if (!src_matches(r->src, h.match.src) || !tag_matches(r->tag, h.match.tag))
+                continue;
+            s.posted.erase(r);
+            ++s.recv_seq[src];
+            const size_t n = data.size();
+            r->matched = true;
+            r->status.source = h.match.src;
+            r->status.tag = h.match.tag;
+            r->total = r->received = n;
+            recv_store(r, 0, data);
+            finish_recv(r);
+            return;
+        }
+    }
+    if (P->verbose >= 20)
+        trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(h.match.src) +
+              " tag " + std::to_string(h.match.tag) + " cid " + std::to_string(comm->cid) + ": " +
+              name + " kept until a receive matches it");
+    Unexpected u;
+    u.src = h.match.src;
+    u.tag = h.match.tag;
+    u.type = type;
+    u.flags = h.match.flags;
+    // An RGET carries its RDMA segments where the others carry data.
+    data.append_to(type == hdr_rget ? u.rdma : u.data);
+    u.total = rndv ? h.total : u.data.size();
+    u.send_id = rndv ? h.send_id : 0;
+    u.world_src = comm->peer_group()->ranks[size_t(u.src)];
+    if (u.total < u.data.size())
+        return malformed(std::string(name) + " whose first part is longer than the message");
+    arrive(comm, h.match.seq, std::move(u));
+}
+
+template <class Policy>
+void Engine<Policy>::handle(const char *msg, size_t len, const weft_btl_segment_t *more,
+                            size_t nmore)
+{
+    if (len < 1)
+        return malformed("empty fragment");
+    const uint8_t type = static_cast<uint8_t>(msg[0]);
+    if (type == hdr_match || type == hdr_rndv || type == hdr_rget)
+        return handle_match_or_rndv(msg, len, more, nmore);
+    if (type == hdr_frag)
+        return handle_frag(msg, len, more, nmore);
+    // Control messages travel whole in one segment.
+    if (nmore)
+        return malformed("control message of type " + std::to_string(type) + " in pieces");
+    switch (type) {
+    case hdr_ack: return handle_ack(msg, len);
+    case hdr_put: return handle_put(msg, len);
+    case hdr_fin: return handle_fin(msg, len);
+    default: return malformed("unknown header type " + std::to_string(type));
+    }
+}
+
+template <class Policy>
+void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descriptor_t *rd)
+{
+    // A transport that closes after the PML finalized may still hand back what it held.
+    if (!P)
+        return;
+    if (rd->flags & WEFT_BTL_RECV_FLAG_SEND_FAILED) [[unlikely]]
+        return resend_failed(btl, rd);
+    if (rd->segment_count == 0)
+        return malformed("fragment without segments");
+    const auto &first = rd->segments[0];
+    // Headers travel whole in the first segment; anything else is gathered first.
+    if (rd->segment_count == 1 ||
+        (first.seg_len > 0 &&
+         first.seg_len >= header_size(*static_cast<const uint8_t *>(first.seg_addr)))) {
+        handle(static_cast<const char *>(first.seg_addr), first.seg_len, rd->segments + 1,
+               rd->segment_count - 1);
+        return;
+    }
+    std::string all;
+    for (size_t i = 0; i < rd->segment_count; ++i)
+        all.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
+    handle(all.data(), all.size(), nullptr, 0);
+}
+
+template <class Policy>
+const Unexpected *Engine<Policy>::find_unexpected(int src, int tag, weft_comm_t *comm)
+{
+    for (const auto &u : cs(comm).unexpected)
+        if (src_matches(src, u.src) && tag_matches(tag, u.tag))
+            return &u;
+    return nullptr;
+}
+
+template <class Policy>
+void Engine<Policy>::probe_status(const Unexpected &u, weft_msg_status_t *status)
+{
+    if (!status)
+        return;
+    *status = weft_msg_status_t{};
+    status->source = u.src;
+    status->tag = u.tag;
+    status->count = u.total;
+}
+
+} // namespace weft::pml::engine
+
+#endif

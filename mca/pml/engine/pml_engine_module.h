@@ -1,0 +1,605 @@
+// pml/engine: the PML module's operations, parameters, set-up and tear-down.
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_MODULE_H
+#define WEFT_PML_ENGINE_MODULE_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+template <class Policy> std::string Engine<Policy>::who()
+{
+    return std::string("pml/") + Policy::name;
+}
+
+// A parameter's full name, pml_<name>_<param>.
+template <class Policy> std::string Engine<Policy>::param_name(const char *name)
+{
+    return std::string("pml_") + Policy::name + "_" + name;
+}
+
+template <class Policy> void Engine<Policy>::trace(const std::string &line)
+{
+    output::info(who() + ": " + line);
+}
+
+template <class Policy> void Engine<Policy>::malformed(const std::string &what)
+{
+    ++P->malformed;
+    output::error(who() + ": a malformed fragment arrived (" + what + "); it was dropped");
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
+{
+    std::vector<uint8_t> reach(n, 0);
+    if (weft_status_t rc = P->bml->bml_add_procs(P->bml, procs, n, reach.data());
+        rc != WEFT_SUCCESS)
+        return rc;
+    for (size_t i = 0; i < n; ++i)
+        if (reach[i])
+            refresh_peer(procs[i]);
+    for (size_t i = 0; i < n; ++i)
+        if (!reach[i]) {
+            output::error(who() + ": no BTL reaches rank " +
+                          std::to_string(weft_proc_rank(procs[i])) + " on host " +
+                          weft_proc_hostname(procs[i]) +
+                          " (check --mca btl; e.g. sm reaches only this host)");
+            return WEFT_ERR_UNREACH;
+        }
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::del_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
+{
+    return P->bml->bml_del_procs(P->bml, procs, n);
+}
+
+template <class Policy> weft_status_t Engine<Policy>::enable(weft_pml_module_t *, int on)
+{
+    if (on)
+        return WEFT_SUCCESS;
+    weft::rt::wait_until([] { return P->pending.empty() && P->sched.empty(); });
+    release_comms();
+    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+        if (btl->btl_flush)
+            btl->btl_flush(btl, nullptr);
+    return WEFT_SUCCESS;
+}
+
+template <class Policy> int Engine<Policy>::progress(weft_pml_module_t *)
+{
+    return weft_progress();
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
+{
+    auto *s = new CommState;
+    s->send_seq.assign(size_t(comm->peer_size()), 0);
+    s->recv_seq.assign(size_t(comm->peer_size()), 0);
+    s->ahead.resize(size_t(comm->peer_size()));
+    comm->pml_state = s;
+    set_comm(comm->cid, comm);
+    auto it = P->early.find(comm->cid);
+    if (it != P->early.end()) {
+        std::vector<std::string> frags = std::move(it->second);
+        P->early.erase(it);
+        for (const auto &f : frags)
+            handle(f.data(), f.size(), nullptr, 0);
+    }
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::del_comm(weft_pml_module_t *, weft_comm_t *comm)
+{
+    set_comm(comm->cid, nullptr);
+    delete static_cast<CommState *>(comm->pml_state);
+    comm->pml_state = nullptr;
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::irecv_init(weft_pml_module_t *, void *buf, size_t count,
+                                         weft_datatype_t *dtype, int src, int tag,
+                                         weft_comm_t *comm, weft_request_t **req)
+{
+    *req = make(false, buf, count, dtype, src, tag, WEFT_SEND_STANDARD, comm, true);
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::irecv(weft_pml_module_t *, void *buf, size_t count,
+                                    weft_datatype_t *dtype, int src, int tag, weft_comm_t *comm,
+                                    weft_request_t **req)
+{
+    Req *r = make(false, buf, count, dtype, src, tag, WEFT_SEND_STANDARD, comm, false);
+    *req = r;
+    return start_recv(r);
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::recv(weft_pml_module_t *, void *buf, size_t count,
+                                   weft_datatype_t *dtype, int src, int tag, weft_comm_t *comm,
+                                   weft_msg_status_t *status)
+{
+    // A blocking receive waits here, so its request can live on the stack.
+    Req r;
+    r.kind = weft_request::Kind::pml_recv;
+    set_dtype(&r, buf, count, dtype);
+    r.comm = comm;
+    r.peer = r.src = src;
+    r.tag = tag;
+    if (weft_status_t rc = start_recv(&r); rc != WEFT_SUCCESS)
+        return rc;
+    weft::rt::wait_until([&] { return r.complete; });
+    untrack(&r);
+    if (status)
+        *status = r.status;
+    return r.status.error;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::isend_init(weft_pml_module_t *, const void *buf, size_t count,
+                                         weft_datatype_t *dtype, int dst, int tag,
+                                         weft_send_mode_t mode, weft_comm_t *comm,
+                                         weft_request_t **req)
+{
+    *req = make(true, buf, count, dtype, dst, tag, mode, comm, true);
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::isend(weft_pml_module_t *, const void *buf, size_t count,
+                                    weft_datatype_t *dtype, int dst, int tag, weft_send_mode_t mode,
+                                    weft_comm_t *comm, weft_request_t **req)
+{
+    Req *r = make(true, buf, count, dtype, dst, tag, mode, comm, false);
+    *req = r;
+    return start_send(r);
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::send(weft_pml_module_t *m, const void *buf, size_t count,
+                                   weft_datatype_t *dtype, int dst, int tag, weft_send_mode_t mode,
+                                   weft_comm_t *comm)
+{
+    // Fast path: an eager message needs no request at all.
+    const size_t bytes = count * dtype->size;
+    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0 && dtype->dense) {
+        const int world = comm->peer_group()->ranks[size_t(dst)];
+        if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
+            MatchHdr h;
+            h.flags = 0;
+            h.cid = comm->cid;
+            h.src = comm->rank;
+            h.tag = tag;
+            h.seq = cs(comm).send_seq[size_t(dst)]++;
+            return send_eager(nullptr, comm, dst, world, h, static_cast<const char *>(buf), bytes,
+                              mode);
+        }
+    }
+    weft_request_t *req;
+    if (weft_status_t rc = isend(m, buf, count, dtype, dst, tag, mode, comm, &req);
+        rc != WEFT_SUCCESS)
+        return rc;
+    weft_msg_status_t st;
+    wait_and_release(static_cast<Req *>(req), &st);
+    return st.error;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::iprobe(weft_pml_module_t *, int src, int tag, weft_comm_t *comm,
+                                     int *matched, weft_msg_status_t *status)
+{
+    weft_progress();
+    const Unexpected *u = find_unexpected(src, tag, comm);
+    *matched = u != nullptr;
+    if (u)
+        probe_status(*u, status);
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::probe(weft_pml_module_t *m, int src, int tag, weft_comm_t *comm,
+                                    weft_msg_status_t *status)
+{
+    int matched = 0;
+    weft::rt::wait_until([&] {
+        iprobe(m, src, tag, comm, &matched, status);
+        return matched != 0;
+    });
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::improbe(weft_pml_module_t *, int src, int tag, weft_comm_t *comm,
+                                      int *matched, weft_message_t **message,
+                                      weft_msg_status_t *status)
+{
+    weft_progress();
+    CommState &s = cs(comm);
+    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
+        if (src_matches(src, it->src) && tag_matches(tag, it->tag)) {
+            probe_status(*it, status);
+            auto *msg = new weft_message;
+            msg->comm = comm;
+            msg->source = it->src;
+            msg->tag = it->tag;
+            msg->count = it->total;
+            msg->pml_data = new Unexpected(std::move(*it));
+            s.unexpected.erase(it);
+            *message = msg;
+            *matched = 1;
+            return WEFT_SUCCESS;
+        }
+    }
+    *matched = 0;
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::mprobe(weft_pml_module_t *m, int src, int tag, weft_comm_t *comm,
+                                     weft_message_t **message, weft_msg_status_t *status)
+{
+    int matched = 0;
+    weft::rt::wait_until([&] {
+        improbe(m, src, tag, comm, &matched, message, status);
+        return matched != 0;
+    });
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::imrecv(weft_pml_module_t *, void *buf, size_t count,
+                                     weft_datatype_t *dtype, weft_message_t **message,
+                                     weft_request_t **req)
+{
+    weft_message *msg = *message;
+    auto *u = static_cast<Unexpected *>(msg->pml_data);
+    Req *r = make(false, buf, count, dtype, u->src, u->tag, WEFT_SEND_STANDARD, msg->comm, false);
+    r->active = true;
+    *req = r;
+    deliver(r, msg->comm, *u);
+    delete u;
+    delete msg;
+    *message = nullptr;
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::mrecv(weft_pml_module_t *m, void *buf, size_t count,
+                                    weft_datatype_t *dtype, weft_message_t **message,
+                                    weft_msg_status_t *status)
+{
+    weft_request_t *req;
+    imrecv(m, buf, count, dtype, message, &req);
+    weft_msg_status_t st;
+    wait_and_release(static_cast<Req *>(req), &st);
+    if (status)
+        *status = st;
+    return st.error;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::start(weft_pml_module_t *, size_t count, weft_request_t **reqs)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (weft_status_t rc = start_any(reqs[i]); rc != WEFT_SUCCESS)
+            return rc;
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::dump(weft_pml_module_t *, weft_comm_t *comm, int)
+{
+    CommState &s = cs(comm);
+    output::info(who() + ": communicator " + std::to_string(comm->cid) + ": " +
+                 std::to_string(s.posted.size()) + " posted, " +
+                 std::to_string(s.unexpected.size()) + " unexpected, " +
+                 std::to_string(P->pending.size()) + " pending sends, " +
+                 std::to_string(P->malformed) + " malformed fragments dropped, " +
+                 std::to_string(P->duplicates) + " duplicates dropped, " +
+                 std::to_string(P->resent) + " fragments a failed link handed back sent again");
+    return WEFT_SUCCESS;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
+{
+    return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
+}
+
+// The protocol parameters into P; false (with the reason printed) when one cannot work.
+template <class Policy> bool Engine<Policy>::read_params()
+{
+    struct Check {
+        weft_mca_param_t *p;
+        const char *name;
+        int64_t lo, hi;
+    };
+    const Check checks[] = {{p_depth, "send_pipeline_depth", 1, 1024},
+                            {p_max_rdma, "max_rdma_per_request", 1, int64_t(kMaxRails)},
+                            {p_max_send, "max_send_per_range", 1, int64_t(kMaxRails)},
+                            {p_rcache_unused, "rcache_max_unused", 0, 65536}};
+    for (const Check &c : checks) {
+        const int64_t v = weft_mca_param_int(c.p);
+        if (v < c.lo || v > c.hi) {
+            output::error(who() + ": " + param_name(c.name) + " is " + std::to_string(v) +
+                          ", outside " + std::to_string(c.lo) + ".." + std::to_string(c.hi));
+            return false;
+        }
+    }
+    P->send_pipeline_depth = int(weft_mca_param_int(p_depth));
+    P->max_rdma_per_request = size_t(weft_mca_param_int(p_max_rdma));
+    P->max_send_per_range = size_t(weft_mca_param_int(p_max_send));
+    const weft_mca_param_t *lp = weft_mca_param_find("mpi_leave_pinned");
+    P->leave_pinned = lp && weft_mca_param_bool(lp);
+    P->rcache =
+        std::make_unique<RegCache>(P->leave_pinned, size_t(weft_mca_param_int(p_rcache_unused)));
+    if (weft_mca_param_int(p_fault_fail_sendi) < 0) {
+        output::error(who() + ": " + param_name("fault_fail_sendi") + " must be 0 or more");
+        return false;
+    }
+    P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
+    // "<n>:<btl>[:<index>]" items, comma-separated.
+    const std::string spec = weft_mca_param_string(p_fault_remove);
+    for (size_t at = 0; at < spec.size();) {
+        size_t end = spec.find(',', at);
+        if (end == std::string::npos)
+            end = spec.size();
+        const std::string item = spec.substr(at, end - at);
+        at = end + 1;
+        const size_t colon = item.find(':');
+        char *stop = nullptr;
+        const unsigned long long n =
+            colon == std::string::npos ? 0 : std::strtoull(item.c_str(), &stop, 10);
+        if (colon == std::string::npos || colon == 0 || stop != item.c_str() + colon ||
+            colon + 1 >= item.size()) {
+            output::error(who() + ": " + param_name("fault_remove_rails") + " item '" + item +
+                          "' is not <messages>:<btl>[:<index>]");
+            return false;
+        }
+        P->remove_rails.emplace_back(uint64_t(n), item.substr(colon + 1));
+    }
+    return true;
+}
+
+// Fault injection for tests: one fragment of every malformed kind to one
+// rank, once MPI_COMM_WORLD exists here.
+template <class Policy> void Engine<Policy>::inject_faults()
+{
+    const int to = int(weft_mca_param_int(p_fault_to));
+    if (to < 0 || to >= weft_runtime_world_size()) {
+        P->fault_sent = true; // nothing to inject: stop asking
+        return;
+    }
+    if (P->fault_sent || !find_comm(0))
+        return;
+    P->fault_sent = true;
+    const uint8_t unknown[4] = {99, 0, 0, 0};
+    send_bytes(to, unknown, sizeof unknown, nullptr, 0, true);
+    MatchHdr short_match{};
+    short_match.type = hdr_match;
+    send_bytes(to, &short_match, sizeof short_match - 4, nullptr, 0, true);
+    AckHdr ack{};
+    ack.type = hdr_ack;
+    ack.send_id = 0xdeadbeef;
+    send_bytes(to, &ack, sizeof ack, nullptr, 0, true);
+    FragHdr frag{};
+    frag.type = hdr_frag;
+    frag.recv_id = 0xfeedface;
+    send_bytes(to, &frag, sizeof frag, "xyz", 3, true);
+    MatchHdr bad_src{};
+    bad_src.type = hdr_match;
+    bad_src.src = 1 << 20;
+    send_bytes(to, &bad_src, sizeof bad_src, nullptr, 0, true);
+    PutHdr put{};
+    put.type = hdr_put;
+    put.send_id = 0xdeadbeef;
+    send_bytes(to, &put, sizeof put, nullptr, 0, true);
+    FinHdr fin{};
+    fin.type = hdr_fin;
+    fin.id = 0xfeedface;
+    send_bytes(to, &fin, sizeof fin, nullptr, 0, true);
+    // An RGET from a source outside the communicator: reported before it can match.
+    RgetHdr rget{};
+    rget.rndv.match.type = hdr_rget;
+    rget.rndv.match.src = 1 << 20; // outside any communicator: reported before matching
+    rget.nsegs = 1;
+    send_bytes(to, &rget, sizeof rget, nullptr, 0, true);
+}
+
+template <class Policy> int Engine<Policy>::progress_fn()
+{
+    if (!P->fault_sent && p_fault_to)
+        inject_faults();
+    if (!P->comm_releases.empty()) [[unlikely]]
+        release_comms();
+    int n = progress_pending();
+    if (!P->sched.empty()) [[unlikely]]
+        n += progress_sched();
+    if (!P->remove_rails.empty()) [[unlikely]]
+        remove_rails_now();
+    if (!P->failed_sendi.empty()) [[unlikely]]
+        n += hand_back_failed();
+    return n;
+}
+
+template <class Policy> weft_status_t Engine<Policy>::register_params()
+{
+    const weft_mca_param_def_t defs[] = {
+        {.name = "fault_malformed_to",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "-1",
+         .help = "Fault injection for tests: once MPI_Init is done, send the given world rank one "
+                 "fragment of every malformed kind (unknown type, truncated MATCH, ACK, FRAG, "
+                 "PUT and FIN for unknown requests, a MATCH and an RGET from a source outside "
+                 "the communicator). -1: never. Not for production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "verbose",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Verbosity of the PML (0-100). At 20 and above every message is traced: the "
+                 "protocol the sender chose and the one that ran (eager immediate, prepared or "
+                 "allocated; send/receive, buffered or RDMA pipeline; RDMA direct put or get) "
+                 "with the rails it used, the protocol the receiver ran, and messages kept "
+                 "unexpected.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "send_pipeline_depth",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "16",
+         .help = "Most FRAG fragments of one message handed to the BTLs and not yet completed "
+                 "(the send/receive and RDMA pipelines), 1 to 1024.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "max_rdma_per_request",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "4",
+         .help = "Most RDMA-capable BTLs one message is striped over (RDMA direct put and get), "
+                 "1 to 8.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "max_send_per_range",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "4",
+         .help = "Most BTLs the FRAG fragments of one message are striped over (by bandwidth), "
+                 "1 to 8.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "rcache_max_unused",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "64",
+         .help = "With mpi_leave_pinned: most registrations kept for buffers no message uses "
+                 "now (least recently used go first), 0 to 65536.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "fault_remove_rails",
+         .type = WEFT_MCA_PARAM_STRING,
+         .default_value = "",
+         .help = "Fault injection for tests: comma-separated <n>:<btl>[:<index>] items; once "
+                 "this process has started or matched n rendezvous messages, that BTL module "
+                 "(every module of the component without an index) is removed from every "
+                 "peer's rails, as a failover PML removes a failed one. Empty: never. Not for "
+                 "production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+        {.name = "fault_fail_sendi",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Fault injection for tests: the n-th eager immediate send (btl_sendi) is not "
+                 "sent but handed back to the PML as a BTL whose link failed hands it back "
+                 "(WEFT_BTL_RECV_FLAG_SEND_FAILED). 0: never. Not for production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
+    };
+    constexpr size_t n = sizeof defs / sizeof defs[0];
+    weft_mca_param_t *h[n] = {};
+    weft_status_t rc =
+        weft_mca_param_register_table("pml", Policy::name, defs, n, sizeof defs[0], h);
+    p_fault_to = h[0];
+    p_verbose = h[1];
+    p_depth = h[2];
+    p_max_rdma = h[3];
+    p_max_send = h[4];
+    p_rcache_unused = h[5];
+    p_fault_remove = h[6];
+    p_fault_fail_sendi = h[7];
+    return rc;
+}
+
+template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
+{
+    mca::FrameworkBase *base = mca::framework_base("bml");
+    mca::Component *bml_comp = nullptr;
+    if (base->open() != WEFT_SUCCESS || base->select_one(bml_comp) != WEFT_SUCCESS)
+        return nullptr;
+    auto *bc = reinterpret_cast<const weft_bml_component_t *>(bml_comp->desc);
+    P = new State;
+    P->verbose = int(weft_mca_param_int(p_verbose));
+    P->modules = weft::rt::btl_modules();
+    if (!read_params()) {
+        delete P;
+        P = nullptr;
+        return nullptr;
+    }
+    P->bml = bc->init(0, 0);
+    if (!P->bml) {
+        delete P;
+        P = nullptr;
+        return nullptr;
+    }
+    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+        P->bml->bml_add_btl(P->bml, btl);
+    P->bml->bml_register(P->bml, kTag, on_recv, nullptr);
+    P->bml->bml_register_error(P->bml, on_error, nullptr);
+    weft_progress_register(progress_fn);
+    P->base = weft_pml_module_t{
+        .struct_size = sizeof(weft_pml_module_t),
+        .pml_flags = Policy::pml_flags,
+        .pml_max_contextid = UINT32_MAX,
+        .pml_max_tag = INT32_MAX,
+        .pml_add_procs = add_procs,
+        .pml_del_procs = del_procs,
+        .pml_enable = enable,
+        .pml_progress = progress,
+        .pml_add_comm = add_comm,
+        .pml_del_comm = del_comm,
+        .pml_irecv_init = irecv_init,
+        .pml_irecv = irecv,
+        .pml_recv = recv,
+        .pml_isend_init = isend_init,
+        .pml_isend = isend,
+        .pml_send = send,
+        .pml_iprobe = iprobe,
+        .pml_probe = probe,
+        .pml_improbe = improbe,
+        .pml_mprobe = mprobe,
+        .pml_imrecv = imrecv,
+        .pml_mrecv = mrecv,
+        .pml_start = start,
+        .pml_dump = dump,
+        .pml_revoke_comm = revoke_comm,
+    };
+    return &P->base;
+}
+
+template <class Policy> weft_status_t Engine<Policy>::finalize()
+{
+    if (!P)
+        return WEFT_SUCCESS;
+    // Whatever is still queued must leave before the transports close.
+    weft::rt::wait_until([] { return P->pending.empty(); });
+    weft_progress_unregister(progress_fn);
+    P->rcache->clear(); // registrations kept by leave_pinned, while the modules still exist
+    P->bml->bml_finalize(P->bml);
+    mca::framework_base("bml")->close();
+    delete P;
+    P = nullptr;
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::pml::engine
+
+#endif

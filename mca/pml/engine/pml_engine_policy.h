@@ -1,0 +1,99 @@
+// pml/engine: the seams where a PML built on the engine differs from another (README.md,
+// "Policy seams"). A policy is a struct of static members and types; NoFailover is ob1's, and
+// the base a policy derives from, hiding only what it changes. Every hook of NoFailover is
+// empty or constant, so the engine instantiated with it is the engine without the seams.
+//
+// Hooks that need the engine are templates over it (E = Engine<Policy>), called by the engine
+// as Policy::template hook<Engine>(...), so that a policy can use the engine's functions
+// without naming the engine before it exists.
+#ifndef WEFT_PML_ENGINE_POLICY_H
+#define WEFT_PML_ENGINE_POLICY_H
+
+#include "pml_engine_hdr.h"
+
+#include <bml/bml.h>
+#include <weft/runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace weft::pml::engine {
+
+// What a fragment is, for the completion seam.
+enum class Frag : uint8_t { match, rndv, rget, ack, frag, put, fin, extra };
+
+struct NoFailover {
+    // The component's name: parameters are pml_<name>_*, messages say pml/<name>.
+    static constexpr const char *name = "engine";
+    // weft_pml_module_t::pml_flags (WEFT_PML_FLAG_FAILOVER for a PML that survives a rail).
+    static constexpr uint32_t pml_flags = 0;
+
+    // Seam 1, per-request state: a policy's own fields in every request. Empty here, and
+    // [[no_unique_address]] in the request, so ob1's requests carry no byte of it.
+    struct RequestExtra {};
+
+    // Seam 2, completion of every fragment type: with wants_completions, each fragment whose
+    // kind completion() accepts goes out with a completion callback (MATCH, RNDV and RGET too,
+    // and the copies the engine queues), and fragment_done() gets the BTL's status unchanged.
+    // owner is the request the fragment belongs to, if any (NULL for an eager MATCH whose
+    // request completed already, and for answers such as ACK and FIN). Off here: the hook and
+    // the callback are compiled out.
+    static constexpr bool wants_completions = false;
+    static constexpr bool completion(Frag) { return false; }
+    template <class E>
+    static void fragment_done(Frag, typename E::Req *owner, int world, weft_status_t status)
+    {
+        (void)owner, (void)world, (void)status;
+    }
+
+    // Seam 3, before matching: every MATCH, RNDV and RGET that is not behind the window (the
+    // engine drops those as duplicates itself) comes here before it is matched or held back;
+    // false drops it (a policy that resends can recognise a copy it already delivered).
+    template <class E> static bool before_match(const weft_comm *comm, const MatchHdr &h, int world)
+    {
+        (void)comm, (void)h, (void)world;
+        return true;
+    }
+
+    // Seam 4, the FIN header: FinHdr, or a struct that begins with one (bfo adds the match
+    // header, to recognise a duplicate FIN). fill_fin completes the extra fields.
+    using Fin = FinHdr;
+    template <class E> static void fill_fin(Fin &fin, const typename E::Req *r)
+    {
+        (void)fin, (void)r;
+    }
+
+    // Seam 5, extra header types (hdr_policy_first and up): false means unknown, and the
+    // fragment is reported as malformed.
+    template <class E> static bool handle_extra(const char *msg, size_t len)
+    {
+        (void)msg, (void)len;
+        return false;
+    }
+
+    // Seam 6, rail selection: which of a peer's eager rails (ordered by latency, count >= 1)
+    // carries its MATCH, RNDV and RGET fragments and its control messages.
+    static size_t eager_rail(size_t count)
+    {
+        (void)count;
+        return 0;
+    }
+
+    // Seam 7, link errors: the BTL's error callback (before it completes the affected fragments
+    // in error). Without failover the job ends, as Open MPI's ob1 ends it: a fragment may be
+    // lost and nothing would send it again.
+    template <class E>
+    static void link_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
+                           const std::string &description)
+    {
+        (void)flags;
+        E::unreachable(proc ? weft_proc_rank(proc) : -1,
+                       "the link over " + E::rail_name(btl) + " failed (" + description + "); " +
+                           E::who() + " cannot fail over to another rail");
+    }
+};
+
+} // namespace weft::pml::engine
+
+#endif

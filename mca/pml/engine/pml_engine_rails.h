@@ -1,0 +1,174 @@
+// pml/engine: rails: each peer's copy of its BML lists, made anew when they change; link errors.
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_RAILS_H
+#define WEFT_PML_ENGINE_RAILS_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+// One of a peer's lists, as Rails.
+template <class Policy>
+std::vector<Rail> Engine<Policy>::rails(weft_bml_endpoint_t *ep, weft_bml_list_t list)
+{
+    std::vector<Rail> out;
+    const size_t n = P->bml->bml_endpoint_count(P->bml, ep, list);
+    for (size_t i = 0; i < n; ++i) {
+        weft_bml_btl_t b;
+        if (P->bml->bml_endpoint_btl(P->bml, ep, list, i, &b) != WEFT_SUCCESS)
+            continue;
+        Rail rail;
+        rail.btl = b.btl;
+        rail.ep = b.btl_endpoint;
+        rail.weight = b.weight;
+        rail.flags = b.btl_flags;
+        rail.key = rail_key(b.btl);
+        rail.index =
+            int(std::find(P->modules.begin(), P->modules.end(), b.btl) - P->modules.begin());
+        if (size_t(rail.index) >= P->modules.size() || rail.index >= 32)
+            continue;
+        // Without put/get operations a module is no RDMA rail, whatever its flags say.
+        if (list == WEFT_BML_LIST_RDMA &&
+            (((rail.flags & WEFT_BTL_FLAG_PUT) && !b.btl->btl_put) ||
+             ((rail.flags & WEFT_BTL_FLAG_GET) && !b.btl->btl_get) || !b.btl->btl_register_mem))
+            continue;
+        out.push_back(rail);
+    }
+    return out;
+}
+
+// The peer's copy of its BML lists, made anew: at add_procs, and whenever the BML removed one
+// of its rails. No rail left: eager_limit 0, and the next operation with the peer fails with
+// WEFT_ERR_UNREACH.
+template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
+{
+    const int world = weft_proc_rank(proc);
+    if (world < 0)
+        return;
+    if (P->peers.size() <= size_t(world))
+        P->peers.resize(size_t(world) + 1);
+    Peer &peer = P->peers[size_t(world)];
+    peer = Peer{};
+    weft_bml_endpoint_t *ep;
+    if (P->bml->bml_endpoint_get(P->bml, proc, &ep) != WEFT_SUCCESS)
+        return;
+    for (weft_bml_list_t list : {WEFT_BML_LIST_EAGER, WEFT_BML_LIST_SEND, WEFT_BML_LIST_RDMA}) {
+        weft_bml_btl_t b;
+        for (size_t i = 0; P->bml->bml_endpoint_btl(P->bml, ep, list, i, &b) == WEFT_SUCCESS; ++i)
+            P->endpoint_world[b.btl_endpoint] = world;
+    }
+    const size_t neager = P->bml->bml_endpoint_count(P->bml, ep, WEFT_BML_LIST_EAGER);
+    weft_bml_btl_t b;
+    if (neager == 0 || P->bml->bml_endpoint_btl(P->bml, ep, WEFT_BML_LIST_EAGER,
+                                                Policy::eager_rail(neager), &b) != WEFT_SUCCESS)
+        return;
+    weft_bml_endpoint_info_t info{};
+    info.struct_size = sizeof info;
+    P->bml->bml_endpoint_info(P->bml, ep, &info);
+    peer.eager_btl = b.btl;
+    peer.eager_ep = b.btl_endpoint;
+    peer.eager_limit = b.btl->btl_eager_limit;
+    peer.send_inplace = (b.btl_flags & WEFT_BTL_FLAG_SEND_INPLACE) != 0;
+    peer.rndv_first = std::min(b.btl->btl_eager_limit, b.btl->btl_rndv_eager_limit);
+    peer.min_rdma_pipeline_size = info.min_rdma_pipeline_size;
+    peer.pipeline_send_length = info.rdma_pipeline_send_length;
+    peer.pipeline_frag_size = info.rdma_pipeline_frag_size;
+    peer.send = rails(ep, WEFT_BML_LIST_SEND);
+    peer.rdma = rails(ep, WEFT_BML_LIST_RDMA);
+}
+
+// The BML changed proc's lists (NULL: every peer's).
+template <class Policy> void Engine<Policy>::rails_changed(weft_proc_t *proc, void *)
+{
+    if (!P)
+        return;
+    if (proc) {
+        refresh_peer(proc);
+        return;
+    }
+    for (size_t w = 0; w < P->peers.size(); ++w)
+        if (weft_proc_t *p = weft_runtime_proc(int(w)))
+            refresh_peer(p);
+}
+
+template <class Policy> std::string Engine<Policy>::rail_name(const weft_btl_module_t *btl)
+{
+    return std::string("btl/") + (btl->btl_component ? btl->btl_component->mca.name : "?") + ":" +
+           std::to_string(rail_key(const_cast<weft_btl_module_t *>(btl)) & 0xffu);
+}
+
+template <class Policy> std::string Engine<Policy>::rails_text(uint32_t mask)
+{
+    std::string out;
+    for (size_t i = 0; i < P->modules.size() && i < 32; ++i) {
+        if (!(mask & (1u << i)))
+            continue;
+        weft_btl_module_t *m = P->modules[i];
+        out += (out.empty() ? "" : "+") +
+               std::string(m->btl_component ? m->btl_component->mca.name : "?") + ":" +
+               std::to_string(rail_key(m) & 0xffu);
+    }
+    return out.empty() ? "the eager rail" : out;
+}
+
+// A BTL's error callback: flags 0 is a notice (logged); a broken link or module goes to the
+// policy, which maps the rail out or ends the job.
+template <class Policy>
+void Engine<Policy>::on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
+                              const char *description, void *)
+{
+    const std::string what = description ? description : "?";
+    if (!(flags & (WEFT_BTL_ERROR_FLAG_FATAL | WEFT_BTL_ERROR_FLAG_LINK |
+                   WEFT_BTL_ERROR_FLAG_PROC_FAILED))) {
+        output::error(who() + ": " + rail_name(btl) + " reported: " + what);
+        return;
+    }
+    if (!P)
+        return;
+    Policy::template link_error<Engine>(btl, flags, proc, what);
+}
+
+// world cannot be reached any more and a message would be lost: the job ends, naming the peer
+// (world < 0: several) and why.
+template <class Policy> void Engine<Policy>::unreachable(int world, const std::string &why)
+{
+    weft_proc_t *proc = world >= 0 ? weft_runtime_proc(world) : nullptr;
+    const std::string peer =
+        proc ? "rank " + std::to_string(world) + " (host " + weft_proc_hostname(proc) + ")"
+             : std::string("a peer");
+    weft::rt::abort(1, who() + ": " + peer + " cannot be reached: " + why);
+}
+
+// Test faults: pml_<name>_fault_remove_rails, "<n>:<btl>[:<index>],...": once this process has
+// started or matched n rendezvous messages, remove that BTL module (every module of the
+// component without an index) from every peer's lists, as a failover PML would.
+template <class Policy> void Engine<Policy>::remove_rails_now()
+{
+    const uint64_t rendezvous = P->next_id - 1;
+    for (auto it = P->remove_rails.begin(); it != P->remove_rails.end();) {
+        if (rendezvous < it->first) {
+            ++it;
+            continue;
+        }
+        const std::string spec = it->second;
+        it = P->remove_rails.erase(it);
+        const size_t colon = spec.find(':');
+        const std::string comp = spec.substr(0, colon);
+        for (weft_btl_module_t *m : P->modules) {
+            const std::string name = m->btl_component ? m->btl_component->mca.name : "?";
+            if (name != comp || (colon != std::string::npos &&
+                                 spec.substr(colon + 1) != std::to_string(rail_key(m) & 0xffu)))
+                continue;
+            const weft_status_t rc = P->bml->bml_del_btl(P->bml, m);
+            output::info(who() + ": fault injection: " + rail_name(m) + " removed after " +
+                         std::to_string(rendezvous) + " rendezvous messages (" +
+                         weft_status_string(rc) + ")");
+            rails_changed(nullptr, nullptr);
+        }
+    }
+}
+
+} // namespace weft::pml::engine
+
+#endif

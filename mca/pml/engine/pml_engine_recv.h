@@ -1,0 +1,72 @@
+// pml/engine: receive requests: posting, storing arriving data, finishing.
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_RECV_H
+#define WEFT_PML_ENGINE_RECV_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+template <class Policy>
+void Engine<Policy>::recv_store(Req *r, size_t offset, const char *data, size_t n)
+{
+    if (!r->buf || offset >= r->bytes)
+        return;
+    n = std::min(n, r->bytes - offset);
+    if (r->dense)
+        weft_copy(r->buf + offset, data, n);
+    else
+        dt::unpack(*r->layout, r->buf, r->count, offset, data, n);
+}
+
+template <class Policy> void Engine<Policy>::recv_store(Req *r, size_t offset, const Payload &data)
+{
+    recv_store(r, offset, data.first, data.first_len);
+    offset += data.first_len;
+    for (size_t i = 0; i < data.nmore; ++i) {
+        recv_store(r, offset, static_cast<const char *>(data.more[i].seg_addr),
+                   data.more[i].seg_len);
+        offset += data.more[i].seg_len;
+    }
+}
+
+template <class Policy> void Engine<Policy>::finish_recv(Req *r)
+{
+    release_regs(r);
+    r->status.count = std::min(r->total, r->bytes);
+    if (r->status.error == WEFT_SUCCESS)
+        r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;
+    complete(r);
+}
+
+template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
+{
+    r->complete = false;
+    r->active = true;
+    r->matched = false;
+    r->received = 0;
+    r->total = 0;
+    r->status = weft_msg_status_t{};
+    if (r->src == WEFT_PROC_NULL) {
+        r->status.source = WEFT_PROC_NULL;
+        r->status.tag = WEFT_ANY_TAG;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
+    CommState &s = cs(r->comm);
+    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
+        if (src_matches(r->src, it->src) && tag_matches(r->tag, it->tag)) {
+            Unexpected u = std::move(*it);
+            s.unexpected.erase(it);
+            deliver(r, r->comm, u);
+            return WEFT_SUCCESS;
+        }
+    }
+    s.posted.push_back(r);
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::pml::engine
+
+#endif

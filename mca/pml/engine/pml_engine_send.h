@@ -1,0 +1,186 @@
+// pml/engine: send requests and the eager protocols (immediate, prepared, allocated).
+// Part of Engine<Policy>: included by pml_engine.h only.
+#ifndef WEFT_PML_ENGINE_SEND_H
+#define WEFT_PML_ENGINE_SEND_H
+
+#include <algorithm>
+#include <cstring>
+
+namespace weft::pml::engine {
+
+// Messages up to this size take the immediate protocol when the rail has btl_sendi, before
+// the prepared one is considered (ob1-protocols.rst).
+constexpr size_t kImmediateMax = 256;
+
+// One line per message sent: the protocol the sender chose and the one that ran (they differ
+// when the rail had no room for the chosen one).
+template <class Policy>
+void Engine<Policy>::trace_send(const weft_comm *comm, int dst, int tag, size_t bytes, Proto chosen,
+                                Proto ran)
+{
+    trace("send rank " + std::to_string(comm->rank) + " -> " + std::to_string(dst) + " tag " +
+          std::to_string(tag) + " cid " + std::to_string(comm->cid) + " " + std::to_string(bytes) +
+          " bytes: chose " + proto_name(chosen) + ", ran " + proto_name(ran));
+}
+
+template <class Policy> void Engine<Policy>::send_load(Req *r, size_t offset, char *dst, size_t n)
+{
+    if (r->dense)
+        weft_copy(dst, r->buf + offset, n);
+    else
+        dt::pack(*r->layout, r->buf, r->count, offset, dst, n);
+}
+
+template <class Policy>
+void Engine<Policy>::prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *,
+                                   weft_btl_descriptor_t *des, weft_status_t status)
+{
+    auto *r = static_cast<Req *>(des->des_cbdata);
+    if (status != WEFT_SUCCESS)
+        r->status.error = status;
+    complete(r);
+}
+
+// Send an eager message: h is filled but for its type; r is the request to complete, or NULL
+// for a blocking send (which then waits here while the BTL still reads the user's buffer).
+// The protocol is chosen as ob1-protocols.rst says. Returns an error only when the peer
+// cannot be reached.
+template <class Policy>
+weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst, int world,
+                                         MatchHdr &h, const char *buf, size_t bytes,
+                                         weft_send_mode_t mode)
+{
+    const Peer &peer = P->peers[size_t(world)];
+    weft_btl_module_t *btl = peer.eager_btl;
+    h.type = hdr_match;
+    // Queued copies go first: while there are any, nothing may overtake them.
+    const bool sendi = btl->btl_sendi != nullptr && P->pending.empty();
+    Proto chosen;
+    if (sendi && bytes <= kImmediateMax)
+        chosen = Proto::immediate;
+    else if (mode != WEFT_SEND_BUFFERED && bytes != 0 && peer.send_inplace &&
+             btl->btl_prepare_src && P->pending.empty())
+        chosen = Proto::prepared;
+    else
+        chosen = sendi ? Proto::immediate : Proto::allocated;
+    Proto ran = chosen;
+    // A non-contiguous buffer is packed by the datatype engine, by the BTL or below.
+    const bool dense = !r || r->dense;
+    weft_convertor_t cv;
+    if (dense)
+        weft_convertor_init_contiguous(&cv, buf, bytes);
+    else
+        dt::convertor_init(&cv, &r->conv);
+    constexpr uint32_t flags = WEFT_BTL_DES_FLAG_PRIORITY | WEFT_BTL_DES_FLAG_BTL_OWNERSHIP;
+    weft_status_t rc = WEFT_ERR_OUT_OF_RESOURCE;
+    if (chosen == Proto::immediate) {
+        if (P->fail_sendi_in != 0 && --P->fail_sendi_in == 0) [[unlikely]]
+            rc = fail_sendi(btl, peer.eager_ep, &cv, h, bytes);
+        else
+            rc = btl->btl_sendi(btl, peer.eager_ep, &cv, &h, sizeof h, bytes, WEFT_BTL_NO_ORDER,
+                                flags, kTag, nullptr);
+        if (rc == WEFT_SUCCESS) {
+            if (P->verbose >= 20) [[unlikely]]
+                trace_send(comm, dst, h.tag, bytes, chosen, ran);
+            if (r)
+                complete(r);
+            return WEFT_SUCCESS;
+        }
+    } else if (chosen == Proto::prepared) {
+        size_t size = bytes;
+        weft_btl_descriptor_t *des = nullptr;
+        rc = btl->btl_prepare_src(btl, peer.eager_ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, &size,
+                                  flags, &des);
+        if (rc == WEFT_SUCCESS && size != bytes) {
+            btl->btl_free(btl, des);
+            rc = WEFT_ERR_OUT_OF_RESOURCE;
+        }
+        if (rc == WEFT_SUCCESS) {
+            if (P->verbose >= 20) [[unlikely]]
+                trace_send(comm, dst, h.tag, bytes, chosen, ran);
+            std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
+            Req local; // a blocking send waits for the callback here
+            Req *owner = r ? r : &local;
+            des->des_cbfunc = prepared_done;
+            des->des_cbdata = owner;
+            rc = btl->btl_send(btl, peer.eager_ep, des, kTag);
+            if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
+                if (rc == WEFT_SUCCESS)
+                    complete(owner);
+                if (r)
+                    return WEFT_SUCCESS;
+                // A blocking send reports what the BTL's callback said.
+                weft::rt::wait_until([&] { return local.complete; });
+                return local.status.error;
+            }
+            btl->btl_free(btl, des);
+        }
+    }
+    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_OUT_OF_RESOURCE)
+        return rc;
+    // Allocated, chosen or as the fallback when the rail had no room: send_bytes copies the
+    // message and keeps the copy for later if the rail is still full.
+    ran = Proto::allocated;
+    if (P->verbose >= 20) [[unlikely]]
+        trace_send(comm, dst, h.tag, bytes, chosen, ran);
+    if (dense) {
+        rc = send_bytes(world, &h, sizeof h, buf, bytes, true, Frag::match);
+    } else {
+        std::string packed(bytes, '\0');
+        send_load(r, 0, packed.data(), bytes);
+        rc = send_bytes(world, &h, sizeof h, packed.data(), bytes, true, Frag::match);
+    }
+    if (rc != WEFT_SUCCESS)
+        return rc;
+    if (r)
+        complete(r);
+    return WEFT_SUCCESS;
+}
+
+// Test fault (pml_<name>_fault_fail_sendi): take an immediate send as a BTL whose link then
+// fails does, and hand it back from progress flagged WEFT_BTL_RECV_FLAG_SEND_FAILED, never
+// having sent it.
+template <class Policy>
+weft_status_t Engine<Policy>::fail_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
+                                         weft_convertor_t *cv, const MatchHdr &h, size_t bytes)
+{
+    std::string copy(reinterpret_cast<const char *>(&h), sizeof h);
+    copy.resize(sizeof h + bytes);
+    weft_convertor_pack(cv, copy.data() + sizeof h, bytes);
+    P->failed_sendi.push_back({btl, ep, std::move(copy)});
+    output::info(who() + ": fault injection: an immediate send to rank " +
+                 std::to_string(P->endpoint_world.count(ep) ? P->endpoint_world[ep] : -1) +
+                 " was not sent, and will be handed back as failed");
+    return WEFT_SUCCESS;
+}
+
+template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
+{
+    r->complete = false;
+    r->active = true;
+    r->status = weft_msg_status_t{};
+    weft_comm *comm = r->comm;
+    if (r->dst == WEFT_PROC_NULL) {
+        r->status.source = WEFT_PROC_NULL;
+        r->status.tag = WEFT_ANY_TAG;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
+    const int world = comm->peer_group()->ranks[size_t(r->dst)];
+    CommState &s = cs(comm);
+    MatchHdr m{};
+    m.cid = comm->cid;
+    m.src = comm->rank;
+    m.tag = r->tag;
+    m.seq = s.send_seq[size_t(r->dst)]++;
+    const size_t limit = eager_limit(world);
+    if (limit == 0)
+        return WEFT_ERR_UNREACH;
+    if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
+        return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);
+    return start_rndv(r, m, world);
+}
+
+} // namespace weft::pml::engine
+
+#endif

@@ -1,0 +1,196 @@
+// pml/engine: the engine's objects: rails, peers, requests, unexpected messages, per
+// communicator matching state. Templates take the request type, which depends on the policy.
+#ifndef WEFT_PML_ENGINE_TYPES_H
+#define WEFT_PML_ENGINE_TYPES_H
+
+#include "layout.h"
+#include "mpi_objects.h"
+#include "pml_engine_hdr.h"
+#include "pml_engine_policy.h"
+#include "pml_engine_rcache.h"
+
+#include <bml/bml.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace weft::pml::engine {
+
+// One BTL module to one peer.
+struct Rail {
+    weft_btl_module_t *btl = nullptr;
+    weft_btl_endpoint_t *ep = nullptr;
+    double weight = 1.0;
+    uint32_t flags = 0;
+    uint32_t key = 0; // rail_key(btl): the same module at the other end has the same key
+    int index = 0;    // in State::modules
+};
+
+// What the send path needs of a peer: a copy of its BML lists, made in add_procs and made
+// anew whenever the BML's lists for the peer change (a rail removed), so that the hot path
+// reads no BML state.
+struct Peer {
+    weft_btl_module_t *eager_btl = nullptr;
+    weft_btl_endpoint_t *eager_ep = nullptr;
+    size_t eager_limit = 0;
+    size_t rndv_first = 0;             // bytes a RNDV fragment may take, header included
+    bool send_inplace = false;         // the eager rail's prepare_src may send from user memory
+    std::vector<Rail> send;            // the send list (FRAGs)
+    std::vector<Rail> rdma;            // the RDMA list
+    size_t min_rdma_pipeline_size = 0; // largest over the RDMA list
+    size_t pipeline_send_length = 0;   // largest over the RDMA list
+    size_t pipeline_frag_size = 0;     // smallest over the RDMA list
+};
+
+// A byte range of a message still to be sent as FRAGs.
+struct Range {
+    size_t off;
+    size_t end;
+};
+
+// ---- requests
+// Policy::RequestExtra is the policy's own per-request state (empty, and no bytes, for ob1).
+template <class Policy> struct Request : weft_request {
+    Request *next = nullptr; // in the posted queue
+    Request *prev = nullptr;
+    uint64_t id = 0;
+    bool is_send = false;
+    // the user's buffer: `bytes` packed bytes of (buf, count, dtype)
+    char *buf = nullptr;
+    size_t bytes = 0; // buffer capacity (recv) or message length (send)
+    int src = -1;     // recv: the source asked for (may be ANY)
+    weft_send_mode_t mode = WEFT_SEND_STANDARD;
+    int dst = -1;
+    // A datatype that is not count * size contiguous bytes moves through the datatype engine,
+    // fragment by fragment, straight from and into the user's buffer.
+    bool dense = true;
+    std::shared_ptr<const dt::Layout> layout; // !dense: the type's layout (kept alive)
+    dt::ConvState conv{};                     // !dense: for convertors over it
+    size_t count = 0;
+    // send state
+    Proto chosen = Proto::pipeline, ran = Proto::pipeline;
+    bool answered = false;      // the receiver matched (ACK, PUT or FIN arrived)
+    bool sched_busy = false;    // being scheduled: callbacks must not complete it
+    bool queued = false;        // in State::sched
+    bool frag_fallback = false; // pieces offered for RDMA went as FRAGs
+    bool holds_comm = false;    // a reference to comm (requests made by make())
+    uint64_t peer_recv_id = 0;
+    size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
+    int frags_inflight = 0;
+    int rdma_inflight = 0;
+    std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
+    std::array<size_t, kMaxRails> striped{}; // FRAG bytes given to each send rail
+    uint32_t rails_used = 0;                 // bit per State::modules index
+    // recv state
+    size_t total = 0;    // message length (may exceed bytes: truncation)
+    size_t received = 0; // bytes of the message that arrived
+    bool matched = false;
+    int world_peer = -1; // recv: the sender's world rank once matched
+    // both: registrations to give back at completion
+    std::vector<RegCache::Entry *> regs;
+    [[no_unique_address]] typename Policy::RequestExtra extra;
+};
+
+// A message that arrived before its receive was posted (or a whole
+// out-of-order fragment waiting for its turn).
+struct Unexpected {
+    int src;
+    int tag;
+    uint8_t type;
+    uint8_t flags;
+    uint64_t total;
+    uint64_t send_id;
+    int world_src;                    // to answer
+    weft_btl_module_t *via = nullptr; // the module it came in on
+    std::string data;                 // the eager data, or a rendezvous's first part
+    std::string rdma;                 // RGET: the segment list (RdmaSegs with their handles)
+};
+
+// The data of an arriving fragment: what follows the header in its first segment, then the
+// further segments a BTL may deliver (btl/self hands over the sender's buffer in place).
+struct Payload {
+    const char *first;
+    size_t first_len;
+    const weft_btl_segment_t *more;
+    size_t nmore;
+
+    size_t size() const
+    {
+        size_t n = first_len;
+        for (size_t i = 0; i < nmore; ++i)
+            n += more[i].seg_len;
+        return n;
+    }
+    void append_to(std::string &out) const
+    {
+        out.append(first, first_len);
+        for (size_t i = 0; i < nmore; ++i)
+            out.append(static_cast<const char *>(more[i].seg_addr), more[i].seg_len);
+    }
+};
+
+// Posted receives in posting order, linked through Request::next/prev (no allocation).
+template <class Request> class PostedQueue {
+  public:
+    bool empty() const { return head_ == nullptr; }
+    Request *front() const { return head_; }
+    void push_back(Request *r)
+    {
+        r->next = nullptr;
+        r->prev = tail_;
+        (tail_ ? tail_->next : head_) = r;
+        tail_ = r;
+    }
+    void erase(Request *r)
+    {
+        (r->prev ? r->prev->next : head_) = r->next;
+        (r->next ? r->next->prev : tail_) = r->prev;
+        r->next = r->prev = nullptr;
+    }
+    bool contains(const Request *r) const
+    {
+        for (const Request *q = head_; q; q = q->next)
+            if (q == r)
+                return true;
+        return false;
+    }
+    size_t size() const
+    {
+        size_t n = 0;
+        for (const Request *q = head_; q; q = q->next)
+            ++n;
+        return n;
+    }
+
+  private:
+    Request *head_ = nullptr;
+    Request *tail_ = nullptr;
+};
+
+template <class Request> struct CommState {
+    std::vector<uint16_t> send_seq;                    // next to each peer
+    std::vector<uint16_t> recv_seq;                    // next expected from each peer
+    std::vector<std::map<uint16_t, Unexpected>> ahead; // arrived early, per peer
+    PostedQueue<Request> posted;
+    std::list<Unexpected> unexpected;
+};
+
+// A copy of a fragment the rails had no room for, sent again from progress.
+template <class Request> struct Pending {
+    int world_dst;
+    bool eager; // on the eager rail (else round the send rails)
+    Frag kind;
+    uint64_t owner_id; // the request it belongs to (by id: it may end meanwhile), or 0
+    std::string bytes;
+};
+
+// Communicators with a context id below this are found by index, the rest by hash.
+constexpr uint32_t kDenseCids = 4096;
+
+} // namespace weft::pml::engine
+
+#endif
