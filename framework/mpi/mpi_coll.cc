@@ -273,7 +273,7 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
             }
         }
     }
-    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), fn);
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
 #define WEFT_PAIR(name)                                                                            \

@@ -173,7 +173,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
                      "not supported on an intercommunicator yet");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
-        return raise(comm, error_class_of(rc), "MPI_Comm_dup");
+        return raise_status(comm, rc, "MPI_Comm_dup");
     group_retain(comm->group);
     weft_comm *c = make_comm(cid, comm->group, comm->errhandler);
     c->attrs = comm->attrs;
@@ -195,10 +195,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     std::vector<int> all(2 * size_t(comm->size));
     if (weft_status_t rc = allgather(comm, mine, all.data(), sizeof mine, tag_split);
         rc != WEFT_SUCCESS)
-        return raise(comm, error_class_of(rc), "MPI_Comm_split");
+        return raise_status(comm, rc, "MPI_Comm_split");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
-        return raise(comm, error_class_of(rc), "MPI_Comm_split");
+        return raise_status(comm, rc, "MPI_Comm_split");
     if (color == MPI_UNDEFINED) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
@@ -252,7 +252,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                          "the group is not a subset of the communicator's group");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
-        return raise(comm, error_class_of(rc), "MPI_Comm_create");
+        return raise_status(comm, rc, "MPI_Comm_create");
     if (group->my_rank == MPI_UNDEFINED || group->my_rank < 0) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
@@ -384,11 +384,11 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     // The hidden local communicator, and the highest id in use in this group.
     uint32_t local_cid;
     if (weft_status_t rc = agree_cid(local_comm, local_cid); rc != WEFT_SUCCESS)
-        return raise(local_comm, error_class_of(rc), fn);
+        return raise_status(local_comm, rc, fn);
     std::vector<uint32_t> nexts(size_t(local_comm->size));
     if (weft_status_t rc = allgather(local_comm, &next_cid, nexts.data(), sizeof next_cid, tag_cid);
         rc != WEFT_SUCCESS)
-        return raise(local_comm, error_class_of(rc), fn);
+        return raise_status(local_comm, rc, fn);
     // What the leader tells its group: [cid, remote size, remote world ranks...].
     std::vector<uint32_t> info;
     weft_status_t rc = WEFT_SUCCESS;
@@ -456,7 +456,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         }
     }
     if (rc != WEFT_SUCCESS)
-        return raise(local_comm, error_class_of(rc), fn);
+        return raise_status(local_comm, rc, fn);
     const uint32_t cid = info[0];
     next_cid = std::max(next_cid, cid + 1);
     std::vector<int> remote(info.begin() + 2, info.end());

@@ -172,6 +172,12 @@ int raise(weft_comm *comm, int errclass, const char *fn, const std::string &deta
     std::exit(errclass);
 }
 
+int raise_status(weft_comm *comm, weft_status_t status, const char *fn)
+{
+    const int errclass = error_class_of(status);
+    return raise(comm, errclass, fn, errclass == MPI_ERR_OTHER ? weft_status_string(status) : "");
+}
+
 } // namespace weft::mpi
 
 using weft::mpi::raise;

@@ -74,6 +74,9 @@ weft_status_t internal_barrier(weft_comm *comm);
 // and aborts the job through the runtime; MPI_ERRORS_RETURN returns errclass;
 // a user handler is called with (&comm, &errclass) and errclass is returned.
 int raise(weft_comm *comm, int errclass, const char *fn, const std::string &detail = "");
+// raise() for an internal status: its class, and for MPI_ERR_OTHER what the status says (for
+// example "peer unreachable"), which the class alone would hide.
+int raise_status(weft_comm *comm, weft_status_t status, const char *fn);
 
 // ---- groups (mpi_group.cc)
 weft_group *group_new(std::vector<int> world_ranks);

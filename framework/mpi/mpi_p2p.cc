@@ -57,7 +57,7 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
 
 int result(weft_status_t rc, MPI_Comm comm, const char *fn)
 {
-    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise(comm, error_class_of(rc), fn);
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
 // ---- the attached buffer (MPI_Buffer_attach) for buffered sends
@@ -119,7 +119,7 @@ int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_C
         pml()->pml_isend(pml(), copy, bytes, MPI_BYTE, dst, tag, WEFT_SEND_BUFFERED, comm, &req);
     if (rc != WEFT_SUCCESS) {
         blocks.erase(where);
-        return raise(comm, error_class_of(rc), fn);
+        return raise_status(comm, rc, fn);
     }
     where->req = req;
     return MPI_SUCCESS;

@@ -46,7 +46,7 @@ int finish(MPI_Request *req, MPI_Status *status, const char *fn)
     }
     int rc = MPI_SUCCESS;
     if (st.error != WEFT_SUCCESS && !st.cancelled)
-        rc = raise(comm, error_class_of(st.error), fn);
+        rc = raise_status(comm, st.error, fn);
     if (comm)
         comm_release(comm);
     return rc;
@@ -299,7 +299,7 @@ int MPI_Start(MPI_Request *req)
     if ((*req)->active)
         return raise((*req)->comm, MPI_ERR_REQUEST, "MPI_Start", "the request is already active");
     weft_status_t rc = (*req)->pml_start(*req);
-    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise((*req)->comm, error_class_of(rc), "MPI_Start");
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status((*req)->comm, rc, "MPI_Start");
 }
 
 int MPI_Startall(int count, MPI_Request reqs[])

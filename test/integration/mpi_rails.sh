@@ -44,4 +44,22 @@ out=$(rails --mca pml_ob1_max_send_per_range 1) || fail "one rail of two: $out"
 expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "max_send_per_range 1"
 expect_in "tag 0 cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0" "$out" "max_send_per_range 1"
 expect_not_in "3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0+tcp:1" "$out" "max_send_per_range 1"
-echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right"
+# Rails removed under traffic (pml_ob1_fault_remove_rails, as a failover PML removes a failed
+# one): the 65519- and 65520-byte messages go eagerly, so the fifth rendezvous is the first
+# 3000017-byte one; once it has started, tcp:1 goes on both sides; that message and the rest
+# complete over tcp:0, every byte right.
+out=$(rails --mca pml_ob1_fault_remove_rails 5:tcp:1) || fail "tcp:1 removed under traffic: $out"
+expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "tcp:1 removed under traffic"
+expect_in "fault injection: btl/tcp:1 removed after 5 rendezvous messages" "$out" "tcp:1 removed"
+for t in 1 2 3; do
+    printf '%s\n' "$out" | grep -q "tag $t cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0\$" ||
+        fail "tcp:1 removed: message $t not over tcp:0 alone: $out"
+done
+# Both removed: the next operation with the peer fails (peer unreachable) and the job ends promptly.
+start=$(date +%s)
+out=$(rails --mca pml_ob1_fault_remove_rails 5:tcp) && fail "both rails removed, yet the job passed: $out"
+expect_in "fault injection: btl/tcp:0 removed after 5 rendezvous messages" "$out" "both removed"
+expect_in "unreachable" "$out" "both removed"
+expect_not_in "16 messages intact" "$out" "both removed"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "both rails removed: the job took $(( $(date +%s) - start )) s to end"
+echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right; one rail removed under traffic, the stream completes on the other; both removed, the job ends at once: peer unreachable"

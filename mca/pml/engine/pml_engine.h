@@ -83,7 +83,8 @@ template <class Policy> class Engine {
         // messages; the immediate send to take as failed (counting down, 0: none), and the
         // ones taken, to hand back from progress.
         std::vector<std::pair<uint64_t, std::string>> remove_rails;
-        uint64_t fail_sendi_in = 0;
+        bool sendi_faults = false;
+        uint64_t fail_sendi_in = 0, dup_sendi_in = 0;
         struct FailedSendi {
             weft_btl_module_t *btl;
             weft_btl_endpoint_t *ep;
@@ -151,8 +152,9 @@ template <class Policy> class Engine {
     static weft_status_t send_eager(Req *r, const weft_comm *comm, int dst, int world, MatchHdr &h,
                                     const char *buf, size_t bytes, weft_send_mode_t mode);
     static weft_status_t start_send(Req *r);
-    static weft_status_t fail_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
-                                    weft_convertor_t *cv, const MatchHdr &h, size_t bytes);
+    static weft_status_t faulty_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
+                                      weft_convertor_t *cv, const MatchHdr &h, size_t bytes,
+                                      uint32_t flags);
     static int hand_back_failed();
 
     // ---- receive requests (pml_engine_recv.h)
@@ -290,7 +292,7 @@ template <class Policy> class Engine {
 
     // Parameter handles (register_params).
     static inline weft_mca_param_t *p_fault_to, *p_verbose, *p_depth, *p_max_rdma, *p_max_send,
-        *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi;
+        *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi, *p_fault_dup_sendi;
 };
 
 } // namespace weft::pml::engine

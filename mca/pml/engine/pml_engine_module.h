@@ -340,11 +340,16 @@ template <class Policy> bool Engine<Policy>::read_params()
     P->leave_pinned = lp && weft_mca_param_bool(lp);
     P->rcache =
         std::make_unique<RegCache>(P->leave_pinned, size_t(weft_mca_param_int(p_rcache_unused)));
-    if (weft_mca_param_int(p_fault_fail_sendi) < 0) {
-        output::error(who() + ": " + param_name("fault_fail_sendi") + " must be 0 or more");
-        return false;
-    }
+    for (auto [p, name] : {std::pair{p_fault_fail_sendi, "fault_fail_sendi"},
+                           std::pair{p_fault_dup_sendi, "fault_duplicate_sendi"}})
+        if (weft_mca_param_int(p) < 0) {
+            output::error(who() + ": " + param_name(name) + " is " +
+                          std::to_string(weft_mca_param_int(p)) + ", it must be 0 or more");
+            return false;
+        }
     P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
+    P->dup_sendi_in = uint64_t(weft_mca_param_int(p_fault_dup_sendi));
+    P->sendi_faults = P->fail_sendi_in != 0 || P->dup_sendi_in != 0;
     // "<n>:<btl>[:<index>]" items, comma-separated.
     const std::string spec = weft_mca_param_string(p_fault_remove);
     for (size_t at = 0; at < spec.size();) {
@@ -513,6 +518,17 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr},
+        {.name = "fault_duplicate_sendi",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Fault injection for tests: the n-th eager immediate send (btl_sendi) is sent "
+                 "and also handed back to the PML as failed, so that the PML sends it again and "
+                 "the peer gets it twice (and must drop the copy). 0: never. Not for production "
+                 "use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr},
     };
     constexpr size_t n = sizeof defs / sizeof defs[0];
     weft_mca_param_t *h[n] = {};
@@ -526,6 +542,7 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
     p_rcache_unused = h[5];
     p_fault_remove = h[6];
     p_fault_fail_sendi = h[7];
+    p_fault_dup_sendi = h[8];
     return rc;
 }
 

@@ -198,11 +198,6 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
 template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) -> Step
 {
     const Peer *peer = peer_of(send_world(r));
-    if (!peer || peer->send.empty()) {
-        fail_send(r, WEFT_ERR_UNREACH);
-        return Step::done;
-    }
-    const size_t nrails = std::min({peer->send.size(), P->max_send_per_range, kMaxRails});
     r->sched_busy = true;
     Step step = Step::done;
     while (!r->frag_work.empty()) {
@@ -210,17 +205,26 @@ template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) 
             step = Step::depth;
             break;
         }
+        // The peer's send list is read afresh for every fragment: a rail removed meanwhile
+        // (refresh_peer) is not used again, and the stream goes on over the others.
+        const size_t nrails =
+            peer ? std::min({peer->send.size(), P->max_send_per_range, kMaxRails}) : 0;
+        if (nrails == 0) {
+            fail_send(r, WEFT_ERR_UNREACH);
+            break;
+        }
         // The rail with the least data for its bandwidth.
         size_t best = 0;
         double best_load = 0;
         for (size_t i = 0; i < nrails; ++i) {
-            const double load = double(r->striped[i]) / std::max(peer->send[i].weight, 1e-6);
+            const double load = double(r->striped[size_t(peer->send[i].index)]) /
+                                std::max(peer->send[i].weight, 1e-6);
             if (i == 0 || load < best_load) {
                 best = i;
                 best_load = load;
             }
         }
-        const Rail &rail = peer->send[best];
+        const Rail rail = peer->send[best]; // a copy: sending may change the list
         Range &rg = r->frag_work.front();
         const size_t chunk =
             std::max(rail.btl->btl_max_send_size, sizeof(FragHdr) + 1) - sizeof(FragHdr);
@@ -234,7 +238,7 @@ template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) 
             fail_send(r, rc != WEFT_SUCCESS ? rc : WEFT_ERR_UNREACH);
             break;
         }
-        r->striped[best] += n;
+        r->striped[size_t(rail.index)] += n;
         r->rails_used |= 1u << rail.index;
         rg.off += n;
         if (rg.off == rg.end)

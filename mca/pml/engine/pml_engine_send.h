@@ -74,8 +74,8 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst,
     constexpr uint32_t flags = WEFT_BTL_DES_FLAG_PRIORITY | WEFT_BTL_DES_FLAG_BTL_OWNERSHIP;
     weft_status_t rc = WEFT_ERR_OUT_OF_RESOURCE;
     if (chosen == Proto::immediate) {
-        if (P->fail_sendi_in != 0 && --P->fail_sendi_in == 0) [[unlikely]]
-            rc = fail_sendi(btl, peer.eager_ep, &cv, h, bytes);
+        if (P->sendi_faults) [[unlikely]]
+            rc = faulty_sendi(btl, peer.eager_ep, &cv, h, bytes, flags);
         else
             rc = btl->btl_sendi(btl, peer.eager_ep, &cv, &h, sizeof h, bytes, WEFT_BTL_NO_ORDER,
                                 flags, kTag, nullptr);
@@ -137,20 +137,36 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst,
     return WEFT_SUCCESS;
 }
 
-// Test fault (pml_<name>_fault_fail_sendi): take an immediate send as a BTL whose link then
-// fails does, and hand it back from progress flagged WEFT_BTL_RECV_FLAG_SEND_FAILED, never
-// having sent it.
+// btl_sendi with the test faults pml_<name>_fault_fail_sendi and _fault_duplicate_sendi: the
+// n-th immediate send is taken as a BTL whose link then fails takes it, and handed back from
+// progress flagged WEFT_BTL_RECV_FLAG_SEND_FAILED; not sent at all (lost), or sent as well (the
+// peer gets it twice).
 template <class Policy>
-weft_status_t Engine<Policy>::fail_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
-                                         weft_convertor_t *cv, const MatchHdr &h, size_t bytes)
+weft_status_t Engine<Policy>::faulty_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
+                                           weft_convertor_t *cv, const MatchHdr &h, size_t bytes,
+                                           uint32_t flags)
 {
+    const bool lose = P->fail_sendi_in != 0 && --P->fail_sendi_in == 0;
+    const bool twice = !lose && P->dup_sendi_in != 0 && --P->dup_sendi_in == 0;
+    P->sendi_faults = P->fail_sendi_in != 0 || P->dup_sendi_in != 0;
+    if (!lose && !twice)
+        return btl->btl_sendi(btl, ep, cv, &h, sizeof h, bytes, WEFT_BTL_NO_ORDER, flags, kTag,
+                              nullptr);
     std::string copy(reinterpret_cast<const char *>(&h), sizeof h);
     copy.resize(sizeof h + bytes);
     weft_convertor_pack(cv, copy.data() + sizeof h, bytes);
+    if (twice) {
+        weft_convertor_seek(cv, 0);
+        if (weft_status_t rc = btl->btl_sendi(btl, ep, cv, &h, sizeof h, bytes, WEFT_BTL_NO_ORDER,
+                                              flags, kTag, nullptr);
+            rc != WEFT_SUCCESS)
+            return rc; // not taken: the caller sends it some other way, once
+    }
     P->failed_sendi.push_back({btl, ep, std::move(copy)});
+    auto it = P->endpoint_world.find(ep);
     output::info(who() + ": fault injection: an immediate send to rank " +
-                 std::to_string(P->endpoint_world.count(ep) ? P->endpoint_world[ep] : -1) +
-                 " was not sent, and will be handed back as failed");
+                 std::to_string(it != P->endpoint_world.end() ? it->second : -1) +
+                 (twice ? " was sent" : " was not sent") + ", and will be handed back as failed");
     return WEFT_SUCCESS;
 }
 

@@ -83,8 +83,8 @@ template <class Policy> struct Request : weft_request {
     int frags_inflight = 0;
     int rdma_inflight = 0;
     std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
-    std::array<size_t, kMaxRails> striped{}; // FRAG bytes given to each send rail
-    uint32_t rails_used = 0;                 // bit per State::modules index
+    std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
+    uint32_t rails_used = 0;          // bit per State::modules index
     // recv state
     size_t total = 0;    // message length (may exceed bytes: truncation)
     size_t received = 0; // bytes of the message that arrived
