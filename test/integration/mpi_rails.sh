@@ -62,4 +62,29 @@ expect_in "fault injection: btl/tcp:0 removed after 5 rendezvous messages" "$out
 expect_in "unreachable" "$out" "both removed"
 expect_not_in "16 messages intact" "$out" "both removed"
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "both rails removed: the job took $(( $(date +%s) - start )) s to end"
-echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right; one rail removed under traffic, the stream completes on the other; both removed, the job ends at once: peer unreachable"
+# A link error on the only rail: rail1 goes down while rank 1 sleeps (mpi_rndv -w) with a
+# rendezvous on its way. btl/tcp notices within its user timeout or keepalive (both a few
+# seconds here) and reports the error; ob1 cannot fail over, so the job ends, naming the peer,
+# the BTL and the error.
+log="$TEST_TMP/linkdown.log"
+ip netns exec "$hub" timeout 60 "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+    --bootstrap-addr "$net.1" --timeout 60 -x WEFT_MCA_mca_base_component_path \
+    --mca btl self,tcp --mca btl_tcp_if_include rail1 --mca btl_tcp_user_timeout 2000 \
+    --mca btl_tcp_keepalive_time 1 --mca btl_tcp_keepalive_intvl 1 --mca btl_tcp_keepalive_probes 2 \
+    "$PROG" 3000017 -w 20 3000017 >"$log" 2>&1 &
+job=$!
+for try in $(seq 300); do
+    grep -q "mpi_rndv: waiting" "$log" && break
+    sleep 0.1
+done
+grep -q "mpi_rndv: waiting" "$log" || fail "link error: the job never got going: $(cat "$log")"
+start=$(date +%s)
+ip -n "$ha" link set rail1 down
+wait $job && fail "link error on the only rail, yet the job passed: $(cat "$log")"
+took=$(( $(date +%s) - start ))
+out=$(cat "$log")
+expect_in "pml/ob1: rank " "$out" "link error"
+expect_in "cannot be reached: the link over btl/tcp:0 failed and pml/ob1 cannot fail over: " "$out" "link error"
+[ "$took" -lt 15 ] || fail "link error: the job took $took s to end"
+ip -n "$ha" link set rail1 up
+echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right; one rail removed under traffic, the stream completes on the other; both removed, the job ends at once: peer unreachable; a link error on the only rail ends the job in ${took} s naming the peer and the BTL"

@@ -15,13 +15,15 @@
  * (MPI_ERR_TRUNCATE, the job goes on), MPI_Mprobe/MPI_Mrecv of a message that waited
  * unexpected, a persistent send started twice, MPI_ANY_SOURCE/MPI_ANY_TAG receives, and
  * messages to self (receive posted first; MPI_Issend of one byte), and MPI_Comm_free of the
- * communicator of a pending message.
+ * communicator of a pending message. -w S: after a barrier, rank 0 prints "mpi_rndv: waiting S s"
+ * and goes on while rank 1 sleeps S seconds before it receives (a test breaks a link then).
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static unsigned char pattern(size_t i, int size_seed)
 {
@@ -168,6 +170,17 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "-x") == 0 && a + 1 < argc) {
             failures += extras(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
+            continue;
+        }
+        if (strcmp(argv[a], "-w") == 0 && a + 1 < argc) {
+            const unsigned seconds = (unsigned)strtoul(argv[++a], NULL, 0);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                printf("mpi_rndv: waiting %u s\n", seconds);
+                fflush(stdout);
+            } else {
+                sleep(seconds);
+            }
             continue;
         }
         const size_t n = (size_t)strtoull(argv[a], NULL, 0);

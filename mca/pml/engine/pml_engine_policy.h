@@ -88,9 +88,9 @@ struct NoFailover {
                            const std::string &description)
     {
         (void)flags;
-        E::unreachable(proc ? weft_proc_rank(proc) : -1,
-                       "the link over " + E::rail_name(btl) + " failed (" + description + "); " +
-                           E::who() + " cannot fail over to another rail");
+        E::unreachable(proc ? weft_proc_rank(proc) : -1, "the link over " + E::rail_name(btl) +
+                                                             " failed and " + E::who() +
+                                                             " cannot fail over: " + description);
     }
 };
 
