@@ -5,7 +5,7 @@
 #include "mca_output.h"
 #include "mca_select.h"
 
-#include <boot/base/boot_base.h>
+#include <boot/boot.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -180,7 +180,7 @@ weft_status_t init()
     if (weft_status_t rc = mca::register_all(); rc != WEFT_SUCCESS)
         return rc;
     weft_mca_param_warn_unknown();
-    if (weft_status_t rc = boot::base::select(&S.boot); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = weft_boot_select(&S.boot); rc != WEFT_SUCCESS)
         return rc;
     char jobid[256];
     if (weft_status_t rc = S.boot->boot_init(S.boot, &S.rank, &S.size, jobid, sizeof jobid);
@@ -221,7 +221,7 @@ weft_status_t finalize()
     S.btls.clear();
     mca::framework_base("btl")->close();
     weft_status_t rc = S.boot->boot_finalize(S.boot);
-    boot::base::close();
+    weft_boot_close();
     S.initialized = false;
     S.progress.clear();
     return rc;

@@ -1,5 +1,5 @@
 /*
- * bml/bml.h: the BTL management layer (BML) framework ABI, version 1.0.
+ * bml/bml.h: the BTL management layer (BML) framework ABI, version 1.1.
  *
  * The BML sits between a BTL-based PML (ob1, bfo) and the BTL modules. For each peer it keeps
  * an endpoint with three lists of rails, each rail being one BTL module and that module's
@@ -24,18 +24,26 @@
  *   6. use                     the PML looks up a peer's endpoint and picks rails through the
  *                              endpoint accessors, then calls the BTL module directly. The
  *                              progress engine calls progress. On a link error bfo removes the
- *                              rail with del_proc_btl (one peer) or del_btl (every peer).
+ *                              rail with del_proc_btl (one peer) or del_btl (every peer),
+ *                              and the BML tells it through the rails-changed callback (1.1) so
+ *                              that it can rebuild its cached copy of that peer's rails.
  *   7. del_procs, finalize     the PML at MPI finalize, then bml/base closes the component. The
  *                              BTL modules are finalized by btl/base, not by the BML.
  *
  * Threading: see weft/module.h. The endpoint accessors and del_proc_btl/del_btl are class "any":
  * the PML calls them from BTL callbacks on the progress thread as well as from MPI threads, so
- * the BML guards its lists itself. Accessors copy a rail out (weft_bml_btl_t) instead of
- * handing out a pointer into a list, so that a rail removed concurrently cannot leave the caller
- * with a dangling pointer; a removed module stays alive (and merely fails its sends) until
- * btl/base finalizes it.
+ * the BML guards its lists itself: each of these operations is atomic with respect to the
+ * others (an accessor sees a list either before or after a removal, never half-way). Accessors
+ * copy a rail out (weft_bml_btl_t) instead of handing out a pointer into a list, so that a rail
+ * removed concurrently cannot leave the caller with a dangling pointer; a removed module stays
+ * alive (and merely fails its sends) until btl/base finalizes it. Two calls that each read a
+ * list (count, then btl) may see different lists in between; a caller that needs a consistent
+ * set of rails keeps its own copy and rebuilds it from the rails-changed callback. The BML
+ * never holds its guard while it calls out (into a BTL module or a PML callback).
  *
- * A rail removed from a peer stays removed for the rest of the job (bfo-design.txt).
+ * A rail removed from a peer stays removed for the rest of the job (bfo-design.txt): a later
+ * add_procs for that peer does not ask the removed module for it again, and a module removed
+ * with del_btl is not taken again by add_btl nor used for procs added later.
  *
  * A component exports one symbol, mca_bml_<name>_component, of type weft_bml_component_t, with
  * mca.framework "bml" and framework_abi_major/minor WEFT_BML_ABI_MAJOR/MINOR. New operations
@@ -59,7 +67,7 @@ extern "C" {
 #endif
 
 #define WEFT_BML_ABI_MAJOR 1
-#define WEFT_BML_ABI_MINOR 0
+#define WEFT_BML_ABI_MINOR 1
 
 typedef struct weft_bml_module weft_bml_module_t;
 typedef struct weft_bml_component weft_bml_component_t;
@@ -84,6 +92,15 @@ typedef struct weft_bml_btl {
     uint32_t reserved;  /* zero */
 } weft_bml_btl_t;
 
+/* Called by the BML after it changed a peer's lists (a removal: del_proc_btl or del_btl), so
+ * that the PML can rebuild its cached copy of that peer's rails. proc is the peer whose lists
+ * changed, never NULL. It says only that they changed: the callee reads them again through the
+ * accessors (which it may call: the BML holds no lock during the call). Two removals racing on
+ * different threads may report in either order; lists read after the last report are current.
+ * Runs on the thread that called the removing operation, before that operation returns.
+ * Thread: any. Must not block. (1.1) */
+typedef void (*weft_bml_rails_changed_fn_t)(weft_proc_t *proc, void *cbdata);
+
 /* What the PML needs to know about a peer as a whole. The caller sets struct_size; the BML
  * fills only the fields that fit, so the struct can grow. */
 typedef struct weft_bml_endpoint_info {
@@ -102,10 +119,14 @@ struct weft_bml_module {
 
     /*
      * Reach procs[0..nprocs-1] through every BTL module and build their endpoints. Sets
-     * reachable[i] = 1 for each proc some module reaches (the caller zeroes the array). Blocking:
-     * local. Memory: arrays are the caller's. Returns WEFT_SUCCESS (even if some proc is
-     * unreachable: the PML decides whether that is fatal), WEFT_ERR_OUT_OF_RESOURCE.
-     * Thread: init.
+     * reachable[i] = 1 for each proc that has an eager and a send rail afterwards (the caller
+     * zeroes the array); an unreachable proc still gets an endpoint, with empty lists, so that
+     * endpoint_get answers WEFT_ERR_UNREACH for it. Calling it again for a proc rebuilds that
+     * proc's lists, without the rails removed from it (see above). Does not call the
+     * rails-changed callback: the PML reads the rails after this returns. Blocking: local.
+     * Memory: arrays are the caller's. Returns WEFT_SUCCESS (even if some proc is unreachable:
+     * the PML decides whether that is fatal), WEFT_ERR_OUT_OF_RESOURCE, or the error of a
+     * module's btl_add_procs. Thread: init.
      */
     weft_status_t (*bml_add_procs)(weft_bml_module_t *module, weft_proc_t *const *procs,
                                    size_t nprocs, uint8_t *reachable);
@@ -115,31 +136,40 @@ struct weft_bml_module {
     weft_status_t (*bml_del_procs)(weft_bml_module_t *module, weft_proc_t *const *procs,
                                    size_t nprocs);
 
-    /* Take a BTL module into use: registers the known tag and error callbacks on it. The module
-     * stays btl/base's. Blocking: local. Returns WEFT_SUCCESS, WEFT_ERR_EXISTS,
-     * WEFT_ERR_OUT_OF_RESOURCE. Thread: init. */
+    /* Take a BTL module into use: registers on it every tag callback and the error callback
+     * registered so far (a module that refuses the error callback is still taken). The module
+     * stays btl/base's. Blocking: local. Returns WEFT_SUCCESS, WEFT_ERR_EXISTS (already in use,
+     * or removed by del_btl: it stays removed), WEFT_ERR_OUT_OF_RESOURCE, or the error of the
+     * module's btl_register (the module is not taken). Thread: init. */
     weft_status_t (*bml_add_btl)(weft_bml_module_t *module, weft_btl_module_t *btl);
 
-    /* Remove a BTL module from every peer's lists (a whole rail failed). Fragments already
-     * given to it still complete through their callbacks. Blocking: local. Returns
-     * WEFT_SUCCESS, WEFT_ERR_NOT_FOUND, WEFT_ERR_UNREACH (some peer has no rail left: it was
-     * still removed). Thread: any. */
+    /* Remove a BTL module from every peer's lists (a whole rail failed), and from the modules
+     * used for procs added later. Fragments already given to it still complete through their
+     * callbacks. Calls the rails-changed callback once for each peer that lost a rail. Blocking:
+     * local. Returns WEFT_SUCCESS, WEFT_ERR_NOT_FOUND (not a module in use: never added, or
+     * already removed), WEFT_ERR_UNREACH (some peer that lost a rail has no eager or send rail
+     * left: it was still removed). Thread: any. */
     weft_status_t (*bml_del_btl)(weft_bml_module_t *module, weft_btl_module_t *btl);
 
-    /* Remove one BTL module from one peer's lists (bfo, after a link error for that peer).
-     * Blocking: local. Returns WEFT_SUCCESS, WEFT_ERR_NOT_FOUND, WEFT_ERR_UNREACH (the peer has
-     * no eager or send rail left: it was still removed). Thread: any. */
+    /* Remove one BTL module from one peer's lists (bfo, after a link error for that peer), then
+     * call the rails-changed callback for that peer. Blocking: local. Returns WEFT_SUCCESS,
+     * WEFT_ERR_NOT_FOUND (proc was never added, or btl is in none of its lists: nothing
+     * changed), WEFT_ERR_UNREACH (the peer has no eager or send rail left: it was still
+     * removed). Thread: any. */
     weft_status_t (*bml_del_proc_btl)(weft_bml_module_t *module, weft_proc_t *proc,
                                       weft_btl_module_t *btl);
 
-    /* Register a receive callback for tag on every BTL module, present and added later.
-     * Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM. Thread: init. */
+    /* Register a receive callback for tag on every BTL module, present and added later (a later
+     * call for the same tag replaces it). Blocking: no. Returns WEFT_SUCCESS,
+     * WEFT_ERR_BAD_PARAM (cbfunc NULL, or a present module refused: the first such error; the
+     * callback is still remembered for the others and for later modules). Thread: init. */
     weft_status_t (*bml_register)(weft_bml_module_t *module, weft_btl_tag_t tag,
                                   weft_btl_recv_fn_t cbfunc, void *cbdata);
 
     /* Register the error callback on every BTL module, present and added later. A module that
-     * refuses (cannot survive errors) is noted; its errors stay fatal. Blocking: no. Returns
-     * WEFT_SUCCESS, WEFT_ERR_NOT_SUPPORTED (no module can report errors). Thread: init. */
+     * refuses (cannot survive errors) keeps its errors fatal. Blocking: no. Returns
+     * WEFT_SUCCESS (some present module took it, or none is present yet),
+     * WEFT_ERR_NOT_SUPPORTED (every present module refused). Thread: init. */
     weft_status_t (*bml_register_error)(weft_bml_module_t *module, weft_btl_error_fn_t cbfunc,
                                         void *cbdata);
 
@@ -151,8 +181,9 @@ struct weft_bml_module {
      * Blocking: no. Thread: any. */
     int (*bml_progress)(weft_bml_module_t *module);
 
-    /* The endpoint of proc. Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_NOT_FOUND (never
-     * added), WEFT_ERR_UNREACH (no rail left). Thread: any. */
+    /* The endpoint of proc, set only on WEFT_SUCCESS. Blocking: no. Returns WEFT_SUCCESS,
+     * WEFT_ERR_NOT_FOUND (never added, or deleted by del_procs), WEFT_ERR_UNREACH (no eager or
+     * send rail left, or none ever). Thread: any. */
     weft_status_t (*bml_endpoint_get)(weft_bml_module_t *module, weft_proc_t *proc,
                                       weft_bml_endpoint_t **endpoint);
 
@@ -182,7 +213,14 @@ struct weft_bml_module {
                                        weft_bml_list_t list, const weft_btl_module_t *btl,
                                        weft_bml_btl_t *out);
 
-    /* Operations added in 1.1 and later go here, at the end. */
+    /* Operations added in 1.1 and later go here, at the end. Check WEFT_MODULE_HAS_OP first. */
+
+    /* Set the one rails-changed callback (see weft_bml_rails_changed_fn_t), replacing any
+     * earlier one; NULL removes it. The BML calls it after every change del_proc_btl or del_btl
+     * makes to a peer's lists, outside its guard. Blocking: no. Returns WEFT_SUCCESS.
+     * Thread: init. (1.1) */
+    weft_status_t (*bml_register_rails_changed)(weft_bml_module_t *module,
+                                                weft_bml_rails_changed_fn_t cbfunc, void *cbdata);
 };
 
 struct weft_bml_component {

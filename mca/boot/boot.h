@@ -13,7 +13,10 @@
  *                              in MPI init; each component looks at its environment (MPIRUN_*,
  *                              PMI_*) and the highest priority wins.
  *   2. init                    boot/base calls the component's init(), which returns the one
- *                              module; NULL refuses and the next component is tried.
+ *                              module; NULL fails the selection (the next component is not
+ *                              tried: query is where a component declines). The runtime does
+ *                              steps 1 and 2 with weft_boot_select (below), which also fills
+ *                              the optional operations the module left NULL.
  *   3. boot_init               the runtime, once: connects to the launcher, learns rank, size
  *                              and job id. boot_event_fd and boot_flags are valid from here on.
  *   4. use                     the runtime calls barrier/allgather/bcast during init (modex)
@@ -21,7 +24,7 @@
  *                              poll_event, turning each PROC_FAILED event into the error
  *                              manager's process-failure handling; the error paths call abort.
  *   5. boot_finalize, close    at MPI finalize (the module frees itself), then boot/base closes
- *                              the component.
+ *                              the component (weft_boot_close).
  *
  * Threading: see weft/module.h. The collectives are class "init": the runtime calls them one
  * at a time from the thread initializing or finalizing MPI. poll_event and abort are class
@@ -140,6 +143,40 @@ struct weft_boot_component {
      * Thread: init. */
     weft_boot_module_t *(*init)(void);
 };
+
+/*
+ * Defined in boot/base, exported by libweft (components outside the tree link it: weft-mca.pc).
+ *
+ * Typed defaults for the optional operations (weft/module.h): a component that lacks one
+ * points the operation at the default, or leaves it NULL and weft_boot_select fills it in, so
+ * that the core never tests for NULL. boot_init, boot_barrier, boot_allgather, boot_bcast and
+ * boot_finalize have no default: a module without one of them is refused.
+ */
+
+/* boot_poll_event of a module without WEFT_BOOT_FLAG_FAILURE_EVENTS: returns
+ * WEFT_ERR_NOT_SUPPORTED, touches nothing. Blocking: no. Thread: any. */
+weft_status_t weft_boot_default_poll_event(weft_boot_module_t *module, weft_boot_event_t *ev);
+
+/* boot_abort of a module with no launcher to tell: prints "the job aborted with code <code>"
+ * and msg (if not NULL) as an error on stderr, since nobody else will, and returns
+ * WEFT_ERR_UNREACH (no launcher to tell); the caller then exits with code as always.
+ * Blocking: no. Thread: any. */
+weft_status_t weft_boot_default_abort(weft_boot_module_t *module, int code, const char *msg);
+
+/*
+ * For the core (the runtime), not for components: the boot framework as a whole.
+ *
+ * Open the boot framework, select one component (the highest priority that accepts, or what
+ * --mca boot names) and return its module, not yet connected (call boot_init), with its unset
+ * optional operations filled with the defaults above. Errors are printed. Blocking: local.
+ * Returns WEFT_SUCCESS, WEFT_ERR_NOT_FOUND (no component can run), WEFT_ERR_NOT_AVAILABLE (none
+ * of the components --mca boot names can run, or the chosen one made no module or one without
+ * a required operation), WEFT_ERR_BAD_PARAM (a malformed --mca boot). Thread: init.
+ */
+weft_status_t weft_boot_select(weft_boot_module_t **module);
+
+/* Close the boot framework, after boot_finalize. Blocking: local. Thread: init. */
+void weft_boot_close(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

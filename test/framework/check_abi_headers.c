@@ -57,6 +57,22 @@ static int check_pml_progress(weft_pml_module_t *module)
     return 0;
 }
 
+static void check_bml_rails_changed(weft_proc_t *proc, void *cbdata)
+{
+    (void)proc;
+    (void)cbdata;
+}
+
+static weft_status_t check_bml_register_rails_changed(weft_bml_module_t *module,
+                                                      weft_bml_rails_changed_fn_t cbfunc,
+                                                      void *cbdata)
+{
+    (void)module;
+    (void)cbdata;
+    cbfunc(NULL, NULL);
+    return WEFT_SUCCESS;
+}
+
 static weft_status_t check_boot_poll_event(weft_boot_module_t *module, weft_boot_event_t *ev)
 {
     (void)module;
@@ -136,6 +152,7 @@ weft_bml_module_t check_bml_module = {
     .bml_endpoint_btl = NULL,
     .bml_endpoint_next = NULL,
     .bml_endpoint_find = NULL,
+    .bml_register_rails_changed = check_bml_register_rails_changed,
 };
 
 weft_bml_component_t check_bml_component = {
@@ -320,6 +337,7 @@ static int check_has_op(void)
     weft_pml_module_t *pml = &check_pml_module;
     weft_boot_module_t *boot = &check_boot_module;
     weft_coll_component_t *coll = &check_coll_component;
+    weft_bml_module_t *bml = &check_bml_module;
 
     if (!WEFT_MODULE_HAS_OP(btl, weft_btl_module_t, btl_put)) {
         return 1;
@@ -345,6 +363,20 @@ static int check_has_op(void)
     }
     if (coll->mca.struct_size != sizeof(weft_coll_component_t)) {
         return 7;
+    }
+    /* bml 1.1 appended bml_register_rails_changed; a 1.0 module ends before it. */
+    if (!WEFT_MODULE_HAS_OP(bml, weft_bml_module_t, bml_register_rails_changed) ||
+        bml->bml_register_rails_changed(bml, check_bml_rails_changed, NULL) != WEFT_SUCCESS) {
+        return 8;
+    }
+    weft_bml_module_t old_bml = check_bml_module;
+    old_bml.struct_size = (uint32_t)offsetof(weft_bml_module_t, bml_register_rails_changed);
+    bml = &old_bml;
+    if (WEFT_MODULE_HAS_OP(bml, weft_bml_module_t, bml_register_rails_changed)) {
+        return 9;
+    }
+    if (WEFT_BML_ABI_MINOR < 1) {
+        return 10;
     }
     return 0;
 }

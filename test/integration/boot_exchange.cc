@@ -3,7 +3,7 @@
 // of an allgather, a bcast from the last rank and a barrier. Rank 0 prints
 // one line naming the component; a wrong byte prints what and exits 1.
 #include "mca_select.h"
-#include <boot/base/boot_base.h>
+#include <boot/boot.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -33,8 +33,7 @@ int main(int argc, char **argv)
     // exercise PMI's chunking).
     const size_t len = argc > 1 ? size_t(std::atol(argv[1])) : 64;
     weft_boot_module_t *boot = nullptr;
-    if (weft::mca::register_all() != WEFT_SUCCESS ||
-        weft::boot::base::select(&boot) != WEFT_SUCCESS)
+    if (weft::mca::register_all() != WEFT_SUCCESS || weft_boot_select(&boot) != WEFT_SUCCESS)
         return fail(-1, "no boot component");
     int rank = -1, size = 0;
     char jobid[128];
@@ -77,7 +76,7 @@ int main(int argc, char **argv)
             name = c->name;
     if (boot->boot_finalize(boot) != WEFT_SUCCESS)
         return fail(rank, "finalize failed");
-    weft::boot::base::close();
+    weft_boot_close();
     if (rank == 0)
         std::printf("boot exchange: boot/%s, %d ranks, job %s, %zu bytes each: allgather, bcast, "
                     "barrier right%s\n",

@@ -118,10 +118,10 @@ weft_status_t boot_finalize(weft_boot_module_t *m)
     return a == PMGR_SUCCESS && b == PMGR_SUCCESS ? WEFT_SUCCESS : WEFT_ERROR;
 }
 
-weft_status_t boot_poll_event(weft_boot_module_t *, weft_boot_event_t *ev)
+weft_status_t boot_poll_event(weft_boot_module_t *m, weft_boot_event_t *ev)
 {
-    if (S.event_fd < 0)
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (S.event_fd < 0) // an mpirun without the event channel: as a module without events
+        return weft_boot_default_poll_event(m, ev);
     char buf[256];
     for (;;) {
         ssize_t n = recv(S.event_fd, buf, sizeof buf, MSG_DONTWAIT);

@@ -81,11 +81,6 @@ weft_status_t boot_finalize(weft_boot_module_t *)
     return rc;
 }
 
-weft_status_t boot_poll_event(weft_boot_module_t *, weft_boot_event_t *)
-{
-    return WEFT_ERR_NOT_SUPPORTED;
-}
-
 weft_boot_module_t module = {
     .struct_size = sizeof(weft_boot_module_t),
     .boot_flags = 0,
@@ -97,7 +92,7 @@ weft_boot_module_t module = {
     .boot_bcast = boot_bcast,
     .boot_abort = boot_abort,
     .boot_finalize = boot_finalize,
-    .boot_poll_event = boot_poll_event,
+    .boot_poll_event = weft_boot_default_poll_event, // no failure events over PMI
 };
 
 weft_status_t register_params()

@@ -2,7 +2,6 @@
 #include <boot/boot.h>
 #include <weft/mca.h>
 
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unistd.h>
@@ -35,19 +34,7 @@ weft_status_t boot_bcast(weft_boot_module_t *, void *, size_t, int root)
     return root == 0 ? WEFT_SUCCESS : WEFT_ERR_BAD_PARAM;
 }
 
-weft_status_t boot_abort(weft_boot_module_t *, int code, const char *msg)
-{
-    std::fprintf(stderr, "weft: the job aborted with code %d%s%s\n", code, msg ? ": " : "",
-                 msg ? msg : "");
-    return WEFT_SUCCESS;
-}
-
 weft_status_t boot_finalize(weft_boot_module_t *) { return WEFT_SUCCESS; }
-
-weft_status_t boot_poll_event(weft_boot_module_t *, weft_boot_event_t *)
-{
-    return WEFT_ERR_NOT_SUPPORTED;
-}
 
 weft_boot_module_t module = {
     .struct_size = sizeof(weft_boot_module_t),
@@ -58,9 +45,9 @@ weft_boot_module_t module = {
     .boot_barrier = boot_barrier,
     .boot_allgather = boot_allgather,
     .boot_bcast = boot_bcast,
-    .boot_abort = boot_abort,
+    .boot_abort = weft_boot_default_abort, // no launcher
     .boot_finalize = boot_finalize,
-    .boot_poll_event = boot_poll_event,
+    .boot_poll_event = weft_boot_default_poll_event, // nobody else to fail
 };
 
 weft_status_t query(int *priority, char *, size_t)
