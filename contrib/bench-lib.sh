@@ -4,7 +4,7 @@
 
 # bench_collect ROUNDS "IMPLS" "CASES": every case of every implementation, round after round.
 bench_collect() {
-    for c in $3; do for impl in weft ompi mpich; do : >"$tmp/$impl.$c"; done; done
+    for c in $3; do for impl in weft before ompi mpich; do : >"$tmp/$impl.$c"; done; done
     r=1
     while [ "$r" -le "$1" ]; do
         for c in $3; do
@@ -22,13 +22,24 @@ median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print 
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}'; }
 
-# bench_table "HEADING A | HEADING B | HEADING C" "CASES": the medians, with Weft's ratios.
+# bench_table "HEADING A | HEADING B | HEADING C" "CASES": the medians, with Weft's ratios; with
+# an earlier build measured too ("before"), its figures and Weft/before.
 bench_table() {
-    echo "| $1 | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH |"
-    echo "|---|---|---|---|---|---|---|---|"
+    if [ -s "$tmp/before.${2%% *}" ]; then
+        echo "| $1 | Weft | before | Open MPI | MPICH | Weft/before | Weft/OMPI | Weft/MPICH |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
+    else
+        echo "| $1 | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH |"
+        echo "|---|---|---|---|---|---|---|---|"
+    fi
     for c in $2; do
         a=${c%%:*} rest=${c#*:}
         w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
-        echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $o | $m | $(ratio "$w" "$o") | $(ratio "$w" "$m") |"
+        if [ -s "$tmp/before.${2%% *}" ]; then
+            b=$(median "$tmp/before.$c")
+            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $b | $o | $m | $(ratio "$w" "$b") | $(ratio "$w" "$o") | $(ratio "$w" "$m") |"
+        else
+            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $o | $m | $(ratio "$w" "$o") | $(ratio "$w" "$m") |"
+        fi
     done
 }

@@ -569,8 +569,20 @@ template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
     }
     for (weft_btl_module_t *btl : weft::rt::btl_modules())
         P->bml->bml_add_btl(P->bml, btl);
-    P->bml->bml_register(P->bml, kTag, on_recv, nullptr);
+    if (weft_status_t rc = P->bml->bml_register(P->bml, kTag, on_recv, nullptr);
+        rc != WEFT_SUCCESS) {
+        output::error(who() + ": cannot take the BTLs' messages: " + weft_status_string(rc));
+        P->bml->bml_finalize(P->bml);
+        mca::framework_base("bml")->close();
+        delete P;
+        P = nullptr;
+        return nullptr;
+    }
     P->bml->bml_register_error(P->bml, on_error, nullptr);
+    // A BML before 1.1 cannot say when a peer's lists change; the engine then rebuilds its
+    // copies itself after the removals it makes.
+    if (WEFT_MODULE_HAS_OP(P->bml, weft_bml_module_t, bml_register_rails_changed))
+        P->bml->bml_register_rails_changed(P->bml, rails_changed, nullptr);
     weft_progress_register(progress_fn);
     P->base = weft_pml_module_t{
         .struct_size = sizeof(weft_pml_module_t),

@@ -164,7 +164,8 @@ template <class Policy> void Engine<Policy>::remove_rails_now()
             output::info(who() + ": fault injection: " + rail_name(m) + " removed after " +
                          std::to_string(rendezvous) + " rendezvous messages (" +
                          weft_status_string(rc) + ")");
-            rails_changed(nullptr, nullptr);
+            if (!WEFT_MODULE_HAS_OP(P->bml, weft_bml_module_t, bml_register_rails_changed))
+                rails_changed(nullptr, nullptr);
         }
     }
 }
