@@ -175,16 +175,12 @@ END_TEST
 
 int main()
 {
-    Suite *s = suite_create("ob1 registration cache");
+    Suite *s = suite_create("pml engine registration cache");
     TCase *tc = tcase_create("rcache");
     tcase_add_test(tc, test_without_leave_pinned);
     tcase_add_test(tc, test_leave_pinned_keeps_and_evicts);
     tcase_add_test(tc, test_refusal);
     tcase_add_test(tc, test_many_pieces);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return weft::test::run_suite(s);
 }
