@@ -337,4 +337,9 @@ int weft_progress(void)
     return n;
 }
 
+void weft_progress_wait(int (*done)(void *arg), void *arg)
+{
+    weft::rt::wait_until([&] { return done(arg) != 0; });
+}
+
 } // extern "C"
