@@ -32,7 +32,6 @@ struct State {
     std::vector<std::pair<std::string, std::string>> my_modex;
     bool modex_done = false;
     std::vector<weft_progress_fn_t> progress;
-    std::vector<weft_btl_module_t *> btls;
 };
 
 State S;
@@ -152,7 +151,7 @@ weft_status_t find_local_ranks(const char *host)
 
 bool initialized() { return S.initialized; }
 weft_boot_module_t *boot() { return S.boot; }
-const std::vector<weft_btl_module_t *> &btl_modules() { return S.btls; }
+const std::vector<weft_btl_module_t *> &btl_modules() { return btl::base::modules(); }
 
 weft_status_t init()
 {
@@ -185,7 +184,7 @@ weft_status_t init()
     // shared memory by it.
     if (weft_status_t rc = find_local_ranks(node.c_str()); rc != WEFT_SUCCESS)
         return rc;
-    if (weft_status_t rc = btl::base::open_select(S.btls); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = btl::base::open_select(); rc != WEFT_SUCCESS)
         return rc;
     if (weft_status_t rc = exchange_modex(); rc != WEFT_SUCCESS)
         return rc;
@@ -197,7 +196,7 @@ weft_status_t finalize()
 {
     if (!S.initialized)
         return WEFT_SUCCESS;
-    btl::base::close(S.btls);
+    btl::base::close();
     weft_status_t rc = S.boot->boot_finalize(S.boot);
     boot::base::close();
     S.initialized = false;

@@ -410,6 +410,11 @@ struct weft_btl_component {
     int (*progress)(void);
 };
 
+/* The BTL modules of this process, in the order their components were selected (the BML
+ * sorts them per peer), from MPI init (after every component's init) until finalize; *count
+ * gets how many. The array belongs to btl/base. Defined in btl/base (libweft). Thread: any. */
+weft_btl_module_t *const *weft_btl_modules(size_t *count);
+
 /* ------------------------------------------------------------------------------------------ */
 /* What the BTLs that offer put/get share (btl/base, in libweft)                              */
 /* ------------------------------------------------------------------------------------------ */

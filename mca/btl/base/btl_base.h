@@ -10,14 +10,17 @@
 
 namespace weft::btl::base {
 
-// Open the framework, keep every component that accepts (by priority) and append the modules
-// their init makes to `modules`, in that order. Errors (a bad --mca btl list, a named
-// component that refuses) are printed. Thread: init.
-weft_status_t open_select(std::vector<weft_btl_module_t *> &modules);
+// Open the framework, keep every component that accepts (by priority) and make their modules
+// (init), kept in that order until close(). Errors (a bad --mca btl list, a named component
+// that refuses) are printed. Thread: init.
+weft_status_t open_select();
 
-// btl_finalize every module, empty the list and close the framework. Never waits for a dead
-// peer. Thread: init.
-void close(std::vector<weft_btl_module_t *> &modules);
+// The modules open_select made (weft_btl_modules() in C).
+const std::vector<weft_btl_module_t *> &modules();
+
+// btl_finalize every module, forget them and close the framework. Never waits for a dead peer.
+// Thread: init.
+void close();
 
 } // namespace weft::btl::base
 

@@ -8,8 +8,13 @@
 
 namespace weft::btl::base {
 
-weft_status_t open_select(std::vector<weft_btl_module_t *> &modules)
+namespace {
+std::vector<weft_btl_module_t *> g_modules;
+} // namespace
+
+weft_status_t open_select()
 {
+    g_modules.clear();
     mca::FrameworkBase *base = mca::framework_base("btl");
     if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
         return rc;
@@ -21,19 +26,29 @@ weft_status_t open_select(std::vector<weft_btl_module_t *> &modules)
         int n = 0;
         weft_btl_module_t **mods = comp->init ? comp->init(&n, 0, 0) : nullptr;
         for (int i = 0; i < n; ++i)
-            modules.push_back(mods[i]);
+            g_modules.push_back(mods[i]);
         std::free(mods);
     }
     return WEFT_SUCCESS;
 }
 
-void close(std::vector<weft_btl_module_t *> &modules)
+const std::vector<weft_btl_module_t *> &modules() { return g_modules; }
+
+void close()
 {
-    for (weft_btl_module_t *m : modules)
+    for (weft_btl_module_t *m : g_modules)
         if (m->btl_finalize)
             m->btl_finalize(m);
-    modules.clear();
+    g_modules.clear();
     mca::framework_base("btl")->close();
 }
 
 } // namespace weft::btl::base
+
+extern "C" weft_btl_module_t *const *weft_btl_modules(size_t *count)
+{
+    const auto &m = weft::btl::base::modules();
+    if (count)
+        *count = m.size();
+    return m.empty() ? nullptr : m.data();
+}
