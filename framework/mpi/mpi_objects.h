@@ -154,7 +154,8 @@ struct weft_comm : weft_comm_view_t {
     void *coll = nullptr;
 
     bool is_inter() const { return remote_group != nullptr; }
-    // The group whose members point-to-point ranks name, and its size.
+    // The group whose members point-to-point ranks name, and its size (from the groups, so
+    // valid before comm_update_view fills the view's peer_size, which this name hides).
     const weft_group *peer_group() const { return remote_group ? remote_group : group; }
     int peer_size() const { return int(peer_group()->ranks.size()); }
 };

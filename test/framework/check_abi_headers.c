@@ -322,13 +322,10 @@ weft_boot_component_t check_boot_component = {
 };
 
 /* ---------------------------------------------------------------------------------------- */
-
-/* ---------------------------------------------------------------------------------------- */
 /* The frozen layouts (LP64). A moved field changes the ABI of every PML and coll component. */
 
 #define CHECK_AT(type, field, lp64)                                                                \
-    static_assert(sizeof(void *) != 8 || offsetof(type, field) == (lp64), #type "." #field " move" \
-                                                                                           "d")
+    static_assert(sizeof(void *) != 8 || offsetof(type, field) == (lp64), #field " moved")
 
 CHECK_AT(weft_comm_view_t, cid, 0);
 CHECK_AT(weft_comm_view_t, rank, 4);
