@@ -1,7 +1,8 @@
 // Reduction kernels for the predefined ops on every type they are defined for (MPI-3.1
-// 5.9.2), user-op calls, and the element sizes: the weft/op.h functions. In libweft, so that
-// coll components (loadable or linked into libweft) can call them; the MPI_Op objects and
-// calls are framework/mpi's (mpi_op.cc).
+// 5.9.2), user-op calls, and the datatype functions components use (element sizes,
+// contiguity, references): the weft/op.h functions. In libweft, so that components (loadable
+// or linked into libweft) can call them; the MPI_Op and MPI_Datatype objects and calls are
+// framework/mpi's (mpi_op.cc, mpi_datatype.cc).
 #include "mpi_objects.h"
 
 #include <weft/op.h>
@@ -261,6 +262,36 @@ ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype)
     if (!dtype)
         return 0;
     return dtype->layout ? dtype->layout->extent() : ptrdiff_t(dtype->size);
+}
+
+int weft_datatype_is_contiguous(const weft_datatype_t *dtype, size_t count)
+{
+    // `dense` types are count * size bytes from the buffer for any count; the predefined ones
+    // have no layout of their own.
+    return dtype && (dtype->dense || !dtype->layout || count * dtype->size == 0);
+}
+
+void weft_datatype_retain(weft_datatype_t *dtype)
+{
+    if (dtype && !dtype->predefined)
+        ++dtype->refs;
+}
+
+void weft_datatype_release(weft_datatype_t *dtype)
+{
+    if (!dtype || dtype->predefined || --dtype->refs > 0)
+        return;
+    // A derived type holds the types it was built from (MPI_Type_get_contents).
+    for (weft_datatype *c : dtype->types)
+        weft_datatype_release(c);
+    delete dtype;
+}
+
+weft_datatype_t *weft_datatype_bytes(void)
+{
+    using namespace weft::mpi;
+    static weft_datatype bytes = basic_datatype(1, "bytes", Elem::u8, class_byte);
+    return &bytes;
 }
 
 } // extern "C"

@@ -28,6 +28,25 @@ struct Framework {
     Pick pick;
 };
 
+// Defines weft::<fw>::base::framework, the descriptor of framework `fw` (btl) whose header
+// defines WEFT_<FW>_ABI_MAJOR/MINOR (FW: BTL) and weft_<fw>_component_t: each framework's
+// base/<fw>_base_frame.cc is this one line (and whatever else its base keeps there).
+// min_component_size is sizeof the component struct today: once a field is appended to it,
+// that must not raise the least size a 1.0 component may have, so the framework then writes
+// out its descriptor with the 1.0 struct's size frozen instead.
+#define WEFT_MCA_FRAMEWORK(fw, FW, text, how)                                                      \
+    namespace weft::fw::base {                                                                     \
+    extern const mca::Framework framework;                                                         \
+    const mca::Framework framework = {                                                             \
+        .name = #fw,                                                                               \
+        .description = text,                                                                       \
+        .abi_major = WEFT_##FW##_ABI_MAJOR,                                                        \
+        .abi_minor = WEFT_##FW##_ABI_MINOR,                                                        \
+        .min_component_size = sizeof(weft_##fw##_component_t),                                     \
+        .pick = mca::Pick::how,                                                                    \
+    };                                                                                             \
+    }
+
 // Every framework built into this library, in layering order.
 std::span<const Framework *const> frameworks();
 const Framework *find_framework(std::string_view name);

@@ -1,5 +1,10 @@
 #include "mca_output.h"
 
+#include "mca_select.h"
+
+#include <weft/output.h>
+
+#include <cstdarg>
 #include <cstdio>
 #include <sstream>
 
@@ -95,3 +100,34 @@ void show_help(Kind kind, std::string_view file, std::string_view section,
 }
 
 } // namespace weft::output
+
+// weft/output.h: the same messages, for components in C.
+extern "C" {
+
+void weft_output(weft_output_kind_t kind, const char *format, ...)
+{
+    using weft::output::Kind;
+    va_list ap;
+    va_start(ap, format);
+    va_list again;
+    va_copy(again, ap);
+    const int n = std::vsnprintf(nullptr, 0, format, ap);
+    va_end(ap);
+    std::string text(n > 0 ? size_t(n) : 0, '\0');
+    if (n > 0)
+        std::vsnprintf(text.data(), size_t(n) + 1, format, again);
+    va_end(again);
+    const Kind k = kind == WEFT_OUTPUT_ERROR     ? Kind::error
+                   : kind == WEFT_OUTPUT_WARNING ? Kind::warning
+                   : kind == WEFT_OUTPUT_INFO    ? Kind::info
+                                                 : Kind::verbose;
+    weft::output::emit(k, text);
+}
+
+int weft_output_verbosity(const char *framework)
+{
+    weft::mca::FrameworkBase *base = framework ? weft::mca::framework_base(framework) : nullptr;
+    return base ? base->verbose() : 0;
+}
+
+} // extern "C"

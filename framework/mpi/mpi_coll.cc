@@ -1,12 +1,8 @@
-// Collectives: the coll framework's choice per communicator (each operation from the module of
-// highest priority that provides it), the non-fault-tolerant agreement that coll/base provides,
-// and the MPI collective calls with their argument checks.
+// Collectives: the MPI collective calls with their argument checks, each calling the function
+// coll/base chose for the communicator (coll/base/coll_base.h).
 #include "mpi_internal.h"
 
-#include "coll/base/coll_base_select.h"
-#include "mca_output.h"
-#include "mca_select.h"
-
+#include <coll/base/coll_base.h>
 #include <coll/coll.h>
 #include <mpi-ext.h>
 #include <weft/op.h>
@@ -19,195 +15,33 @@ namespace weft::mpi {
 
 namespace {
 
-// The coll components that accepted this job (init_query succeeded).
-std::vector<const weft_coll_component_t *> components;
-
-// With coll_base_verbose >= 10: which module serves each operation of a new communicator.
-void describe_choice(weft_comm *comm, const coll::base::Table &table,
-                     const std::vector<std::pair<weft_coll_module_t *, std::string>> &names)
+coll::base::CommColl *coll_of(weft_comm *comm)
 {
-    std::string text = "coll: communicator " +
-                       (comm->name.empty() ? "cid " + std::to_string(comm->cid) : comm->name) +
-                       " (" + std::to_string(comm->size) + " ranks):";
-    size_t k = 0;
-#define WEFT_COLL_NAME(op)                                                                         \
-    {                                                                                              \
-        std::string who = "none";                                                                  \
-        for (const auto &[m, n] : names)                                                           \
-            if (table.owner[k] == m)                                                               \
-                who = n;                                                                           \
-        text += std::string(" ") + (#op + 5) + "=" + who;                                          \
-        ++k;                                                                                       \
-    }
-    WEFT_COLL_OPS(WEFT_COLL_NAME)
-#undef WEFT_COLL_NAME
-    output::info(text);
+    return static_cast<coll::base::CommColl *>(comm->coll);
 }
-bool coll_open = false;
-
-struct CommColl {
-    coll::base::Table table;
-    std::vector<weft_coll_module_t *> modules; // every module comm_query returned
-    std::vector<coll::base::Offer> ranked;     // the enabled ones, highest priority first
-};
-
-CommColl *coll_of(weft_comm *comm) { return static_cast<CommColl *>(comm->coll); }
-
-// ---- coll/base's agreement: not fault tolerant, an allreduce of the flags with bitwise AND.
-weft_status_t base_agree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_coll_module_t *)
-{
-    CommColl *c = coll_of(comm);
-    if (comm->is_inter())
-        return WEFT_ERR_NOT_SUPPORTED;
-    const auto k = size_t(coll::base::Op::coll_allreduce);
-    if (!c->table.functions.coll_allreduce)
-        return WEFT_ERR_NOT_SUPPORTED;
-    if (weft_status_t rc = c->table.functions.coll_allreduce(WEFT_IN_PLACE, flag, 1, MPI_INT,
-                                                             MPI_BAND, comm, c->table.owner[k]);
-        rc != WEFT_SUCCESS)
-        return rc;
-    if (group)
-        *group = MPI_GROUP_EMPTY; // nobody failed: nothing to agree on
-    return WEFT_SUCCESS;
-}
-
-weft_status_t base_iagree(int *flag, weft_group_t **group, weft_comm_t *comm,
-                          weft_request_t **request, weft_coll_module_t *)
-{
-    CommColl *c = coll_of(comm);
-    const auto k = size_t(coll::base::Op::coll_iallreduce);
-    if (comm->is_inter())
-        return WEFT_ERR_NOT_SUPPORTED;
-    if (!c->table.functions.coll_iallreduce)
-        return WEFT_ERR_NOT_SUPPORTED;
-    if (group)
-        *group = MPI_GROUP_EMPTY;
-    return c->table.functions.coll_iallreduce(WEFT_IN_PLACE, flag, 1, MPI_INT, MPI_BAND, comm,
-                                              request, c->table.owner[k]);
-}
-
-// Offers the agreement only (every other operation is NULL).
-weft_coll_module_t base_module = [] {
-    weft_coll_module_t m{};
-    m.struct_size = sizeof(weft_coll_module_t);
-    m.coll_agree = base_agree;
-    m.coll_iagree = base_iagree;
-    return m;
-}();
 
 } // namespace
 
 weft_status_t coll_init()
 {
-    components.clear();
-    mca::FrameworkBase *base = mca::framework_base("coll");
-    std::vector<mca::Candidate> chosen;
-    if (!base)
-        return WEFT_ERR_NOT_FOUND;
-    // A bad --mca coll list (an unknown component, say) is an error, as for every framework.
-    if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
-        return rc;
-    if (weft_status_t rc = base->select_all(chosen); rc != WEFT_SUCCESS)
-        return rc;
-    for (const mca::Candidate &c : chosen) {
-        const auto *comp = reinterpret_cast<const weft_coll_component_t *>(c.component->desc);
-        if (comp->init_query) {
-            if (weft_status_t rc = comp->init_query(0, 0); rc != WEFT_SUCCESS) {
-                output::warning(std::string("coll/") + comp->mca.name +
-                                " cannot run and is left out: " + weft_status_string(rc));
-                continue;
-            }
-        }
-        components.push_back(comp);
-    }
-    coll_open = true;
-    return WEFT_SUCCESS;
+    return coll::base::init(
+        {.int_type = MPI_INT, .band = MPI_BAND, .empty_group = MPI_GROUP_EMPTY});
 }
 
-void coll_finalize()
-{
-    components.clear();
-    if (coll_open)
-        mca::framework_base("coll")->close();
-    coll_open = false;
-}
+void coll_finalize() { coll::base::finalize(); }
 
 weft_status_t coll_comm_enable(weft_comm *comm)
 {
-    auto *c = new CommColl;
-    std::vector<coll::base::Offer> offers;
-    std::vector<std::pair<weft_coll_module_t *, std::string>> names;
-    // coll/base's agreement, below anything a component offers.
-    offers.push_back({&base_module, INT_MIN});
-    names.emplace_back(&base_module, "base");
-    for (const weft_coll_component_t *comp : components) {
-        int priority = 0;
-        if (weft_coll_module_t *m =
-                comp->comm_query ? comp->comm_query(comm, &priority) : nullptr) {
-            offers.push_back({m, priority});
-            c->modules.push_back(m);
-            names.emplace_back(m, comp->mca.name);
-        }
-    }
-    // Enable the winners (once each); one that fails is dropped and the choice made again
-    // without it. Every rank goes through the same offers in the same order.
-    std::vector<weft_coll_module_t *> enabled = {&base_module};
-    auto is_enabled = [&](weft_coll_module_t *m) {
-        return std::find(enabled.begin(), enabled.end(), m) != enabled.end();
-    };
-    for (bool again = true; again;) {
-        again = false;
-        coll::base::resolve(offers, c->table);
-        for (size_t i = 1; i < offers.size(); ++i) {
-            weft_coll_module_t *m = offers[i].module;
-            bool won = false;
-            for (weft_coll_module_t *owner : c->table.owner)
-                won |= owner == m;
-            if (!won || is_enabled(m))
-                continue;
-            if (m->coll_module_enable && m->coll_module_enable(m, comm) != WEFT_SUCCESS) {
-                offers.erase(offers.begin() + ptrdiff_t(i));
-                again = true;
-                break;
-            }
-            enabled.push_back(m);
-        }
-    }
-    // What a declined call may fall back to: enabled modules only, by priority.
-    for (const coll::base::Offer &o : offers)
-        if (is_enabled(o.module))
-            c->ranked.push_back(o);
-    std::stable_sort(c->ranked.begin(), c->ranked.end(),
-                     [](const coll::base::Offer &a, const coll::base::Offer &b) {
-                         return a.priority > b.priority;
-                     });
-    comm->coll = c;
-    if (mca::framework_base("coll")->verbose() >= 10)
-        describe_choice(comm, c->table, names);
-    return WEFT_SUCCESS;
-}
-
-const coll::base::Table *coll_table(weft_comm *comm)
-{
-    CommColl *c = coll_of(comm);
-    return c ? &c->table : nullptr;
-}
-
-const std::vector<coll::base::Offer> *coll_ranked(weft_comm *comm)
-{
-    CommColl *c = coll_of(comm);
-    return c ? &c->ranked : nullptr;
+    const std::string label = comm->name.empty() ? "cid " + std::to_string(comm->cid) : comm->name;
+    coll::base::CommColl *choice = nullptr;
+    weft_status_t rc = coll::base::comm_enable(comm, label.c_str(), &choice);
+    comm->coll = choice;
+    return rc;
 }
 
 void coll_comm_disable(weft_comm *comm)
 {
-    CommColl *c = coll_of(comm);
-    if (!c)
-        return;
-    for (weft_coll_module_t *m : c->modules)
-        if (m->coll_module_disable)
-            m->coll_module_disable(m, comm);
-    delete c;
+    coll::base::comm_disable(comm, coll_of(comm));
     comm->coll = nullptr;
 }
 
@@ -217,68 +51,43 @@ using namespace weft::mpi;
 
 namespace {
 
-using weft::coll::base::Op;
+using weft::coll::base::Slot;
 
-// Whether module's struct (as its component was built) reaches the operation at member.
-template <class F> bool module_has(const weft_coll_module_t *module, F weft_coll_module_t::*member)
-{
-    const auto offset = size_t(reinterpret_cast<const char *>(&(module->*member)) -
-                               reinterpret_cast<const char *>(module));
-    return module->struct_size >= offset + sizeof(F);
-}
-
-// Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one.
-// args end with comm; the request (non-blocking) and the module follow.
+// Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one
+// (coll/base falls back to the next module when the chosen one declines). args end with comm;
+// the request (non-blocking) and the module follow.
 template <class B, class N, class... Args>
 int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_module_t::*blocking,
-         Op b, N weft_coll_module_t::*nonblocking, Op nb, Args... args)
+         Slot b, N weft_coll_module_t::*nonblocking, Slot nb, Args... args)
 {
-    const weft::coll::base::Table *t = coll_table(comm);
+    bool found = false;
     weft_status_t rc;
-    weft_coll_module_t *owner;
     if (!request) {
-        B f = t ? t->functions.*blocking : nullptr;
-        if (!f)
-            return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "no coll component provides it on this communicator (see --mca coll)");
-        owner = t->owner[size_t(b)];
-        rc = f(args..., owner);
+        rc = weft::coll::base::call(
+            coll_of(comm), b,
+            [&](weft_coll_module_t *m) {
+                B f = m->*blocking;
+                return f ? f(args..., m) : WEFT_ERR_NOT_SUPPORTED;
+            },
+            found);
     } else {
-        N f = t ? t->functions.*nonblocking : nullptr;
-        if (!f)
-            return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "no coll component provides it on this communicator (see --mca coll)");
-        owner = t->owner[size_t(nb)];
-        rc = f(args..., request, owner);
+        rc = weft::coll::base::call(
+            coll_of(comm), nb,
+            [&](weft_coll_module_t *m) {
+                N f = m->*nonblocking;
+                return f ? f(args..., request, m) : WEFT_ERR_NOT_SUPPORTED;
+            },
+            found);
     }
-    // A module may decline one call (coll.h): the next module by priority that provides the
-    // operation takes it.
-    if (rc == WEFT_ERR_NOT_SUPPORTED) {
-        const auto *ranked = coll_ranked(comm);
-        bool after = false;
-        for (const weft::coll::base::Offer &o : *ranked) {
-            if (o.module == owner) {
-                after = true;
-                continue;
-            }
-            if (!after)
-                continue;
-            if (!request && module_has(o.module, blocking) && o.module->*blocking) {
-                if ((rc = (o.module->*blocking)(args..., o.module)) != WEFT_ERR_NOT_SUPPORTED)
-                    break;
-            } else if (request && module_has(o.module, nonblocking) && o.module->*nonblocking) {
-                if ((rc = (o.module->*nonblocking)(args..., request, o.module)) !=
-                    WEFT_ERR_NOT_SUPPORTED)
-                    break;
-            }
-        }
-    }
+    if (!found)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                     "no coll component provides it on this communicator (see --mca coll)");
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
 #define WEFT_PAIR(name)                                                                            \
-    &weft_coll_module_t::coll_##name, Op::coll_##name, &weft_coll_module_t::coll_i##name,          \
-        Op::coll_i##name
+    &weft_coll_module_t::coll_##name, WEFT_COLL_SLOT(coll_##name),                                 \
+        &weft_coll_module_t::coll_i##name, WEFT_COLL_SLOT(coll_i##name)
 
 // The checks every collective makes, in order; rc is MPI_SUCCESS or the error raised.
 struct Check {
@@ -851,9 +660,9 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     if (!k.array(flag, "flag").ok())
         return k.rc;
     weft_group_t *agreed = nullptr;
-    const int rc =
-        call("MPIX_Comm_agree", nullptr, comm, &weft_coll_module_t::coll_agree, Op::coll_agree,
-             &weft_coll_module_t::coll_iagree, Op::coll_iagree, flag, &agreed, comm);
+    const int rc = call("MPIX_Comm_agree", nullptr, comm, &weft_coll_module_t::coll_agree,
+                        WEFT_COLL_SLOT(coll_agree), &weft_coll_module_t::coll_iagree,
+                        WEFT_COLL_SLOT(coll_iagree), flag, &agreed, comm);
     if (agreed)
         group_release(agreed);
     return rc;
@@ -864,9 +673,9 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    return call("MPIX_Comm_iagree", request, comm, &weft_coll_module_t::coll_agree, Op::coll_agree,
-                &weft_coll_module_t::coll_iagree, Op::coll_iagree, flag,
-                static_cast<weft_group_t **>(nullptr), comm);
+    return call("MPIX_Comm_iagree", request, comm, &weft_coll_module_t::coll_agree,
+                WEFT_COLL_SLOT(coll_agree), &weft_coll_module_t::coll_iagree,
+                WEFT_COLL_SLOT(coll_iagree), flag, static_cast<weft_group_t **>(nullptr), comm);
 }
 
 } // extern "C"

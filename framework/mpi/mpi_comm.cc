@@ -101,8 +101,18 @@ int lastcode = MPI_ERR_LASTCODE;
 
 } // namespace
 
+void comm_update_view(weft_comm *comm)
+{
+    const weft_group *peers = comm->peer_group();
+    comm->weft_comm_view_t::peer_size = int32_t(peers->ranks.size());
+    comm->peer_world = peers->ranks.data();
+    comm->local_world = comm->group->ranks.data();
+    comm->flags = comm->remote_group ? WEFT_COMM_FLAG_INTER : 0;
+}
+
 int comm_activate(weft_comm *comm)
 {
+    comm_update_view(comm);
     weft_status_t rc = pml()->pml_add_comm(pml(), comm);
     if (rc == WEFT_SUCCESS)
         rc = coll_comm_enable(comm);

@@ -64,14 +64,8 @@ weft_datatype *make_type(dt::Layout layout, int combiner, std::vector<int> ints,
     return t;
 }
 
-void release_type(weft_datatype *t)
-{
-    if (!t || t->predefined || --t->refs > 0)
-        return;
-    for (weft_datatype *c : t->types)
-        release_type(c);
-    delete t;
-}
+// One release for the handle and for every reference a component took (weft/op.h).
+void release_type(weft_datatype *t) { weft_datatype_release(t); }
 
 // Common checks of the constructors; MPI_SUCCESS or the error raised.
 int check_new(const char *fn, int count, MPI_Datatype old, MPI_Datatype *newtype)

@@ -47,8 +47,11 @@ inline void to_status(const weft_msg_status_t &in, MPI_Status *out)
 }
 
 // ---- communicators (mpi_comm.cc)
-// Register a new communicator with the PML (after its cid, group, rank and
-// size are set).
+// Fill the C view's fields that follow from the groups (weft/comm.h: peer_size, the world rank
+// arrays, flags), once cid, group, remote_group, rank and size are set.
+void comm_update_view(weft_comm *comm);
+// Register a new communicator with the PML and the collectives (after its cid, group, rank and
+// size are set; updates the view first).
 int comm_activate(weft_comm *comm);
 // Tags below this are the library's own (MPI_ANY_TAG is -1; user tags >= 0).
 constexpr int internal_tag_base = -16;

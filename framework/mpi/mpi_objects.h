@@ -6,6 +6,9 @@
 
 #include "layout.h"
 
+#include <weft/comm.h>
+#include <weft/op.h>
+#include <weft/request.h>
 #include <weft/types.h>
 
 #include <memory>
@@ -121,12 +124,8 @@ inline weft_datatype basic_datatype(size_t size, const char *name, Elem elem, ui
     t.type_class = cls;
     return t;
 }
-// Single bytes, for what the library itself moves as raw bytes (one per library or component).
-inline weft_datatype *bytes_datatype()
-{
-    static weft_datatype bytes = basic_datatype(1, "bytes", Elem::u8, class_byte);
-    return &bytes;
-}
+// Single bytes, for what the library itself moves as raw bytes (weft/op.h).
+inline weft_datatype *bytes_datatype() { return weft_datatype_bytes(); }
 } // namespace weft::mpi
 
 using weft_user_function = void(void *invec, void *inoutvec, int *len, weft_datatype **type);
@@ -141,55 +140,33 @@ struct weft_op {
     int refs = 1; // the handle's, and one per pending non-blocking reduction (weft/op.h)
 };
 
-struct weft_comm {
-    uint32_t cid = 0;            // context id, the same at every member
-    weft_group *group = nullptr; // the local group
-    int rank = -1;               // in the local group
-    int size = 0;                // of the local group
-    // Intercommunicators: the other group, which point-to-point ranks name, and a hidden
-    // intracommunicator over the local group for the collectives' local steps.
-    weft_group *remote_group = nullptr;
-    weft_comm *local_comm = nullptr;
+// A communicator. What the PML and coll components read of it is the C view it starts with
+// (weft/comm.h: context id, rank, size, the peers' world ranks, the groups, the PML's state,
+// the reference count); comm_update_view() fills the derived view fields once the groups are
+// set. The rest is framework/mpi's own.
+struct weft_comm : weft_comm_view_t {
     weft_errhandler *errhandler = nullptr;
     std::string name;
     std::map<int, void *> attrs; // keyval -> value
     bool predefined = false;
     bool freed = false;
-    // PML state: the sequence number of the next message to each peer and
-    // the next expected from each peer (matching order); owned by the PML.
-    void *pml_state = nullptr;
-    // Collectives: the functions chosen for this communicator and the modules behind them
-    // (framework/mpi's mpi_coll.cc), and how many collectives were started on it, which
-    // coll components turn into tags of their own (coll_tag()).
+    // Collectives: coll/base's choice of functions for this communicator (coll/base/coll_base.h).
     void *coll = nullptr;
-    uint32_t coll_seq = 0;
-
-    // References: the handle's, and one per pending non-blocking collective. The last one
-    // takes the communicator down (destroy; NULL for the predefined ones).
-    int refs = 1;
-    void (*destroy)(weft_comm *comm) = nullptr;
 
     bool is_inter() const { return remote_group != nullptr; }
-    // The group whose members point-to-point ranks name, and its size.
+    // The group whose members point-to-point ranks name, and its size (from the groups, so
+    // valid before comm_update_view fills the view's peer_size, which this name hides).
     const weft_group *peer_group() const { return remote_group ? remote_group : group; }
     int peer_size() const { return int(peer_group()->ranks.size()); }
 };
 
 namespace weft::mpi {
-inline void comm_retain(weft_comm *c) { ++c->refs; }
-inline void comm_release(weft_comm *c)
-{
-    if (--c->refs == 0 && c->destroy)
-        c->destroy(c);
-}
+// The C view's references (weft/comm.h), under the names the library used before it.
+inline void comm_retain(weft_comm *c) { weft_comm_retain(c); }
+inline void comm_release(weft_comm *c) { weft_comm_release(c); }
 
-// Collective traffic travels on tags of its own: negative (MPI_ANY_TAG never matches them),
-// below the library's other internal tags, one per collective started on the communicator
-// (so the messages of two collectives in flight are never confused), repeating after 2^24.
-inline int coll_tag(weft_comm *comm)
-{
-    return -(1 << 28) - int(comm->coll_seq++ & ((1u << 24) - 1));
-}
+// Collective traffic travels on tags of its own (weft/comm.h).
+inline int coll_tag(weft_comm *comm) { return weft_comm_coll_tag(comm); }
 } // namespace weft::mpi
 
 using weft_errhandler_fn = void (*)(weft_comm **comm, int *error_code, ...);
@@ -200,35 +177,7 @@ struct weft_errhandler {
     bool predefined = false;
 };
 
-// A request. Completion is `complete`; the status fields are what MPI_Status
-// reports. The PML fills the pml_* fields it needs.
-struct weft_request {
-    enum class Kind { pml_send, pml_recv, generalized, coll, null } kind = Kind::null;
-    volatile bool complete = false;
-    bool persistent = false;
-    bool active = false; // persistent: started and not yet completed
-    bool freed = false;  // MPI_Request_free called before completion
-    bool cancelled = false;
-    weft_msg_status_t status{};
-    weft_comm *comm = nullptr;
-    int peer = -1; // the peer rank in comm (FT uses it)
-    int tag = 0;
-    // Buffered sends: the attached-buffer copy to release at completion.
-    void *bsend_block = nullptr;
-    // Owned by the PML: its own request state.
-    void *pml_data = nullptr;
-    void (*pml_free)(weft_request *req) = nullptr;
-    weft_status_t (*pml_start)(weft_request *req) = nullptr;
-    weft_status_t (*pml_cancel)(weft_request *req) = nullptr;
-};
-
-struct weft_message {
-    weft_comm *comm = nullptr;
-    int source = -1;
-    int tag = -1;
-    size_t count = 0;
-    void *pml_data = nullptr;
-};
+// Requests and mprobe's messages are the C structs of weft/request.h.
 
 namespace weft::mpi {
 // Reduction kernels (framework/datatype/op_reduce.cc, in libweft).

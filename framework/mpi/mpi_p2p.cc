@@ -132,9 +132,8 @@ void free_done(weft_request *r) { delete static_cast<DoneRequest *>(r); }
 MPI_Request done_request(MPI_Comm comm)
 {
     auto *r = new DoneRequest;
-    r->kind = weft_request::Kind::generalized;
+    weft_request_init(r, WEFT_REQUEST_GENERALIZED, comm, WEFT_PROC_NULL, 0);
     r->complete = true;
-    r->comm = comm;
     r->pml_free = free_done;
     return r;
 }

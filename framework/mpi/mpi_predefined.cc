@@ -69,14 +69,22 @@ weft_errhandler weft_mpi_errors_return{.kind = weft_errhandler::Kind::ret, .pred
 
 weft_group weft_mpi_group_empty{.ranks = {}, .my_rank = MPI_UNDEFINED, .predefined = true};
 
-weft_comm weft_mpi_comm_world{.errhandler = &weft_mpi_errors_are_fatal,
-                              .name = "MPI_COMM_WORLD",
-                              .attrs = {},
-                              .predefined = true};
-weft_comm weft_mpi_comm_self{.errhandler = &weft_mpi_errors_are_fatal,
-                             .name = "MPI_COMM_SELF",
-                             .attrs = {},
-                             .predefined = true};
+// A communicator starts with its C view (weft/comm.h), which designated initializers cannot
+// name: the fields of its own are set here, the view's when MPI starts (setup_predefined).
+weft_comm weft_mpi_comm_world = [] {
+    weft_comm c;
+    c.errhandler = &weft_mpi_errors_are_fatal;
+    c.name = "MPI_COMM_WORLD";
+    c.predefined = true;
+    return c;
+}();
+weft_comm weft_mpi_comm_self = [] {
+    weft_comm c;
+    c.errhandler = &weft_mpi_errors_are_fatal;
+    c.name = "MPI_COMM_SELF";
+    c.predefined = true;
+    return c;
+}();
 
 weft_message weft_mpi_message_no_proc{.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG, .count = 0};
 
@@ -142,6 +150,9 @@ WEFT_DATATYPE(weft_mpi_2integer, value_int<int32_t>, class_pair, "MPI_2INTEGER")
 } // extern "C"
 
 static_assert(sizeof(std::complex<float>) == 2 * sizeof(float));
+// mpi.h's constants are the ones components see (weft/types.h).
+static_assert(MPI_ROOT == WEFT_ROOT && MPI_ANY_SOURCE == WEFT_ANY_SOURCE &&
+              MPI_PROC_NULL == WEFT_PROC_NULL && MPI_ANY_TAG == WEFT_ANY_TAG);
 static_assert(sizeof(value_int<int32_t>) == 8);
 
 namespace weft::mpi {

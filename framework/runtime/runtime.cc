@@ -6,6 +6,7 @@
 #include "mca_select.h"
 
 #include <boot/boot.h>
+#include <btl/base/btl_base.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -31,7 +32,6 @@ struct State {
     std::vector<std::pair<std::string, std::string>> my_modex;
     bool modex_done = false;
     std::vector<weft_progress_fn_t> progress;
-    std::vector<weft_btl_module_t *> btls;
 };
 
 State S;
@@ -147,30 +147,11 @@ weft_status_t find_local_ranks(const char *host)
     return WEFT_SUCCESS;
 }
 
-weft_status_t open_btls()
-{
-    mca::FrameworkBase *base = mca::framework_base("btl");
-    if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
-        return rc;
-    std::vector<mca::Candidate> chosen;
-    if (weft_status_t rc = base->select_all(chosen); rc != WEFT_SUCCESS)
-        return rc;
-    for (const auto &c : chosen) {
-        auto *comp = reinterpret_cast<const weft_btl_component_t *>(c.component->desc);
-        int n = 0;
-        weft_btl_module_t **mods = comp->init ? comp->init(&n, 0, 0) : nullptr;
-        for (int i = 0; i < n; ++i)
-            S.btls.push_back(mods[i]);
-        std::free(mods);
-    }
-    return WEFT_SUCCESS;
-}
-
 } // namespace
 
 bool initialized() { return S.initialized; }
 weft_boot_module_t *boot() { return S.boot; }
-const std::vector<weft_btl_module_t *> &btl_modules() { return S.btls; }
+const std::vector<weft_btl_module_t *> &btl_modules() { return btl::base::modules(); }
 
 weft_status_t init()
 {
@@ -203,7 +184,7 @@ weft_status_t init()
     // shared memory by it.
     if (weft_status_t rc = find_local_ranks(node.c_str()); rc != WEFT_SUCCESS)
         return rc;
-    if (weft_status_t rc = open_btls(); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = btl::base::open_select(); rc != WEFT_SUCCESS)
         return rc;
     if (weft_status_t rc = exchange_modex(); rc != WEFT_SUCCESS)
         return rc;
@@ -215,11 +196,7 @@ weft_status_t finalize()
 {
     if (!S.initialized)
         return WEFT_SUCCESS;
-    for (weft_btl_module_t *m : S.btls)
-        if (m->btl_finalize)
-            m->btl_finalize(m);
-    S.btls.clear();
-    mca::framework_base("btl")->close();
+    btl::base::close();
     weft_status_t rc = S.boot->boot_finalize(S.boot);
     weft_boot_close();
     S.initialized = false;
@@ -335,6 +312,11 @@ int weft_progress(void)
     for (size_t i = 0; i < S.progress.size(); ++i)
         n += S.progress[i]();
     return n;
+}
+
+void weft_progress_wait(int (*done)(void *arg), void *arg)
+{
+    weft::rt::wait_until([&] { return done(arg) != 0; });
 }
 
 } // extern "C"

@@ -410,6 +410,47 @@ struct weft_btl_component {
     int (*progress)(void);
 };
 
+/* The BTL modules of this process, in the order their components were selected (the BML
+ * sorts them per peer), from MPI init (after every component's init) until finalize; *count
+ * gets how many. The array belongs to btl/base. Defined in btl/base (libweft). Thread: any. */
+weft_btl_module_t *const *weft_btl_modules(size_t *count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* What the BTLs that offer put/get share (btl/base, in libweft)                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The RDMA protocol limits (ob1-protocols.rst) are parameters of each such BTL,
+ * btl_<name>_rdma_pipeline_send_length, _rdma_pipeline_frag_size, _min_rdma_pipeline_size and
+ * _flags, registered and applied by these functions so that every BTL reads them the same way.
+ */
+typedef struct weft_btl_rdma_params {
+    weft_mca_param_t *send_length;  /* btl_<name>_rdma_pipeline_send_length */
+    weft_mca_param_t *frag_size;    /* btl_<name>_rdma_pipeline_frag_size */
+    weft_mca_param_t *min_pipeline; /* btl_<name>_min_rdma_pipeline_size */
+    weft_mca_param_t *flags;        /* btl_<name>_flags */
+} weft_btl_rdma_params_t;
+
+/* Register the four parameters of btl component `component`, with its defaults as parameter
+ * text ("256k"), from register_params. *params receives the handles. Returns what
+ * weft_mca_param_register_table returns. Thread: init. */
+weft_status_t weft_btl_rdma_params_register(const char *component, const char *pipeline_send_length,
+                                            const char *pipeline_frag_size,
+                                            const char *min_rdma_pipeline_size,
+                                            weft_btl_rdma_params_t *params);
+
+/* Set module's pipeline limits from the parameters and narrow its btl_flags to those named in
+ * btl_<name>_flags (empty: all it has). Returns WEFT_SUCCESS, or WEFT_ERR_BAD_PARAM with a
+ * one-line reason in why (why_len bytes, NUL-terminated) when a value cannot work: a flag the
+ * module lacks, no send, a fragment size of 0. Thread: init. */
+weft_status_t weft_btl_rdma_params_apply(const char *component,
+                                         const weft_btl_rdma_params_t *params,
+                                         weft_btl_module_t *module, char *why, size_t why_len);
+
+/* The flags as text, e.g. "send,put,get,inplace" ("none" for none), into buf (len bytes,
+ * NUL-terminated, cut if short); returns buf. Thread: any. */
+const char *weft_btl_flags_string(uint32_t flags, char *buf, size_t len);
+
 #ifdef __cplusplus
 } /* extern "C" */
 
@@ -430,6 +471,9 @@ static_assert(std::is_standard_layout_v<weft_btl_module_t> &&
 static_assert(std::is_standard_layout_v<weft_btl_component_t> &&
                   std::is_trivially_copyable_v<weft_btl_component_t>,
               "weft_btl_component_t must stay a plain C struct");
+static_assert(std::is_standard_layout_v<weft_btl_rdma_params_t> &&
+                  std::is_trivially_copyable_v<weft_btl_rdma_params_t>,
+              "weft_btl_rdma_params_t must stay a plain C struct");
 static_assert(offsetof(weft_btl_component_t, mca) == 0,
               "the MCA descriptor must be the first member of weft_btl_component_t");
 static_assert(offsetof(weft_btl_module_t, struct_size) == 0,

@@ -1,15 +1,25 @@
 /*
  * check_abi_headers.c: the framework ABI headers compile as C11, and a module and a component
- * of each framework can be written with designated initializers in declaration order.
+ * of each framework can be written with designated initializers in declaration order. The
+ * frozen layouts of the shared structs (the communicator's view, the request, mprobe's
+ * message) are the same in C and in C++, and their inline accessors do what they say.
  * check_abi_headers_cxx.cc holds the same code for C++20, whose rules are stricter (order is
  * enforced, and g++ -Wextra wants every field named), which is why every field is named here.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
+#include <weft/comm.h>
+#include <weft/convertor.h>
 #include <weft/mca.h>
 #include <weft/module.h>
+#include <weft/op.h>
+#include <weft/output.h>
+#include <weft/request.h>
+#include <weft/runtime.h>
 #include <weft/status.h>
 #include <weft/types.h>
 
@@ -329,6 +339,147 @@ weft_boot_component_t check_boot_component = {
 };
 
 /* ---------------------------------------------------------------------------------------- */
+/* The frozen layouts (LP64). A moved field changes the ABI of every PML and coll component. */
+
+#define CHECK_AT(type, field, lp64)                                                                \
+    static_assert(sizeof(void *) != 8 || offsetof(type, field) == (lp64), #field " moved")
+
+CHECK_AT(weft_comm_view_t, cid, 0);
+CHECK_AT(weft_comm_view_t, rank, 4);
+CHECK_AT(weft_comm_view_t, size, 8);
+CHECK_AT(weft_comm_view_t, peer_size, 12);
+CHECK_AT(weft_comm_view_t, peer_world, 16);
+CHECK_AT(weft_comm_view_t, local_world, 24);
+CHECK_AT(weft_comm_view_t, flags, 32);
+CHECK_AT(weft_comm_view_t, coll_seq, 36);
+CHECK_AT(weft_comm_view_t, pml_state, 40);
+CHECK_AT(weft_comm_view_t, group, 48);
+CHECK_AT(weft_comm_view_t, remote_group, 56);
+CHECK_AT(weft_comm_view_t, local_comm, 64);
+CHECK_AT(weft_comm_view_t, refs, 72);
+CHECK_AT(weft_comm_view_t, destroy, 80);
+static_assert(sizeof(void *) != 8 || sizeof(weft_comm_view_t) == 88, "weft_comm_view_t grew");
+
+CHECK_AT(weft_request_t, kind, 0);
+CHECK_AT(weft_request_t, complete, 4);
+CHECK_AT(weft_request_t, persistent, 5);
+CHECK_AT(weft_request_t, active, 6);
+CHECK_AT(weft_request_t, freed, 7);
+CHECK_AT(weft_request_t, cancelled, 8);
+CHECK_AT(weft_request_t, peer, 12);
+CHECK_AT(weft_request_t, tag, 16);
+CHECK_AT(weft_request_t, status, 24);
+CHECK_AT(weft_request_t, comm, 48);
+CHECK_AT(weft_request_t, bsend_block, 56);
+CHECK_AT(weft_request_t, pml_data, 64);
+CHECK_AT(weft_request_t, pml_free, 72);
+CHECK_AT(weft_request_t, pml_start, 80);
+CHECK_AT(weft_request_t, pml_cancel, 88);
+static_assert(sizeof(void *) != 8 || sizeof(weft_request_t) == 96, "weft_request_t grew");
+static_assert(sizeof(weft_request_kind_t) == 4, "weft_request_kind_t is not 4 bytes");
+
+CHECK_AT(weft_message_t, comm, 0);
+CHECK_AT(weft_message_t, source, 8);
+CHECK_AT(weft_message_t, tag, 12);
+CHECK_AT(weft_message_t, count, 16);
+CHECK_AT(weft_message_t, pml_data, 24);
+
+CHECK_AT(weft_msg_status_t, error, 8);
+static_assert(sizeof(weft_convertor_state_t) >= 3 * sizeof(void *),
+              "weft_convertor_state_t cannot hold the walker");
+
+/* A communicator as a component sees it: nothing but the view. */
+static int check_destroyed;
+static void check_destroy(weft_comm_t *comm)
+{
+    (void)comm;
+    ++check_destroyed;
+}
+
+static const int32_t check_local_world[3] = {4, 5, 6};
+static const int32_t check_peer_world[2] = {7, 9};
+
+static weft_comm_view_t check_view = {
+    .cid = 12,
+    .rank = 1,
+    .size = 3,
+    .peer_size = 2,
+    .peer_world = check_peer_world,
+    .local_world = check_local_world,
+    .flags = WEFT_COMM_FLAG_INTER,
+    .coll_seq = WEFT_COLL_TAG_COUNT - 1,
+    .pml_state = NULL,
+    .group = NULL,
+    .remote_group = NULL,
+    .local_comm = NULL,
+    .refs = 1,
+    .reserved = 0,
+    .destroy = check_destroy,
+};
+
+/* Returns 0 if the communicator accessors read the view right, else the failed check. */
+static int check_comm(void)
+{
+    weft_comm_t *comm = (weft_comm_t *)&check_view;
+    int state = 0;
+    if (weft_comm_cid(comm) != 12 || weft_comm_rank(comm) != 1 || weft_comm_size(comm) != 3)
+        return 11;
+    if (weft_comm_peer_size(comm) != 2 || !weft_comm_is_inter(comm))
+        return 12;
+    if (weft_comm_peer_world_rank(comm, 1) != 9 || weft_comm_peer_world_rank(comm, 2) != -1 ||
+        weft_comm_peer_world_rank(comm, -1) != -1)
+        return 13;
+    if (weft_comm_local_world_rank(comm, 2) != 6 || weft_comm_local_world_rank(comm, 3) != -1)
+        return 14;
+    weft_comm_set_pml_state(comm, &state);
+    if (weft_comm_pml_state(comm) != &state)
+        return 15;
+    /* The last tag of the space, then the first again. */
+    if (weft_comm_coll_tag(comm) != WEFT_COLL_TAG_FIRST - (WEFT_COLL_TAG_COUNT - 1) ||
+        weft_comm_coll_tag(comm) != WEFT_COLL_TAG_FIRST)
+        return 16;
+    if (!weft_tag_is_coll(WEFT_COLL_TAG_FIRST) || weft_tag_is_coll(-16) || weft_tag_is_coll(0) ||
+        weft_tag_is_coll(WEFT_COLL_TAG_FIRST - WEFT_COLL_TAG_COUNT))
+        return 17;
+    weft_comm_retain(comm);
+    weft_comm_release(comm);
+    if (check_destroyed != 0 || check_view.refs != 1)
+        return 18;
+    weft_comm_release(comm);
+    if (check_destroyed != 1)
+        return 19;
+    return 0;
+}
+
+/* Returns 0 if a request starts and moves through its states as documented. */
+static int check_request(void)
+{
+    weft_request_t req;
+    weft_comm_t *comm = (weft_comm_t *)&check_view;
+    memset((void *)&req, 0xff, sizeof req); /* what a recycled request holds */
+    weft_request_init(&req, WEFT_REQUEST_PML_RECV, comm, WEFT_ANY_SOURCE, 3);
+    if (req.kind != WEFT_REQUEST_PML_RECV || req.comm != comm || req.peer != WEFT_ANY_SOURCE ||
+        req.tag != 3)
+        return 21;
+    if (req.complete || req.persistent || req.active || req.freed || req.cancelled)
+        return 22;
+    if (req.status.error != WEFT_SUCCESS || req.status.count != 0 || req.bsend_block ||
+        req.pml_data || req.pml_free || req.pml_start || req.pml_cancel)
+        return 23;
+    if (weft_request_state(&req) != WEFT_REQUEST_ACTIVE)
+        return 24;
+    req.status.error = WEFT_ERR_PROC_FAILED_PENDING;
+    if (weft_request_state(&req) != WEFT_REQUEST_PENDING_FAILED)
+        return 25;
+    req.complete = true;
+    if (weft_request_state(&req) != WEFT_REQUEST_COMPLETE)
+        return 26;
+    weft_request_init(&req, WEFT_REQUEST_PML_SEND, comm, 0, 0);
+    req.persistent = true;
+    if (weft_request_state(&req) != WEFT_REQUEST_INACTIVE)
+        return 27;
+    return 0;
+}
 
 /* Returns 0 if the size checks answer as they must, else the number of the failed check. */
 static int check_has_op(void)
@@ -384,8 +535,15 @@ static int check_has_op(void)
 int main(void)
 {
     int rc = check_has_op();
+    int comm_rc = check_comm();
+    int request_rc = check_request();
     printf("ABI headers: modules and components of 6 frameworks filled by designated initializers; "
-           "size checks %s\n",
-           rc == 0 ? "pass" : "FAIL");
-    return rc;
+           "size checks %s; communicator view %s; request %s\n",
+           rc == 0 ? "pass" : "FAIL", comm_rc == 0 ? "pass" : "FAIL",
+           request_rc == 0 ? "pass" : "FAIL");
+    if (comm_rc)
+        printf("failed communicator check %d\n", comm_rc);
+    if (request_rc)
+        printf("failed request check %d\n", request_rc);
+    return rc ? rc : comm_rc ? comm_rc : request_rc;
 }

@@ -7,6 +7,7 @@
 //   (the component path must name the built components: WEFT_MCA_mca_base_component_path)
 #include "runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -88,6 +89,11 @@ int main()
     const auto &mods = weft::rt::btl_modules();
     if (mods.empty())
         return fail("no BTL module");
+    // The C list components see (btl/btl.h) is the same one.
+    size_t n_public = 0;
+    weft_btl_module_t *const *pub = weft_btl_modules(&n_public);
+    if (n_public != mods.size() || !std::equal(mods.begin(), mods.end(), pub))
+        return fail("weft_btl_modules() differs from the runtime's BTL modules");
 
     std::vector<weft_proc_t *> procs;
     for (int r = 0; r < np; ++r)

@@ -4,10 +4,9 @@
 // reduced in rank order, the result back to everyone), and counts its calls in the
 // environment-visible variable WEFT_COLL_FIXTURE_CALLS of the process (read by the test
 // program through getenv after the calls).
-#include "mpi_objects.h"
-
 #include <coll/coll.h>
 #include <pml/pml.h>
+#include <weft/comm.h>
 #include <weft/mca.h>
 #include <weft/op.h>
 
@@ -25,14 +24,14 @@ weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_d
                         weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
 {
     weft_pml_module_t *pml = weft_pml_selected();
-    const int tag = weft::mpi::coll_tag(comm);
+    const int tag = weft_comm_coll_tag(comm);
     const size_t bytes = count * weft_datatype_size(type);
     if (sendbuf != WEFT_IN_PLACE)
         std::memcpy(recvbuf, sendbuf, bytes);
     weft_status_t rc = WEFT_SUCCESS;
-    if (comm->rank == 0) {
+    if (weft_comm_rank(comm) == 0) {
         std::vector<char> part(bytes ? bytes : 1);
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r) {
+        for (int r = 1; r < weft_comm_size(comm) && rc == WEFT_SUCCESS; ++r) {
             weft_msg_status_t st{};
             rc = pml->pml_recv(pml, part.data(), count, type, r, tag, comm, &st);
             // recvbuf holds ranks 0..r-1: it goes first.
@@ -41,7 +40,7 @@ weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_d
             if (rc == WEFT_SUCCESS)
                 std::memcpy(recvbuf, part.data(), bytes);
         }
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+        for (int r = 1; r < weft_comm_size(comm) && rc == WEFT_SUCCESS; ++r)
             rc = pml->pml_send(pml, recvbuf, count, type, r, tag, WEFT_SEND_STANDARD, comm);
     } else {
         rc = pml->pml_send(pml, recvbuf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
@@ -86,7 +85,7 @@ weft_status_t query(int *priority, char *, size_t)
 weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 {
     *priority = int(weft_mca_param_int(p_priority));
-    return comm->is_inter() ? nullptr : &the_module;
+    return weft_comm_is_inter(comm) ? nullptr : &the_module;
 }
 
 } // namespace

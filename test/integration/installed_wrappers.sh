@@ -3,6 +3,8 @@
 # tree is installed (make install DESTDIR=...) and used from there, moved by
 # WEFT_PREFIX. mpicc and mpicxx (-show, compile, link), pkg-config weft-mpi,
 # and CMake's FindMPI; each program then runs with the installed mpirun -np 4.
+# A coll component (examples/coll_component) built with pkg-config weft-mca
+# against the installed headers alone serves a job's allreduces.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 stage="$TEST_TMP/stage"
 out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL timeout 300 make -C "$WEFT_TEST_BUILDDIR" install DESTDIR="$stage" 2>&1) ||
@@ -51,6 +53,25 @@ out=$(run cc -O2 -o ring_pc "$WEFT_TEST_SRCDIR/examples/ring.c" $flags 2>&1) || 
 out=$(np4 ./ring_pc 2>&1) || fail "ring_pc: $out"
 expect_in "token 40 (expected 40)" "$out" "ring built with pkg-config"
 
+# pkg-config weft-mca: coll/example built against the installed headers alone, installed into
+# a directory of its own, serves the allreduces of a program built by mpicc (one too large for
+# it goes to coll/basic).
+pcm=$(find "$P" -name weft-mca.pc | head -n 1)
+[ -n "$pcm" ] || fail "weft-mca.pc not installed"
+components=$(dirname "$(find "$P" -name mca_coll_basic.so | head -n 1)")
+cp -r "$WEFT_TEST_SRCDIR/examples/coll_component" coll_src
+chmod -R u+w coll_src
+out=$(PKG_CONFIG_PATH=$(dirname "$pcm") run make -C coll_src PKG_CONFIG="pkg-config --define-prefix" \
+    CFLAGS="-O2 -Wall -Wextra -Werror" MPICC="$P/bin/mpicc" all allreduce_check install \
+    COMPONENTDIR="$TEST_TMP/coll_components" 2>&1) || fail "coll/example against the installed headers: $out"
+expect_in "-I$P/include" "$out" "coll/example's compile line"
+expect_not_in "$WEFT_TEST_SRCDIR" "$out" "coll/example's compile line"
+out=$(WEFT_MCA_mca_base_component_path="$components:$TEST_TMP/coll_components" \
+    np4 --mca coll_base_verbose 10 coll_src/allreduce_check 2>&1) || fail "allreduce_check: $out"
+expect_in "allreduce_check: 4 ranks, 4 checks, all right" "$out" "allreduce_check"
+expect_in "allreduce=example" "$out" "coll/example chosen"
+expect_in "coll/example: served 4 allreduce calls, declined 1" "$out" "coll/example's calls"
+
 # CMake's FindMPI, given the wrappers.
 if command -v cmake >/dev/null 2>&1; then
     cp -r "$WEFT_TEST_SRCDIR/test/integration/cmake_findmpi" src
@@ -70,4 +91,4 @@ else
     [ "${WEFT_TEST_REQUIRE_CMAKE:-0}" = 1 ] && fail "cmake is not installed"
     cmake_note=" (CMake not installed: FindMPI skipped)"
 fi
-echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi$cmake_note; programs ran with the installed mpirun -np 4"
+echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi, a coll component from pkg-config weft-mca$cmake_note; programs ran with the installed mpirun -np 4"

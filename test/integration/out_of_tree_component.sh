@@ -1,7 +1,8 @@
 #!/bin/sh
 # The component developer kit: build examples/component out of tree with only
 # pkg-config and its short Makefile, put it on the component path, select it
-# through --mca, and see it in weft_info with its parameters.
+# through --mca, and see it in weft_info with its parameters. Then the same for
+# examples/coll_component, a coll component whose allreduce a job uses.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 
 cp -r "$WEFT_TEST_SRCDIR/examples/component" "$TEST_TMP/src"
@@ -37,4 +38,27 @@ mkdir -p "$HOME/.weft/components"
 cp "$TEST_TMP/components/mca_btl_example.so" "$HOME/.weft/components/"
 out=$(run "$WEFT_INFO" --components 2>&1) || fail "weft_info failed: $out"
 expect_in "MCA btl: example" "$out" "home component directory"
-echo "out-of-tree component: built, installed, listed, selected"
+
+# coll/example, built the same way, serves the allreduces of every intracommunicator (priority
+# 50, above coll/sm's 30 and coll/basic's 10) and leaves every other operation where it was;
+# it declines allreduces above coll_example_max_bytes, which coll/basic then serves. mpi_coll
+# checks every result against its serial reference.
+cp -r "$WEFT_TEST_SRCDIR/examples/coll_component" "$TEST_TMP/coll_src"
+chmod -R u+w "$TEST_TMP/coll_src"
+out=$(run make -C "$TEST_TMP/coll_src" CFLAGS="-O2 -Wall -Wextra -Werror" 2>&1) || fail "coll build failed: $out"
+out=$(run make -C "$TEST_TMP/coll_src" install COMPONENTDIR="$TEST_TMP/coll_components" 2>&1) ||
+    fail "coll install failed: $out"
+[ -f "$TEST_TMP/coll_components/mca_coll_example.so" ] || fail "make install did not install mca_coll_example.so"
+out=$(WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}:$TEST_TMP/coll_components" run \
+    "$WEFT_TEST_BUILDDIR/mpirun" -np 3 --oversubscribe --timeout 100 --mca coll_base_verbose 10 \
+    "$WEFT_TEST_BUILDDIR/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll/example: $out"
+expect_in "mpi_coll: 3 ranks," "$out" "mpi_coll with coll/example"
+expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=basic reduce=basic allreduce=example gather=basic" \
+    "$out" "coll/example's allreduce chosen, the other operations kept"
+expect_in "iallreduce=basic" "$out" "coll/example offers no iallreduce"
+served=$(echo "$out" | sed -n 's/.*coll\/example: served \([0-9]*\) allreduce calls, declined \([0-9]*\).*/\1 \2/p' | head -n 1)
+[ -n "$served" ] || fail "coll/example did not report its calls: $out"
+[ "${served% *}" -gt 0 ] || fail "coll/example served no allreduce: $served"
+[ "${served#* }" -gt 0 ] || fail "coll/example declined no large allreduce: $served"
+expect_not_in "error" "$out" "mpi_coll with coll/example"
+echo "out-of-tree components: btl/example built, installed, listed, selected; coll/example built and served ${served% *} allreduces of mpi_coll (declined ${served#* }), every result right"

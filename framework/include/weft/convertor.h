@@ -10,7 +10,7 @@
  * `position` counts packed bytes already consumed (pack) or filled (unpack); a fragment may
  * end anywhere, even inside an element. The contiguous case is inline and costs one memcpy.
  * A layout that is not contiguous carries the datatype engine's walker in `ops` (the datatype
- * engine sets it; transports only call the functions below).
+ * engine sets it, weft_convertor_init_datatype; transports only call the functions below).
  *
  * Thread: a convertor belongs to one message and is used by one thread at a time.
  */
@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <weft/status.h>
 #include <weft/types.h>
 
 #ifdef __cplusplus
@@ -95,6 +96,23 @@ static inline void weft_convertor_init_contiguous(weft_convertor_t *c, const voi
     c->ops = NULL;
     c->state = NULL;
 }
+
+/* Storage for the datatype engine's walker, kept by whoever keeps the convertor (a PML keeps
+ * both in its request): the walker's state lives here, not on the heap. */
+typedef struct weft_convertor_state {
+    void *opaque[4];
+} weft_convertor_state_t;
+
+/* A convertor over the count elements of dtype (any committed datatype) at buf: contiguous
+ * when the data is count * size bytes from buf (weft_datatype_is_contiguous, weft/op.h), else
+ * the datatype engine's walker, which keeps its state in *state. Both state and dtype must
+ * outlive the convertor: a PML that keeps one across calls holds a reference to dtype
+ * (weft_datatype_retain), since the user may free the type while the message is pending.
+ * Packs from or unpacks into buf at any position (weft_convertor_seek). Defined in libweft.
+ * Returns WEFT_SUCCESS, or WEFT_ERR_BAD_PARAM when dtype is NULL. Blocking: no. Thread: any. */
+weft_status_t weft_convertor_init_datatype(weft_convertor_t *convertor,
+                                           weft_convertor_state_t *state, void *buf, size_t count,
+                                           const weft_datatype_t *dtype);
 
 /* Bytes not yet packed or unpacked. */
 static inline size_t weft_convertor_remaining(const weft_convertor_t *c)

@@ -2,7 +2,8 @@
  * weft/op.h: reductions and element sizes, for components that combine or move typed data
  * (coll components above all) without looking inside framework/mpi's objects.
  *
- * Defined in libmpi. Thread: any (the functions touch only their arguments).
+ * Defined in libweft (components are loaded into programs that do not link libmpi, such as
+ * weft_info). Thread: any (the functions touch only their arguments).
  */
 #ifndef WEFT_OP_H
 #define WEFT_OP_H
@@ -40,6 +41,21 @@ int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype);
  * the next in a buffer (its extent). Equal for the predefined types. */
 size_t weft_datatype_size(const weft_datatype_t *dtype);
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype);
+
+/* Nonzero when count elements of dtype at buf are the count * size bytes from buf, so they may
+ * be copied (or sent in place) as they are; otherwise the datatype engine moves them
+ * (weft_convertor_init_datatype, weft/convertor.h). */
+int weft_datatype_is_contiguous(const weft_datatype_t *dtype, size_t count);
+
+/* Keep dtype alive while an operation that started before MPI_Type_free still uses it (a
+ * pending message, a non-blocking collective), and let it go: a derived type is deleted with
+ * its last reference (predefined types never are). Blocking: no. */
+void weft_datatype_retain(weft_datatype_t *dtype);
+void weft_datatype_release(weft_datatype_t *dtype);
+
+/* A predefined type of single bytes, for what a component moves as raw bytes (its own set-up
+ * messages, packed data). */
+weft_datatype_t *weft_datatype_bytes(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

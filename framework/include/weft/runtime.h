@@ -72,8 +72,27 @@ weft_status_t weft_progress_unregister(weft_progress_fn_t fn);
 /* Call every progress function once; returns the events handled. */
 int weft_progress(void);
 
+/* Drive progress until done(arg) returns nonzero; done is asked first, so a condition that
+ * already holds costs no progress call. Between progress calls that found nothing to do the
+ * waiter yields the CPU: at once when the host is oversubscribed (the process waited for may
+ * need this core), after a while of spinning otherwise. The one wait loop of the library:
+ * waits that spin on their own would starve the others on an oversubscribed host. done must
+ * turn true when a peer fails too (a failed request completes in error). Blocking: yes.
+ * Thread: the one that drives MPI. */
+void weft_progress_wait(int (*done)(void *arg), void *arg);
+
 #ifdef __cplusplus
 }
+
+namespace weft {
+/* weft_progress_wait with any C++ callable. */
+template <class Pred> void progress_wait(Pred pred)
+{
+    if (pred())
+        return;
+    weft_progress_wait([](void *p) -> int { return (*static_cast<Pred *>(p))() ? 1 : 0; }, &pred);
+}
+} // namespace weft
 #endif
 
 #endif /* WEFT_RUNTIME_H */

@@ -14,6 +14,17 @@
 
 #include <weft/status.h>
 
+/* WEFT_CXX_DEFAULT(value) in a struct member's declaration: in C++, the member starts at value
+ * (a default member initializer), so that a C++ object deriving from the struct starts valid; in
+ * C, nothing: C code calls the struct's init function instead. It never changes the layout, and
+ * the structs that use it stay standard-layout and trivially copyable (check_abi_headers.c and
+ * check_abi_headers_cxx.cc check the same offsets in both languages). */
+#ifdef __cplusplus
+#define WEFT_CXX_DEFAULT(...) = __VA_ARGS__
+#else
+#define WEFT_CXX_DEFAULT(...)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,14 +33,16 @@ extern "C" {
  * runtime; a pointer stays valid until MPI finalize, even after the process failed. */
 typedef struct weft_proc weft_proc_t;
 
-/* A communicator, owned by framework/mpi. */
+/* A communicator, owned by framework/mpi. It starts with a weft_comm_view_t (weft/comm.h). */
 typedef struct weft_comm weft_comm_t;
 
-/* A group of processes (MPI_Group), owned by framework/mpi and reference counted there. */
+/* A group of processes (MPI_Group), owned by framework/mpi and reference counted there; read
+ * through weft/comm.h. */
 typedef struct weft_group weft_group_t;
 
-/* A request (MPI_Request) as framework/mpi sees it: completion state, the error status the FT
- * layer reads, and the type (point-to-point, collective, communicator creation). */
+/* A request (MPI_Request): completion state, the error status the FT layer reads, and the kind
+ * (point-to-point, collective, communicator creation). Defined in weft/request.h; PMLs and coll
+ * components embed it at the start of their own requests. */
 typedef struct weft_request weft_request_t;
 
 /* A datatype, owned by framework/datatype. */
@@ -39,7 +52,7 @@ typedef struct weft_datatype weft_datatype_t;
 typedef struct weft_op weft_op_t;
 
 /* A message taken out of matching by mprobe/improbe (MPI_Message). Created by the PML,
- * consumed by mrecv/imrecv. */
+ * consumed by mrecv/imrecv. Defined in weft/request.h. */
 typedef struct weft_message weft_message_t;
 
 /* A cursor over (buffer, count, datatype) that packs to or unpacks from contiguous bytes;
@@ -58,6 +71,8 @@ typedef struct weft_iovec {
 #define WEFT_PROC_NULL  (-2)
 #define WEFT_ANY_TAG    (-1)
 #define WEFT_IN_PLACE   ((void *)1)
+/* Intercommunicator collectives: the root's own argument for root (MPI_ROOT). */
+#define WEFT_ROOT (-4)
 
 /* MPI send modes, for the PML and MTL send operations. */
 typedef enum weft_send_mode {

@@ -1,9 +1,10 @@
-// btl/base: the RDMA protocol limits shared by the BTLs that offer put/get.
-#include "btl_base_rdma.h"
+// btl/base: the RDMA protocol limits shared by the BTLs that offer put/get (btl/btl.h).
+#include <btl/btl.h>
+#include <weft/mca.h>
 
+#include <cstdio>
 #include <cstring>
-
-namespace weft::btl::base {
+#include <string>
 
 namespace {
 
@@ -18,8 +19,6 @@ constexpr FlagName kFlagNames[] = {
     {"inplace", WEFT_BTL_FLAG_SEND_INPLACE},
 };
 
-} // namespace
-
 std::string flags_text(uint32_t flags)
 {
     std::string out;
@@ -29,12 +28,34 @@ std::string flags_text(uint32_t flags)
     return out.empty() ? "none" : out;
 }
 
-weft_status_t register_rdma_params(const char *component, const RdmaDefaults &d, RdmaParams &out)
+// The whole reason, cut to the caller's buffer.
+weft_status_t refuse(char *why, size_t why_len, const std::string &text)
+{
+    if (why && why_len)
+        std::snprintf(why, why_len, "%s", text.c_str());
+    return WEFT_ERR_BAD_PARAM;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *weft_btl_flags_string(uint32_t flags, char *buf, size_t len)
+{
+    if (buf && len)
+        std::snprintf(buf, len, "%s", flags_text(flags).c_str());
+    return buf;
+}
+
+weft_status_t weft_btl_rdma_params_register(const char *component, const char *pipeline_send_length,
+                                            const char *pipeline_frag_size,
+                                            const char *min_rdma_pipeline_size,
+                                            weft_btl_rdma_params_t *params)
 {
     const weft_mca_param_def_t defs[] = {
         {.name = "rdma_pipeline_send_length",
          .type = WEFT_MCA_PARAM_SIZE,
-         .default_value = d.pipeline_send_length,
+         .default_value = pipeline_send_length,
          .help = "RDMA pipeline protocol: bytes at the end of a message that travel by "
                  "send/receive fragments while the middle goes by RDMA writes.",
          .level = 6,
@@ -43,7 +64,7 @@ weft_status_t register_rdma_params(const char *component, const RdmaDefaults &d,
          .synonyms = nullptr},
         {.name = "rdma_pipeline_frag_size",
          .type = WEFT_MCA_PARAM_SIZE,
-         .default_value = d.pipeline_frag_size,
+         .default_value = pipeline_frag_size,
          .help = "RDMA pipeline protocol: largest RDMA write; the middle of a message is "
                  "registered and written in pieces of this size (at least 1).",
          .level = 6,
@@ -52,7 +73,7 @@ weft_status_t register_rdma_params(const char *component, const RdmaDefaults &d,
          .synonyms = nullptr},
         {.name = "min_rdma_pipeline_size",
          .type = WEFT_MCA_PARAM_SIZE,
-         .default_value = d.min_rdma_pipeline_size,
+         .default_value = min_rdma_pipeline_size,
          .help = "Contiguous messages up to this size go by RDMA direct get (or put, without "
                  "get) in one piece; larger ones by the RDMA pipeline when the BTL can put "
                  "and mpi_leave_pinned is off.",
@@ -74,54 +95,52 @@ weft_status_t register_rdma_params(const char *component, const RdmaDefaults &d,
     weft_mca_param_t *h[4] = {};
     const weft_status_t rc =
         weft_mca_param_register_table("btl", component, defs, 4, sizeof defs[0], h);
-    out = RdmaParams{h[0], h[1], h[2], h[3]};
+    if (params)
+        *params = weft_btl_rdma_params_t{h[0], h[1], h[2], h[3]};
     return rc;
 }
 
-bool apply_rdma_params(const char *component, const RdmaParams &p, weft_btl_module_t &m,
-                       std::string &why)
+weft_status_t weft_btl_rdma_params_apply(const char *component, const weft_btl_rdma_params_t *p,
+                                         weft_btl_module_t *m, char *why, size_t why_len)
 {
+    if (!component || !p || !m)
+        return refuse(why, why_len, "weft_btl_rdma_params_apply: an argument is NULL");
     const std::string prefix = std::string("btl_") + component + "_";
-    if (p.send_length)
-        m.btl_rdma_pipeline_send_length = size_t(weft_mca_param_size(p.send_length));
-    if (p.frag_size)
-        m.btl_rdma_pipeline_frag_size = size_t(weft_mca_param_size(p.frag_size));
-    if (p.min_pipeline)
-        m.btl_min_rdma_pipeline_size = size_t(weft_mca_param_size(p.min_pipeline));
-    if (m.btl_rdma_pipeline_frag_size == 0) {
-        why = prefix + "rdma_pipeline_frag_size is 0 (at least 1)";
-        return false;
-    }
-    const size_t n = p.flags ? weft_mca_param_list_count(p.flags) : 0;
+    if (p->send_length)
+        m->btl_rdma_pipeline_send_length = size_t(weft_mca_param_size(p->send_length));
+    if (p->frag_size)
+        m->btl_rdma_pipeline_frag_size = size_t(weft_mca_param_size(p->frag_size));
+    if (p->min_pipeline)
+        m->btl_min_rdma_pipeline_size = size_t(weft_mca_param_size(p->min_pipeline));
+    if (m->btl_rdma_pipeline_frag_size == 0)
+        return refuse(why, why_len, prefix + "rdma_pipeline_frag_size is 0 (at least 1)");
+    const size_t n = p->flags ? weft_mca_param_list_count(p->flags) : 0;
     if (n == 0)
-        return true;
+        return WEFT_SUCCESS;
     uint32_t want = 0;
     for (size_t i = 0; i < n; ++i) {
-        const char *item = weft_mca_param_list_item(p.flags, i);
+        const char *item = weft_mca_param_list_item(p->flags, i);
         uint32_t flag = 0;
         for (const FlagName &f : kFlagNames)
             if (std::strcmp(item, f.name) == 0)
                 flag = f.flag;
-        if (flag == 0) {
-            why =
-                prefix + "flags names \"" + item + "\" (expected some of send, put, get, inplace)";
-            return false;
-        }
-        if (!(m.btl_flags & flag)) {
-            why = prefix + "flags asks for " + item +
-                  ", which this BTL cannot do here (it can: " + flags_text(m.btl_flags) + ")";
-            return false;
-        }
+        if (flag == 0)
+            return refuse(why, why_len,
+                          prefix + "flags names \"" + item +
+                              "\" (expected some of send, put, get, inplace)");
+        if (!(m->btl_flags & flag))
+            return refuse(
+                why, why_len,
+                prefix + "flags asks for " + item +
+                    ", which this BTL cannot do here (it can: " + flags_text(m->btl_flags) + ")");
         want |= flag;
     }
-    if (!(want & WEFT_BTL_FLAG_SEND)) {
-        why = prefix + "flags lacks send (every BTL the PML uses must send)";
-        return false;
-    }
+    if (!(want & WEFT_BTL_FLAG_SEND))
+        return refuse(why, why_len, prefix + "flags lacks send (every BTL the PML uses must send)");
     constexpr uint32_t maskable =
         WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_RDMA | WEFT_BTL_FLAG_SEND_INPLACE;
-    m.btl_flags = (m.btl_flags & ~maskable) | want;
-    return true;
+    m->btl_flags = (m->btl_flags & ~maskable) | want;
+    return WEFT_SUCCESS;
 }
 
-} // namespace weft::btl::base
+} // extern "C"

@@ -5,8 +5,6 @@
 // the reliable-connection data path lands (see README.md). With no verbs
 // device, the usual case on machines without RDMA hardware, it steps aside
 // quietly.
-#include "weft_config.h"
-
 #include <btl/btl.h>
 #include <weft/mca.h>
 

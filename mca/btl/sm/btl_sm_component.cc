@@ -3,10 +3,6 @@
 // btl_sm_segment.h for the layout and btl_sm_module.cc for the ring protocol.
 #include "btl_sm_module.h"
 
-#include "btl/base/btl_base_rdma.h"
-
-#include "mca_output.h"
-
 #include <weft/mca.h>
 #include <weft/runtime.h>
 
@@ -38,7 +34,7 @@ enum Param {
     kSingleCopy,
     kNumParams
 };
-base::RdmaParams rdma_params;
+weft_btl_rdma_params_t rdma_params;
 
 constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
     {"none", int(SingleCopy::none)},
@@ -176,7 +172,7 @@ weft_status_t register_params()
     if (rc != WEFT_SUCCESS)
         return rc;
     // The RDMA pipeline's limits; sm's direct get is one system call, so it takes every size.
-    return base::register_rdma_params(kName, {"256k", "1m", "1t"}, rdma_params);
+    return weft_btl_rdma_params_register(kName, "256k", "1m", "1t", &rdma_params);
 }
 
 // The parameters as a Config, or a one-line reason why they cannot work.
@@ -271,26 +267,28 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
     Config cfg;
     char why[256] = "";
     if (!read_config(cfg, why, sizeof why)) {
-        output::warning(std::string("btl/sm: ") + why + "; shared memory disabled");
+        log_warning(std::string("btl/sm: ") + why + "; shared memory disabled");
         return nullptr;
     }
     std::string error;
     weft_status_t rc = WEFT_SUCCESS;
     Module *m = module_create(cfg, enable_progress_threads || enable_mpi_threads, error, rc);
     if (!m) {
-        output::warning("btl/sm: " + error + "; shared memory disabled");
+        log_warning("btl/sm: " + error + "; shared memory disabled");
         return nullptr;
     }
     m->base.btl_component = const_cast<weft_btl_component_t *>(&WEFT_BTL_SM_COMPONENT);
     const std::string note = rdma_setup(m);
-    if (!base::apply_rdma_params(kName, rdma_params, m->base, error)) {
-        output::warning("btl/sm: " + error + "; shared memory disabled");
+    if (weft_btl_rdma_params_apply(kName, &rdma_params, &m->base, why, sizeof why) !=
+        WEFT_SUCCESS) {
+        log_warning(std::string("btl/sm: ") + why + "; shared memory disabled");
         m->base.btl_finalize(&m->base);
         return nullptr;
     }
     if (const weft_mca_param_t *v = weft_mca_param_find("btl_base_verbose");
         v && weft_mca_param_int(v) >= 10)
-        output::info("btl/sm: " + note + "; flags " + base::flags_text(m->base.btl_flags));
+        log_info("btl/sm: " + note + "; flags " +
+                 weft_btl_flags_string(m->base.btl_flags, why, sizeof why));
     auto **modules = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));
     if (!modules) {
         m->base.btl_finalize(&m->base);

@@ -10,8 +10,6 @@
 // also how the sender learns that the fragment is complete: no message flows back.
 #include "btl_sm_module.h"
 
-#include "mca_output.h"
-
 #include <weft/convertor.h>
 #include <weft/runtime.h>
 
@@ -475,7 +473,7 @@ weft_status_t activate(Module *m)
         m->own.mark_failed();
     if (rc != WEFT_SUCCESS) {
         m->activation_failed = true;
-        output::warning("btl/sm: " + error + "; no peer is reachable through shared memory");
+        log_warning("btl/sm: " + error + "; no peer is reachable through shared memory");
         return rc;
     }
     const SegmentHeader &h = m->own.header();
@@ -608,8 +606,8 @@ weft_status_t sm_add_procs(weft_btl_module_t *module, weft_proc_t *const *procs,
             continue; // the peer runs no sm module: not reachable this way
         const int rank = weft_proc_rank(proc);
         auto warn = [&](const std::string &why) {
-            output::warning("btl/sm: rank " + std::to_string(rank) + " is on this host but " + why +
-                            "; it is not reachable through shared memory");
+            log_warning("btl/sm: rank " + std::to_string(rank) + " is on this host but " + why +
+                        "; it is not reachable through shared memory");
         };
         ModexInfo info;
         if (len != sizeof info) {
@@ -904,11 +902,10 @@ void sm_dump(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, int verbo
     if (!m)
         return;
     Endpoint *only = endpoint ? endpoint_of(endpoint) : nullptr;
-    output::info("btl/sm: segment " + m->own.path() + " (" + std::to_string(m->own.size() >> 10) +
-                 " KiB), local rank " + std::to_string(m->local_rank) + " of " +
-                 std::to_string(m->nrings) + ", " + std::to_string(m->endpoints.size()) +
-                 " peers, " + std::to_string(m->send_work.load()) +
-                 " fragments queued or in flight");
+    log_info("btl/sm: segment " + m->own.path() + " (" + std::to_string(m->own.size() >> 10) +
+             " KiB), local rank " + std::to_string(m->local_rank) + " of " +
+             std::to_string(m->nrings) + ", " + std::to_string(m->endpoints.size()) + " peers, " +
+             std::to_string(m->send_work.load()) + " fragments queued or in flight");
     for (Endpoint *ep : m->endpoints) {
         if (only && ep != only)
             continue;
@@ -926,7 +923,7 @@ void sm_dump(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, int verbo
             line += ", " + std::to_string(pending) + " pending, " + std::to_string(inflight) +
                     " in flight, peer head " + std::to_string(load_acquire(ep->tx->head));
         }
-        output::info(line);
+        log_info(line);
     }
 }
 

@@ -11,6 +11,7 @@
 #include "btl_sm_segment.h"
 
 #include <btl/btl.h>
+#include <weft/output.h>
 
 #include <sys/types.h>
 
@@ -23,6 +24,13 @@
 #include <vector>
 
 namespace weft::btl::sm {
+
+// Messages for the user (weft/output.h), from the texts the component builds.
+inline void log_warning(const std::string &text)
+{
+    weft_output(WEFT_OUTPUT_WARNING, "%s", text.c_str());
+}
+inline void log_info(const std::string &text) { weft_output(WEFT_OUTPUT_INFO, "%s", text.c_str()); }
 
 // Parameter values as the component read them.
 // How put/get move data (btl_sm_single_copy_mechanism).

@@ -9,8 +9,6 @@
 // (btl_min_rdma_size). docs/performance.md has the measurements.
 #include "btl_sm_module.h"
 
-#include "mca_output.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -179,8 +177,8 @@ std::string rdma_setup(Module *m)
             note = "cross-memory attach does not work here (process_vm_readv: " +
                    std::string(std::strerror(err ? err : EIO)) + ")";
             if (mech == SingleCopy::cma)
-                output::warning("btl/sm: btl_sm_single_copy_mechanism is cma but " + note +
-                                "; large messages take the send/receive pipeline");
+                log_warning("btl/sm: btl_sm_single_copy_mechanism is cma but " + note +
+                            "; large messages take the send/receive pipeline");
             mech = SingleCopy::none;
         }
     }

@@ -12,9 +12,10 @@
 #ifndef WEFT_COLL_BASIC_H
 #define WEFT_COLL_BASIC_H
 
-#include "mpi_objects.h"
-
 #include <coll/coll.h>
+#include <weft/comm.h>
+#include <weft/op.h>
+#include <weft/request.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -29,30 +30,30 @@ struct Step {
     const void *src; // send: data; reduce, copy: source
     void *dst;       // recv: buffer; reduce: in and out (dst = src op dst); copy: destination
     size_t count;    // elements of type
-    weft_datatype *type;
+    weft_datatype_t *type;
 };
 
 class Sched {
   public:
     // Start over (keeps the memory of an earlier schedule).
-    void reset(weft_comm *comm, weft_op *op);
+    void reset(weft_comm_t *comm, weft_op_t *op);
 
     // Building. Transfers go into the current round; reduce and copy run after them.
-    void send(int peer, const void *buf, size_t count, weft_datatype *type)
+    void send(int peer, const void *buf, size_t count, weft_datatype_t *type)
     {
         steps_.push_back({Step::send, peer, buf, nullptr, count, type});
     }
-    void recv(int peer, void *buf, size_t count, weft_datatype *type)
+    void recv(int peer, void *buf, size_t count, weft_datatype_t *type)
     {
         steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
     }
     // dst = src op dst: src holds the contribution of the lower ranks.
-    void reduce(const void *src, void *dst, size_t count, weft_datatype *type)
+    void reduce(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
         if (count)
             steps_.push_back({Step::reduce, -1, src, dst, count, type});
     }
-    void copy(const void *src, void *dst, size_t count, weft_datatype *type)
+    void copy(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
         if (count && src != dst)
             steps_.push_back({Step::copy, -1, src, dst, count, type});
@@ -73,8 +74,9 @@ class Sched {
     // says how).
     bool advance();
     weft_status_t status() const { return status_; }
-    weft_comm *comm() const { return comm_; }
-    weft_op *op() const { return op_; }
+    weft_comm_t *comm() const { return comm_; }
+    weft_op_t *op() const { return op_; }
+    int tag() const { return tag_; }
     // Run to the end in the caller.
     weft_status_t run();
 
@@ -82,8 +84,8 @@ class Sched {
     weft_status_t post_round();
     void cancel_pending();
 
-    weft_comm *comm_ = nullptr;
-    weft_op *op_ = nullptr;
+    weft_comm_t *comm_ = nullptr;
+    weft_op_t *op_ = nullptr;
     int tag_ = 0;
     std::vector<Step> steps_;
     std::vector<size_t> round_end_; // steps_[round_end_[r-1] .. round_end_[r]) is round r
@@ -93,7 +95,7 @@ class Sched {
     };
     std::vector<Scratch> scratch_; // the first scratch_used_ belong to this schedule
     size_t scratch_used_ = 0;
-    std::vector<weft_request *> pending_;
+    std::vector<weft_request_t *> pending_;
     size_t round_ = 0;
     bool done_ = false;
     bool blocking_ = false; // run() in the caller: sends may block
@@ -103,21 +105,21 @@ class Sched {
 // The request of a non-blocking collective. It holds a reference to its communicator and its
 // op, so that MPI_Comm_free and MPI_Op_free before completion let it finish (MPI-3.1 6.4.3,
 // 2.5.1).
-struct CollRequest : weft_request {
+struct CollRequest : weft_request_t {
     Sched sched;
     CollRequest *next_active = nullptr;
     ~CollRequest();
 };
 
 // Start a non-blocking collective: takes the built schedule (sched is left empty).
-weft_status_t start_request(Sched &&sched, weft_request **request);
+weft_status_t start_request(Sched &&sched, weft_request_t **request);
 
 // The schedule blocking collectives build into (one at a time: MPI forbids concurrent calls
 // on a communicator and the library provides at most MPI_THREAD_FUNNELED).
 Sched &blocking_sched();
 
 // A datatype of single bytes, for what the algorithms move as raw bytes.
-inline weft_datatype *type_bytes() { return weft::mpi::bytes_datatype(); }
+inline weft_datatype_t *type_bytes() { return weft_datatype_bytes(); }
 
 // Stop advancing non-blocking collectives (at finalize).
 void stop_progress();
@@ -135,32 +137,33 @@ extern Tuning tuning;
 // ---- the algorithms: each builds the whole schedule of one collective into s (already reset
 // for comm, with the op where there is one). Counts are in elements, displacements in elements
 // (bytes for alltoallw); sendbuf may be WEFT_IN_PLACE where MPI allows it.
-void build_barrier(Sched &s, weft_comm *comm);
-void build_bcast(Sched &s, void *buf, size_t count, weft_datatype *type, int root, weft_comm *comm);
-void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                  weft_op *op, int root, weft_comm *comm);
+void build_barrier(Sched &s, weft_comm_t *comm);
+void build_bcast(Sched &s, void *buf, size_t count, weft_datatype_t *type, int root,
+                 weft_comm_t *comm);
+void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
+                  weft_op_t *op, int root, weft_comm_t *comm);
 void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
-                     weft_datatype *type, weft_op *op, weft_comm *comm);
-void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                     weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm);
+void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
                    void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
-                   weft_datatype *recvtype, int root, weft_comm *comm);
+                   weft_datatype_t *recvtype, int root, weft_comm_t *comm);
 void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
-                    const ptrdiff_t *displs, weft_datatype *sendtype, void *recvbuf,
-                    size_t recvcount, weft_datatype *recvtype, int root, weft_comm *comm);
-void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+                    const ptrdiff_t *displs, weft_datatype_t *sendtype, void *recvbuf,
+                    size_t recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm);
+void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
-                      weft_datatype *recvtype, weft_comm *comm);
-void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
-                     void *recvbuf, size_t recvcount, weft_datatype *recvtype, weft_comm *comm);
+                      weft_datatype_t *recvtype, weft_comm_t *comm);
+void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                     void *recvbuf, size_t recvcount, weft_datatype_t *recvtype, weft_comm_t *comm);
 void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
-                     const ptrdiff_t *sdispls, weft_datatype *const *sendtypes, void *recvbuf,
+                     const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes, void *recvbuf,
                      const size_t *recvcounts, const ptrdiff_t *rdispls,
-                     weft_datatype *const *recvtypes, weft_comm *comm);
+                     weft_datatype_t *const *recvtypes, weft_comm_t *comm);
 void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
-                          weft_datatype *type, weft_op *op, weft_comm *comm);
+                          weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm);
 // The op is the schedule's (Sched::reset).
-void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                weft_comm *comm, bool exclusive);
+void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
+                weft_comm_t *comm, bool exclusive);
 
 } // namespace weft::coll::basic
 

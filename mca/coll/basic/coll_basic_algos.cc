@@ -13,16 +13,19 @@ namespace {
 
 bool in_place(const void *p) { return p == WEFT_IN_PLACE; }
 
-char *at(void *buf, ptrdiff_t elems, const weft_datatype *type)
+char *at(void *buf, ptrdiff_t elems, const weft_datatype_t *type)
 {
     return static_cast<char *>(buf) + elems * weft_datatype_extent(type);
 }
-const char *at(const void *buf, ptrdiff_t elems, const weft_datatype *type)
+const char *at(const void *buf, ptrdiff_t elems, const weft_datatype_t *type)
 {
     return static_cast<const char *>(buf) + elems * weft_datatype_extent(type);
 }
 
-size_t bytes_of(size_t count, const weft_datatype *type) { return count * type->size; }
+size_t bytes_of(size_t count, const weft_datatype_t *type)
+{
+    return count * weft_datatype_size(type);
+}
 
 int pow2_floor(int n)
 {
@@ -37,7 +40,7 @@ int pow2_floor(int n)
 // acc holds this rank's contribution on entry (a scratch buffer, never the user's send
 // buffer); on return, at vrank 0, the result. real maps a vrank to a rank.
 template <class Real>
-void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype *type, int vrank, int n,
+void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype_t *type, int vrank, int n,
                      Real real)
 {
     const size_t bytes = bytes_of(count, type);
@@ -69,9 +72,9 @@ void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype *type, in
 
 } // namespace
 
-void build_barrier(Sched &s, weft_comm *comm)
+void build_barrier(Sched &s, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (tuning.barrier_algorithm == 1) {
         // Recursive doubling over the largest power of two; the ranks beyond it check in with
         // a partner first and are released by it last.
@@ -128,18 +131,19 @@ void build_barrier(Sched &s, weft_comm *comm)
     }
 }
 
-void build_bcast(Sched &s, void *buf, size_t count, weft_datatype *type, int root, weft_comm *comm)
+void build_bcast(Sched &s, void *buf, size_t count, weft_datatype_t *type, int root,
+                 weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (n == 1 || count == 0)
         return;
     const int vrank = (me - root + n) % n;
     auto real = [&](int v) { return (v + root) % n; };
     const size_t bytes = bytes_of(count, type);
-    if (bytes >= tuning.bcast_pipeline_min && tuning.bcast_segment >= type->size) {
+    if (bytes >= tuning.bcast_pipeline_min && tuning.bcast_segment >= weft_datatype_size(type)) {
         // Pipelined chain: vrank v receives segment i from v - 1 while it passes segment i - 1
         // on to v + 1.
-        const size_t per = std::max<size_t>(1, tuning.bcast_segment / type->size);
+        const size_t per = std::max<size_t>(1, tuning.bcast_segment / weft_datatype_size(type));
         const size_t nseg = (count + per - 1) / per;
         auto seg = [&](size_t i) { return at(buf, ptrdiff_t(i * per), type); };
         auto len = [&](size_t i) { return std::min(per, count - i * per); };
@@ -167,10 +171,10 @@ void build_bcast(Sched &s, void *buf, size_t count, weft_datatype *type, int roo
     s.next();
 }
 
-void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                  weft_op *op, int root, weft_comm *comm)
+void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
+                  weft_op_t *op, int root, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
     if (n == 1) {
         s.copy(mine, recvbuf, count, type);
@@ -202,9 +206,9 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
 }
 
 void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
-                     weft_datatype *type, weft_op *op, weft_comm *comm)
+                     weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (!in_place(sendbuf))
         s.copy(sendbuf, recvbuf, count, type);
     s.next();
@@ -301,11 +305,11 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
     }
 }
 
-void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
                    void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
-                   weft_datatype *recvtype, int root, weft_comm *comm)
+                   weft_datatype_t *recvtype, int root, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (me != root) {
         s.send(root, sendbuf, sendcount, sendtype);
         s.next();
@@ -322,10 +326,10 @@ void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatyp
 }
 
 void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
-                    const ptrdiff_t *displs, weft_datatype *sendtype, void *recvbuf,
-                    size_t recvcount, weft_datatype *recvtype, int root, weft_comm *comm)
+                    const ptrdiff_t *displs, weft_datatype_t *sendtype, void *recvbuf,
+                    size_t recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (me != root) {
         s.recv(root, recvbuf, recvcount, recvtype);
         s.next();
@@ -341,11 +345,11 @@ void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
     s.next();
 }
 
-void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
+void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
                       void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
-                      weft_datatype *recvtype, weft_comm *comm)
+                      weft_datatype_t *recvtype, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (!in_place(sendbuf))
         s.copy(sendbuf, at(recvbuf, displs[me], recvtype),
                std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
@@ -361,10 +365,10 @@ void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_data
     }
 }
 
-void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype *sendtype,
-                     void *recvbuf, size_t recvcount, weft_datatype *recvtype, weft_comm *comm)
+void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                     void *recvbuf, size_t recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const size_t block = bytes_of(recvcount, recvtype);
     if (n > 2 && block <= tuning.allgather_bruck_max) {
         // Bruck: blocks gathered in rotated order (block i from rank me + i) in scratch, the
@@ -397,11 +401,11 @@ void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datat
 }
 
 void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
-                     const ptrdiff_t *sdispls, weft_datatype *const *sendtypes, void *recvbuf,
+                     const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes, void *recvbuf,
                      const size_t *recvcounts, const ptrdiff_t *rdispls,
-                     weft_datatype *const *recvtypes, weft_comm *comm)
+                     weft_datatype_t *const *recvtypes, weft_comm_t *comm)
 {
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const char *src = static_cast<const char *>(sendbuf);
     if (in_place(sendbuf)) {
         // Send from a copy of what recvbuf held, so no block is overwritten before it left. The
@@ -441,10 +445,10 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
 }
 
 void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
-                          weft_datatype *type, weft_op *op, weft_comm *comm)
+                          weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm)
 {
     // Reduce everything to rank 0 (in rank order), then scatter the blocks.
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     std::vector<ptrdiff_t> displs(static_cast<size_t>(n));
     size_t total = 0;
     for (int i = 0; i < n; ++i) {
@@ -459,12 +463,12 @@ void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const si
                    comm);
 }
 
-void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype *type,
-                weft_comm *comm, bool exclusive)
+void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
+                weft_comm_t *comm, bool exclusive)
 {
     // Recursive doubling: after the round of distance k, partial covers ranks
     // [me - 2k + 1, me]; what arrives from me - k is lower and goes first.
-    const int n = comm->size, me = comm->rank;
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const size_t bytes = bytes_of(count, type);
     const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
     char *partial = exclusive ? s.scratch(bytes) : static_cast<char *>(recvbuf);

@@ -2,13 +2,10 @@
 // schedule, coll_basic.h, and runs it here or hands it to a request).
 #include "coll_basic.h"
 
+#include <pml/pml.h>
 #include <weft/mca.h>
 #include <weft/op.h>
-
-#include "runtime.h"
-
-#include <mpi.h>
-#include <pml/pml.h>
+#include <weft/runtime.h>
 
 #include <vector>
 
@@ -104,7 +101,7 @@ weft_status_t register_params()
 }
 
 // A blocking collective: build into the shared schedule and run it here.
-template <class Build> weft_status_t blocking(weft_comm *comm, weft_op *op, Build build)
+template <class Build> weft_status_t blocking(weft_comm_t *comm, weft_op_t *op, Build build)
 {
     Sched &s = blocking_sched();
     s.reset(comm, op);
@@ -114,7 +111,7 @@ template <class Build> weft_status_t blocking(weft_comm *comm, weft_op *op, Buil
 
 // A non-blocking one: build, then hand the schedule to a request.
 template <class Build>
-weft_status_t nonblocking(weft_comm *comm, weft_op *op, weft_request_t **request, Build build)
+weft_status_t nonblocking(weft_comm_t *comm, weft_op_t *op, weft_request_t **request, Build build)
 {
     Sched s;
     s.reset(comm, op);
@@ -123,13 +120,13 @@ weft_status_t nonblocking(weft_comm *comm, weft_op *op, weft_request_t **request
 }
 
 // count elements per rank, and their displacements, rank after rank.
-std::vector<size_t> uniform_counts(const weft_comm *comm, size_t count)
+std::vector<size_t> uniform_counts(const weft_comm_t *comm, size_t count)
 {
-    return std::vector<size_t>(size_t(comm->size), count);
+    return std::vector<size_t>(size_t(weft_comm_size(comm)), count);
 }
-std::vector<ptrdiff_t> uniform_displs(const weft_comm *comm, size_t count)
+std::vector<ptrdiff_t> uniform_displs(const weft_comm_t *comm, size_t count)
 {
-    std::vector<ptrdiff_t> d(size_t(comm->size));
+    std::vector<ptrdiff_t> d(size_t(weft_comm_size(comm)));
     for (size_t i = 0; i < d.size(); ++i)
         d[i] = ptrdiff_t(i * count);
     return d;
@@ -140,12 +137,12 @@ std::vector<ptrdiff_t> uniform_displs(const weft_comm *comm, size_t count)
 struct Gather {
     const void *sendbuf;
     size_t sendcount;
-    weft_datatype *sendtype;
+    weft_datatype_t *sendtype;
     void *recvbuf;
     size_t recvcount;
-    weft_datatype *recvtype;
+    weft_datatype_t *recvtype;
     int root;
-    weft_comm *comm;
+    weft_comm_t *comm;
     void operator()(Sched &s) const
     {
         build_gatherv(s, sendbuf, sendcount, sendtype, recvbuf,
@@ -157,12 +154,12 @@ struct Gather {
 struct Scatter {
     const void *sendbuf;
     size_t sendcount;
-    weft_datatype *sendtype;
+    weft_datatype_t *sendtype;
     void *recvbuf;
     size_t recvcount;
-    weft_datatype *recvtype;
+    weft_datatype_t *recvtype;
     int root;
-    weft_comm *comm;
+    weft_comm_t *comm;
     void operator()(Sched &s) const
     {
         build_scatterv(s, sendbuf, uniform_counts(comm, sendcount).data(),
@@ -176,21 +173,21 @@ struct Alltoallv {
     const void *sendbuf;
     const size_t *sendcounts;
     const ptrdiff_t *sdispls;
-    weft_datatype *sendtype;
+    weft_datatype_t *sendtype;
     void *recvbuf;
     const size_t *recvcounts;
     const ptrdiff_t *rdispls;
-    weft_datatype *recvtype;
-    weft_comm *comm;
+    weft_datatype_t *recvtype;
+    weft_comm_t *comm;
     void operator()(Sched &s) const
     {
-        const size_t n = size_t(comm->size);
+        const size_t n = size_t(weft_comm_size(comm));
         std::vector<ptrdiff_t> sd(n), rd(n);
         for (size_t i = 0; i < n; ++i) {
             sd[i] = sdispls[i] * weft_datatype_extent(sendtype);
             rd[i] = rdispls[i] * weft_datatype_extent(recvtype);
         }
-        std::vector<weft_datatype *> st(n, sendtype), rt(n, recvtype);
+        std::vector<weft_datatype_t *> st(n, sendtype), rt(n, recvtype);
         build_alltoallw(s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
                         rd.data(), rt.data(), comm);
     }
@@ -199,14 +196,14 @@ struct Alltoallv {
 struct Alltoall {
     const void *sendbuf;
     size_t sendcount;
-    weft_datatype *sendtype;
+    weft_datatype_t *sendtype;
     void *recvbuf;
     size_t recvcount;
-    weft_datatype *recvtype;
-    weft_comm *comm;
+    weft_datatype_t *recvtype;
+    weft_comm_t *comm;
     void operator()(Sched &s) const
     {
-        const size_t n = size_t(comm->size);
+        const size_t n = size_t(weft_comm_size(comm));
         std::vector<size_t> sc(n, sendcount), rc(n, recvcount);
         std::vector<ptrdiff_t> sd(n), rd(n);
         for (size_t i = 0; i < n; ++i) {
@@ -222,9 +219,9 @@ struct ReduceScatterBlock {
     const void *sendbuf;
     void *recvbuf;
     size_t recvcount;
-    weft_datatype *type;
-    weft_op *op;
-    weft_comm *comm;
+    weft_datatype_t *type;
+    weft_op_t *op;
+    weft_comm_t *comm;
     void operator()(Sched &s) const
     {
         build_reduce_scatter(s, sendbuf, recvbuf, uniform_counts(comm, recvcount).data(), type, op,
@@ -490,8 +487,8 @@ weft_status_t iexscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_
 // rank 0) talk, or the root to the remote leader. Every member takes the intercommunicator's
 // collective tag, so that the counts stay equal at every rank.
 
-weft_status_t leader_exchange(weft_comm *comm, int tag, const void *sendbuf, void *recvbuf,
-                              size_t count, weft_datatype *type)
+weft_status_t leader_exchange(weft_comm_t *comm, int tag, const void *sendbuf, void *recvbuf,
+                              size_t count, weft_datatype_t *type)
 {
     weft_pml_module_t *p = weft_pml_selected();
     weft_request_t *req = nullptr;
@@ -499,7 +496,7 @@ weft_status_t leader_exchange(weft_comm *comm, int tag, const void *sendbuf, voi
     if (rc != WEFT_SUCCESS)
         return rc;
     rc = p->pml_send(p, sendbuf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
-    weft::rt::wait_until([&] { return req->complete; });
+    weft::progress_wait([&] { return req->complete; });
     if (rc == WEFT_SUCCESS)
         rc = req->status.error;
     req->pml_free(req);
@@ -508,12 +505,12 @@ weft_status_t leader_exchange(weft_comm *comm, int tag, const void *sendbuf, voi
 
 weft_status_t inter_barrier(weft_comm_t *comm, weft_coll_module_t *)
 {
-    const int tag = weft::mpi::coll_tag(comm);
-    weft_comm *local = comm->local_comm;
+    const int tag = weft_comm_coll_tag(comm);
+    weft_comm_t *local = weft_comm_local_comm(comm);
     // Everyone here has entered; the leaders learn the same of the other group; the second
     // local barrier holds everyone until its leader knows.
     weft_status_t rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
-    if (rc == WEFT_SUCCESS && local->rank == 0)
+    if (rc == WEFT_SUCCESS && weft_comm_rank(local) == 0)
         rc = leader_exchange(comm, tag, nullptr, nullptr, 0, type_bytes());
     if (rc == WEFT_SUCCESS)
         rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
@@ -523,15 +520,15 @@ weft_status_t inter_barrier(weft_comm_t *comm, weft_coll_module_t *)
 weft_status_t inter_bcast(void *buf, size_t count, weft_datatype_t *type, int root,
                           weft_comm_t *comm, weft_coll_module_t *)
 {
-    const int tag = weft::mpi::coll_tag(comm);
-    weft_comm *local = comm->local_comm;
+    const int tag = weft_comm_coll_tag(comm);
+    weft_comm_t *local = weft_comm_local_comm(comm);
     weft_pml_module_t *p = weft_pml_selected();
     if (root == WEFT_PROC_NULL)
         return WEFT_SUCCESS;
-    if (root == MPI_ROOT) // to the other group's leader
+    if (root == WEFT_ROOT) // to the other group's leader
         return p->pml_send(p, buf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
     weft_status_t rc = WEFT_SUCCESS;
-    if (local->rank == 0) {
+    if (weft_comm_rank(local) == 0) {
         weft_msg_status_t st{};
         rc = p->pml_recv(p, buf, count, type, root, tag, comm, &st);
     }
@@ -546,13 +543,13 @@ weft_status_t inter_bcast(void *buf, size_t count, weft_datatype_t *type, int ro
 weft_status_t inter_allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                               weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
 {
-    const int tag = weft::mpi::coll_tag(comm);
-    weft_comm *local = comm->local_comm;
-    std::vector<char> mine(local->rank == 0 ? count * type->size : 0);
+    const int tag = weft_comm_coll_tag(comm);
+    weft_comm_t *local = weft_comm_local_comm(comm);
+    std::vector<char> mine(weft_comm_rank(local) == 0 ? count * weft_datatype_size(type) : 0);
     weft_status_t rc = blocking(local, op, [&](Sched &s) {
         build_reduce(s, sbuf, mine.data(), count, type, op, 0, local);
     });
-    if (rc == WEFT_SUCCESS && local->rank == 0)
+    if (rc == WEFT_SUCCESS && weft_comm_rank(local) == 0)
         rc = leader_exchange(comm, tag, mine.data(), rbuf, count, type);
     if (rc == WEFT_SUCCESS)
         rc = blocking(local, nullptr,
@@ -636,7 +633,7 @@ weft_coll_module_t inter_module = [] {
 weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 {
     *priority = int(weft_mca_param_int(params[kPriority]));
-    return comm->is_inter() ? &inter_module : &the_module;
+    return weft_comm_is_inter(comm) ? &inter_module : &the_module;
 }
 
 weft_status_t close_component()

@@ -2,8 +2,6 @@
 // requests of non-blocking collectives, advanced by the progress engine.
 #include "coll_basic.h"
 
-#include "runtime.h"
-
 #include <pml/pml.h>
 #include <weft/op.h>
 #include <weft/runtime.h>
@@ -41,7 +39,7 @@ int progress()
     return n;
 }
 
-void free_request(weft_request *req)
+void free_request(weft_request_t *req)
 {
     auto *r = static_cast<CollRequest *>(req);
     if (r->complete)
@@ -50,17 +48,17 @@ void free_request(weft_request *req)
         r->freed = true; // deleted when its schedule ends
 }
 
-weft_status_t no_cancel(weft_request *) { return WEFT_SUCCESS; } // collectives are not cancelled
+weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; } // collectives are not cancelled
 
 bool progress_registered = false;
 
 } // namespace
 
-void Sched::reset(weft_comm *comm, weft_op *op)
+void Sched::reset(weft_comm_t *comm, weft_op_t *op)
 {
     comm_ = comm;
     op_ = op;
-    tag_ = weft::mpi::coll_tag(comm);
+    tag_ = weft_comm_coll_tag(comm);
     steps_.clear();
     round_end_.clear();
     scratch_used_ = 0; // the buffers stay for the next schedule
@@ -104,7 +102,7 @@ weft_status_t Sched::post_round()
     for (int pass = 0; pass < 2; ++pass) {
         for (size_t i = begin; i < end; ++i) {
             const Step &st = steps_[i];
-            weft_request *req = nullptr;
+            weft_request_t *req = nullptr;
             weft_status_t rc = WEFT_SUCCESS;
             if (pass == 0 && st.kind == Step::recv)
                 rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
@@ -135,7 +133,7 @@ weft_status_t Sched::post_round()
 // by nobody (the PML reclaims it with the communicator); only completed requests are freed.
 void Sched::cancel_pending()
 {
-    for (weft_request *r : pending_)
+    for (weft_request_t *r : pending_)
         if (r->complete)
             r->pml_free(r);
         else
@@ -147,10 +145,10 @@ bool Sched::advance()
 {
     while (!done_) {
         // Every transfer of the round done?
-        for (weft_request *r : pending_)
+        for (weft_request_t *r : pending_)
             if (!r->complete)
                 return false;
-        for (weft_request *r : pending_) {
+        for (weft_request_t *r : pending_) {
             if (r->status.error != WEFT_SUCCESS && status_ == WEFT_SUCCESS)
                 status_ = r->status.error;
             r->pml_free(r);
@@ -165,7 +163,7 @@ bool Sched::advance()
         for (size_t i = begin; i < end; ++i) {
             const Step &st = steps_[i];
             if (st.kind == Step::copy) {
-                std::memmove(st.dst, st.src, st.count * st.type->size);
+                std::memmove(st.dst, st.src, st.count * weft_datatype_size(st.type));
             } else if (st.kind == Step::reduce) {
                 if (weft_status_t rc = weft_op_reduce(op_, st.src, st.dst, st.count, st.type);
                     rc != WEFT_SUCCESS) {
@@ -193,13 +191,7 @@ weft_status_t Sched::run()
         cancel_pending();
         return status_;
     }
-    unsigned idle_rounds = 0;
-    while (!advance()) {
-        if (weft_progress() > 0)
-            idle_rounds = 0;
-        else
-            weft::rt::idle(idle_rounds);
-    }
+    weft::progress_wait([this] { return advance(); });
     return status_;
 }
 
@@ -207,10 +199,10 @@ CollRequest::~CollRequest()
 {
     weft_op_release(sched.op());
     if (comm)
-        weft::mpi::comm_release(comm);
+        weft_comm_release(comm);
 }
 
-weft_status_t start_request(Sched &&sched, weft_request **request)
+weft_status_t start_request(Sched &&sched, weft_request_t **request)
 {
     if (!progress_registered) {
         if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
@@ -218,13 +210,14 @@ weft_status_t start_request(Sched &&sched, weft_request **request)
         progress_registered = true;
     }
     auto *r = new CollRequest;
-    r->kind = weft_request::Kind::coll;
+    // Errors at completion are raised on the communicator; the FT layer finds the collective
+    // by its tag.
+    weft_request_init(r, WEFT_REQUEST_COLL, sched.comm(), WEFT_PROC_NULL, sched.tag());
     r->active = true;
     r->pml_free = free_request;
     r->pml_cancel = no_cancel;
     r->sched = std::move(sched);
-    r->comm = r->sched.comm(); // errors at completion are raised on it
-    weft::mpi::comm_retain(r->comm);
+    weft_comm_retain(r->comm);
     weft_op_retain(r->sched.op());
     if (weft_status_t rc = r->sched.start(); rc != WEFT_SUCCESS) {
         // Reported through the request, as a later failure would be.

@@ -10,11 +10,9 @@
 // It is set up when the communicator is created: rank 0 creates the segment and sends its
 // name; the others map it and answer; rank 0 removes the name once all have mapped it and tells
 // everyone whether all succeeded, so that every rank makes the same choice.
-#include "mpi_objects.h"
-#include "runtime.h"
-
 #include <coll/coll.h>
 #include <pml/pml.h>
+#include <weft/comm.h>
 #include <weft/mca.h>
 #include <weft/op.h>
 #include <weft/runtime.h>
@@ -78,18 +76,13 @@ void arrive_and_wait(Module *m, int nranks)
         m->shared->generation.store(target, std::memory_order_release);
         return;
     }
-    unsigned idle_rounds = 0;
-    while (m->shared->generation.load(std::memory_order_acquire) != target) {
-        if (weft_progress() > 0)
-            idle_rounds = 0;
-        else
-            weft::rt::idle(idle_rounds);
-    }
+    weft::progress_wait(
+        [&] { return m->shared->generation.load(std::memory_order_acquire) == target; });
 }
 
 weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 {
-    arrive_and_wait(self(module), comm->size);
+    arrive_and_wait(self(module), weft_comm_size(comm));
     return WEFT_SUCCESS;
 }
 
@@ -102,19 +95,20 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
 {
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
+    const int n = weft_comm_size(comm);
     if (bytes > kSlot)
         return WEFT_ERR_NOT_SUPPORTED;
     if (bytes == 0) {
-        arrive_and_wait(m, comm->size);
+        arrive_and_wait(m, n);
         return WEFT_SUCCESS;
     }
     const uint32_t gen = m->generation + 1;
-    std::memcpy(slot(m, gen, comm->size, comm->rank), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
-    arrive_and_wait(m, comm->size);
+    std::memcpy(slot(m, gen, n, weft_comm_rank(comm)), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
+    arrive_and_wait(m, n);
     alignas(16) char acc[kSlot], next[kSlot];
-    std::memcpy(acc, slot(m, gen, comm->size, 0), bytes);
-    for (int r = 1; r < comm->size; ++r) {
-        std::memcpy(next, slot(m, gen, comm->size, r), bytes);
+    std::memcpy(acc, slot(m, gen, n, 0), bytes);
+    for (int r = 1; r < n; ++r) {
+        std::memcpy(next, slot(m, gen, n, r), bytes);
         if (weft_status_t rc = weft_op_reduce(op, acc, next, count, type); rc != WEFT_SUCCESS)
             return rc;
         std::memcpy(acc, next, bytes); // acc = ranks 0..r
@@ -124,18 +118,17 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
 }
 
 // Point-to-point for the set-up, on the communicator's collective tag.
-weft_status_t send(weft_comm *comm, int to, int tag, const void *buf, size_t bytes)
+weft_status_t send(weft_comm_t *comm, int to, int tag, const void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
-    return p->pml_send(p, buf, bytes, weft::mpi::bytes_datatype(), to, tag, WEFT_SEND_STANDARD,
-                       comm);
+    return p->pml_send(p, buf, bytes, weft_datatype_bytes(), to, tag, WEFT_SEND_STANDARD, comm);
 }
 
-weft_status_t recv(weft_comm *comm, int from, int tag, void *buf, size_t bytes)
+weft_status_t recv(weft_comm_t *comm, int from, int tag, void *buf, size_t bytes)
 {
     weft_pml_module_t *p = weft_pml_selected();
     weft_msg_status_t st{};
-    return p->pml_recv(p, buf, bytes, weft::mpi::bytes_datatype(), from, tag, comm, &st);
+    return p->pml_recv(p, buf, bytes, weft_datatype_bytes(), from, tag, comm, &st);
 }
 
 Shared *map_segment(int fd, size_t size)
@@ -147,13 +140,14 @@ Shared *map_segment(int fd, size_t size)
 weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
 {
     Module *m = self(module);
-    const int tag = weft::mpi::coll_tag(comm);
-    m->size = segment_size(comm->size);
+    const int tag = weft_comm_coll_tag(comm);
+    const int n = weft_comm_size(comm);
+    m->size = segment_size(n);
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
-    if (comm->rank == 0) {
+    if (weft_comm_rank(comm) == 0) {
         std::snprintf(name, sizeof name, "/dev/shm/weft-coll-%d-%u-%u", int(getpid()),
-                      unsigned(comm->cid), unsigned(weft_runtime_world_rank()));
+                      unsigned(weft_comm_cid(comm)), unsigned(weft_runtime_world_rank()));
         const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0 && ftruncate(fd, off_t(m->size)) == 0)
             m->shared = map_segment(fd, m->size);
@@ -166,18 +160,18 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         } else {
             new (m->shared) Shared{};
         }
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
             rc = send(comm, r, tag, name, sizeof name);
         // Everyone answers whether it mapped the segment; the verdict goes back to all.
         uint8_t all_ok = m->shared != nullptr;
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r) {
+        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r) {
             uint8_t ok = 0;
             rc = recv(comm, r, tag, &ok, 1);
             all_ok &= ok;
         }
         if (name[0])
             unlink(name); // everyone who could map it has
-        for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
+        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
             rc = send(comm, r, tag, &all_ok, 1);
         if (rc == WEFT_SUCCESS && !all_ok)
             rc = WEFT_ERR_OUT_OF_RESOURCE;
@@ -244,10 +238,10 @@ weft_status_t query(int *priority, char *why, size_t why_len)
 // Intracommunicators of two or more processes, all on this host (what every rank knows alike).
 weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 {
-    if (comm->is_inter() || comm->size < 2)
+    if (weft_comm_is_inter(comm) || weft_comm_size(comm) < 2)
         return nullptr;
-    for (int w : comm->group->ranks)
-        if (!weft_proc_is_local(weft_runtime_proc(w)))
+    for (int r = 0; r < weft_comm_size(comm); ++r)
+        if (!weft_proc_is_local(weft_runtime_proc(weft_comm_local_world_rank(comm, r))))
             return nullptr;
     auto *m = new Module;
     m->base = weft_coll_module_t{};

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The include rules that keep the component ABI honest (docs/component-guide.md, "A component
+# inside the Weft tree"): a component reads nothing but the public headers and its own
+# directory, which is checked on what the compiler really read (the build's dependency
+# files); and the core includes nothing of a framework's base/ but <fw>/base/<fw>_base.h.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+src=$WEFT_TEST_SRCDIR
+b=$WEFT_TEST_BUILDDIR
+
+# The core: framework/ and tools/ sources.
+bad=$(grep -rn '#include <[a-z]*/base/' "$src/framework" "$src/tools" |
+    grep -v '#include <\([a-z]*\)/base/\1_base\.h>')
+[ -z "$bad" ] || fail "the core includes a framework's base/ internals:
+$bad"
+
+# The components (base/ is libweft's). pml/ob1 still reads libmpi's private headers and the boot components the
+# client libraries they wrap: their component.am says so.
+checked=0
+for dep in "$b"/mca/*/*/.deps/*.Plo; do
+    [ -f "$dep" ] || continue
+    # Only objects that are built now (a source renamed since leaves its old file behind).
+    target=$(sed -n '1s/:.*//p' "$dep")
+    case $target in *.lo) [ -f "$b/$target" ] || continue ;; *) continue ;; esac
+    comp=$(dirname "$(dirname "$dep")")
+    comp=${comp#"$b"/}
+    case $comp in mca/*/base | mca/pml/ob1 | mca/boot/pmgr | mca/boot/pmi) continue ;; esac
+    # Every file the compiler read, except the object the rule is for.
+    bad=$(tr ' \\' '\n\n' <"$dep" | sed 's/:$//' | grep -v '\.lo$' |
+        grep -e "^$src/" -e '^framework/' -e '^mca/' -e '^\./' | grep -v "^$src/$comp/" | sort -u)
+    [ -z "$bad" ] || fail "$comp read headers that are not public ($(basename "$dep")):
+$bad"
+    checked=$((checked + 1))
+done
+if [ "$checked" -eq 0 ]; then
+    echo "SKIP: no dependency files of components (configured with --disable-dependency-tracking?)"
+    exit 77
+fi
+echo "include rules: the core includes only <fw>/base/<fw>_base.h; $checked component objects read only public headers and their own directory"
