@@ -112,7 +112,8 @@ struct weft_message {
 
 /* Every field at its creation value: not complete, not persistent, status.error WEFT_SUCCESS,
  * no hooks. Takes no reference to comm (the maker retains it if the request may outlive the
- * call that made it: weft_comm_retain). */
+ * call that made it: weft_comm_retain). The struct has no tail padding, so clearing
+ * sizeof(weft_request_t) never touches the fields of a C++ request derived from it. */
 static inline void weft_request_init(weft_request_t *req, weft_request_kind_t kind,
                                      weft_comm_t *comm, int peer, int tag)
 {
