@@ -314,6 +314,11 @@ int weft_progress(void)
     return n;
 }
 
+void weft_runtime_abort(int code, const char *message)
+{
+    weft::rt::abort(code, message ? message : "");
+}
+
 void weft_progress_wait(int (*done)(void *arg), void *arg)
 {
     weft::rt::wait_until([&] { return done(arg) != 0; });

@@ -231,6 +231,16 @@ struct weft_bml_component {
     weft_bml_module_t *(*init)(int enable_progress_threads, int enable_mpi_threads);
 };
 
+/* For a PML that runs over the BML (its init): open the bml framework, pick its one component
+ * (--mca bml, priorities) and make the module, with no BTL and no peer yet; the caller adds the
+ * BTL modules (weft_btl_modules, btl.h) and finalizes the module before weft_bml_close.
+ * Returns WEFT_SUCCESS, or an error with the reason printed. Defined in bml/base (libweft).
+ * Thread: init. */
+weft_status_t weft_bml_select(int enable_progress_threads, int enable_mpi_threads,
+                              weft_bml_module_t **module);
+/* Close the bml framework after the module was finalized. Thread: init. */
+void weft_bml_close(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 

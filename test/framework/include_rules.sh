@@ -13,8 +13,8 @@ bad=$(grep -rn '#include <[a-z]*/base/' "$src/framework" "$src/tools" |
 [ -z "$bad" ] || fail "the core includes a framework's base/ internals:
 $bad"
 
-# The components (base/ is libweft's). pml/ob1 still reads libmpi's private headers and the boot components the
-# client libraries they wrap: their component.am says so.
+# The components (base/ is libweft's). The boot components read the client libraries they
+# wrap: their component.am says so.
 checked=0
 for dep in "$b"/mca/*/*/.deps/*.Plo; do
     [ -f "$dep" ] || continue
@@ -23,7 +23,7 @@ for dep in "$b"/mca/*/*/.deps/*.Plo; do
     case $target in *.lo) [ -f "$b/$target" ] || continue ;; *) continue ;; esac
     comp=$(dirname "$(dirname "$dep")")
     comp=${comp#"$b"/}
-    case $comp in mca/*/base | mca/pml/ob1 | mca/boot/pmgr | mca/boot/pmi) continue ;; esac
+    case $comp in mca/*/base | mca/boot/pmgr | mca/boot/pmi) continue ;; esac
     # Every file the compiler read, except the object the rule is for.
     bad=$(tr ' \\' '\n\n' <"$dep" | sed 's/:$//' | grep -v '\.lo$' |
         grep -e "^$src/" -e '^framework/' -e '^mca/' -e '^\./' | grep -v "^$src/$comp/" | sort -u)

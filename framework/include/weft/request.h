@@ -52,19 +52,6 @@ typedef enum weft_request_state {
     WEFT_REQUEST_PENDING_FAILED = 3
 } weft_request_state_t;
 
-#ifdef __cplusplus
-#define WEFT_REQUEST_CXX_KIND_NAMES                                                                \
-    struct Kind {                                                                                  \
-        static constexpr weft_request_kind_t null = WEFT_REQUEST_NULL;                             \
-        static constexpr weft_request_kind_t pml_send = WEFT_REQUEST_PML_SEND;                     \
-        static constexpr weft_request_kind_t pml_recv = WEFT_REQUEST_PML_RECV;                     \
-        static constexpr weft_request_kind_t generalized = WEFT_REQUEST_GENERALIZED;               \
-        static constexpr weft_request_kind_t coll = WEFT_REQUEST_COLL;                             \
-    };
-#else
-#define WEFT_REQUEST_CXX_KIND_NAMES
-#endif
-
 struct weft_request {
     weft_request_kind_t kind WEFT_CXX_DEFAULT(WEFT_REQUEST_NULL);
     volatile bool complete WEFT_CXX_DEFAULT(false); /* the operation is done; status is final */
@@ -94,10 +81,6 @@ struct weft_request {
     void (*pml_free)(weft_request_t *request) WEFT_CXX_DEFAULT(NULL);
     weft_status_t (*pml_start)(weft_request_t *request) WEFT_CXX_DEFAULT(NULL);
     weft_status_t (*pml_cancel)(weft_request_t *request) WEFT_CXX_DEFAULT(NULL);
-
-    /* C++ only, and no data: the enumerators under the names pml/ob1 used while this struct
-     * was C++ (weft_request::Kind::pml_send). Goes once ob1 uses weft_request_kind_t. */
-    WEFT_REQUEST_CXX_KIND_NAMES
 };
 
 /* A message mprobe/improbe took out of matching (MPI_Message). The PML makes it (and frees it

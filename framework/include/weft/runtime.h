@@ -81,6 +81,12 @@ int weft_progress(void);
  * Thread: the one that drives MPI. */
 void weft_progress_wait(int (*done)(void *arg), void *arg);
 
+/* End the whole job: message goes to the launcher, which prints it and ends every rank (without
+ * a launcher, to this process's error output), and the process exits with code. For an error that
+ * leaves the job unable to go on correctly (a PML that cannot deliver a message any more).
+ * Blocking: does not return. Thread: any. */
+void weft_runtime_abort(int code, const char *message) __attribute__((noreturn));
+
 #ifdef __cplusplus
 }
 

@@ -18,13 +18,16 @@
 #include "pml_engine_rcache.h"
 #include "pml_engine_types.h"
 
-#include "mca_output.h"
-#include "mca_select.h"
-#include "runtime.h"
-
 #include <bml/bml.h>
+#include <btl/btl.h>
 #include <pml/pml.h>
+#include <weft/comm.h>
+#include <weft/convertor.h>
 #include <weft/mca.h>
+#include <weft/op.h>
+#include <weft/output.h>
+#include <weft/request.h>
+#include <weft/runtime.h>
 
 #include <deque>
 #include <list>
@@ -54,8 +57,8 @@ template <class Policy> class Engine {
         std::vector<Peer> peers; // by world rank
         weft_bml_module_t *bml = nullptr;
         std::vector<weft_btl_module_t *> modules; // every BTL module, for rail indexes and names
-        std::vector<weft_comm *> dense_comms;     // by cid, below kDenseCids
-        std::unordered_map<uint32_t, weft_comm *> comms;
+        std::vector<weft_comm_t *> dense_comms;   // by cid, below kDenseCids
+        std::unordered_map<uint32_t, weft_comm_t *> comms;
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
         std::unordered_map<uint64_t, Req *> live;
@@ -65,7 +68,7 @@ template <class Policy> class Engine {
         // send_pipeline_depth deep): they go on from the user's buffer as room appears.
         std::list<Req *> sched;
         // Communicators whose references released requests held: dropped by the next progress.
-        std::vector<weft_comm *> comm_releases;
+        std::vector<weft_comm_t *> comm_releases;
         // The world rank behind each BTL endpoint the engine was given (to name the peer of a
         // fragment a BTL hands back), kept after its rail is removed.
         std::unordered_map<const weft_btl_endpoint_t *, int> endpoint_world;
@@ -98,15 +101,15 @@ template <class Policy> class Engine {
     static inline State *P = nullptr;
 
     // ---- matching (pml_engine_match.h)
-    static weft_comm *find_comm(uint32_t cid);
-    static void set_comm(uint32_t cid, weft_comm *comm);
-    static CommState &cs(weft_comm *c);
+    static weft_comm_t *find_comm(uint32_t cid);
+    static void set_comm(uint32_t cid, weft_comm_t *comm);
+    static CommState &cs(weft_comm_t *c);
     static bool tag_matches(int want, int got);
     static bool src_matches(int want, int got);
-    static void deliver(Req *r, weft_comm *, const Unexpected &u);
-    static void match_one(weft_comm *comm, Unexpected &&u);
-    static void arrive(weft_comm *comm, uint16_t seq, Unexpected &&u);
-    static void duplicate(const weft_comm *comm, int src, uint16_t seq);
+    static void deliver(Req *r, weft_comm_t *, const Unexpected &u);
+    static void match_one(weft_comm_t *comm, Unexpected &&u);
+    static void arrive(weft_comm_t *comm, uint16_t seq, Unexpected &&u);
+    static void duplicate(const weft_comm_t *comm, int src, uint16_t seq);
     static size_t header_size(uint8_t type);
     static void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t *more,
                                      size_t nmore);
@@ -121,7 +124,8 @@ template <class Policy> class Engine {
     static Req *new_request();
     static void release_request(Req *r);
     static void complete(Req *r);
-    static void set_dtype(Req *r, void *buf, size_t count, weft_datatype *dtype);
+    static void drop_dtype(Req *r);
+    static void set_dtype(Req *r, void *buf, size_t count, weft_datatype_t *dtype);
     static Req *make(bool send, const void *buf, size_t count, weft_datatype_t *dtype, int peer,
                      int tag, weft_send_mode_t mode, weft_comm_t *comm, bool persistent);
     static weft_status_t start_any(weft_request *req);
@@ -144,13 +148,16 @@ template <class Policy> class Engine {
     static void resend_failed(weft_btl_module_t *btl, const weft_btl_recv_descriptor_t *rd);
 
     // ---- send requests and the eager protocols (pml_engine_send.h)
-    [[gnu::cold]] static void trace_send(const weft_comm *comm, int dst, int tag, size_t bytes,
+    [[gnu::cold]] static void trace_send(const weft_comm_t *comm, int dst, int tag, size_t bytes,
                                          Proto chosen, Proto ran);
     static void send_load(Req *r, size_t offset, char *dst, size_t n);
+    static void pack_at(Req *r, size_t offset, char *dst, size_t n);
+    static void unpack_at(Req *r, size_t offset, const char *src, size_t n);
     static void prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *,
                               weft_btl_descriptor_t *des, weft_status_t status);
-    static weft_status_t send_eager(Req *r, const weft_comm *comm, int dst, int world, MatchHdr &h,
-                                    const char *buf, size_t bytes, weft_send_mode_t mode);
+    static weft_status_t send_eager(Req *r, const weft_comm_t *comm, int dst, int world,
+                                    MatchHdr &h, const char *buf, size_t bytes,
+                                    weft_send_mode_t mode);
     static weft_status_t start_send(Req *r);
     static weft_status_t faulty_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
                                       weft_convertor_t *cv, const MatchHdr &h, size_t bytes,
@@ -244,6 +251,7 @@ template <class Policy> class Engine {
 
     // ---- the module's operations and the rest (pml_engine_module.h)
     static std::string who();
+    static void say(weft_output_kind_t kind, const std::string &text);
     static std::string param_name(const char *name);
     [[gnu::cold]] static void trace(const std::string &line);
     static void malformed(const std::string &what);

@@ -9,7 +9,7 @@
 
 namespace weft::pml::engine {
 
-template <class Policy> weft_comm *Engine<Policy>::find_comm(uint32_t cid)
+template <class Policy> weft_comm_t *Engine<Policy>::find_comm(uint32_t cid)
 {
     if (cid < kDenseCids)
         return cid < P->dense_comms.size() ? P->dense_comms[cid] : nullptr;
@@ -18,7 +18,7 @@ template <class Policy> weft_comm *Engine<Policy>::find_comm(uint32_t cid)
 }
 
 // Register comm under cid, or forget cid (comm NULL).
-template <class Policy> void Engine<Policy>::set_comm(uint32_t cid, weft_comm *comm)
+template <class Policy> void Engine<Policy>::set_comm(uint32_t cid, weft_comm_t *comm)
 {
     if (cid >= kDenseCids) {
         if (comm)
@@ -32,9 +32,9 @@ template <class Policy> void Engine<Policy>::set_comm(uint32_t cid, weft_comm *c
     P->dense_comms[cid] = comm;
 }
 
-template <class Policy> auto Engine<Policy>::cs(weft_comm *c) -> CommState &
+template <class Policy> auto Engine<Policy>::cs(weft_comm_t *c) -> CommState &
 {
-    return *static_cast<CommState *>(c->pml_state);
+    return *static_cast<CommState *>(weft_comm_pml_state(c));
 }
 
 template <class Policy> bool Engine<Policy>::tag_matches(int want, int got)
@@ -47,7 +47,7 @@ template <class Policy> bool Engine<Policy>::src_matches(int want, int got)
     return want == WEFT_ANY_SOURCE || want == got;
 }
 
-template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm *, const Unexpected &u)
+template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *, const Unexpected &u)
 {
     r->matched = true;
     r->status.source = u.src;
@@ -63,7 +63,7 @@ template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm *, const 
     rndv_matched(r, u);
 }
 
-template <class Policy> void Engine<Policy>::match_one(weft_comm *comm, Unexpected &&u)
+template <class Policy> void Engine<Policy>::match_one(weft_comm_t *comm, Unexpected &&u)
 {
     CommState &s = cs(comm);
     for (Req *r = s.posted.front(); r; r = r->next) {
@@ -77,16 +77,17 @@ template <class Policy> void Engine<Policy>::match_one(weft_comm *comm, Unexpect
 }
 
 // A MATCH, RNDV or RGET that was delivered already: dropped, and counted.
-template <class Policy> void Engine<Policy>::duplicate(const weft_comm *comm, int src, uint16_t seq)
+template <class Policy>
+void Engine<Policy>::duplicate(const weft_comm_t *comm, int src, uint16_t seq)
 {
     ++P->duplicates;
     if (P->verbose >= 10) [[unlikely]]
-        trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(src) + " cid " +
-              std::to_string(comm->cid) + ": a copy of message " + std::to_string(seq) +
-              " (delivered already) was dropped");
+        trace("rank " + std::to_string(weft_comm_rank(comm)) + " <- " + std::to_string(src) +
+              " cid " + std::to_string(weft_comm_cid(comm)) + ": a copy of message " +
+              std::to_string(seq) + " (delivered already) was dropped");
 }
 
-template <class Policy> void Engine<Policy>::arrive(weft_comm *comm, uint16_t seq, Unexpected &&u)
+template <class Policy> void Engine<Policy>::arrive(weft_comm_t *comm, uint16_t seq, Unexpected &&u)
 {
     CommState &s = cs(comm);
     const size_t src = size_t(u.src);
@@ -141,7 +142,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     else
         std::memcpy(&h.match, msg, sizeof(MatchHdr));
     const Payload data{msg + hlen, len - hlen, more, nmore};
-    weft_comm *comm = find_comm(h.match.cid);
+    weft_comm_t *comm = find_comm(h.match.cid);
     if (!comm) {
         // The communicator exists at the sender already, not yet here.
         std::string copy(msg, hlen);
@@ -149,7 +150,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
         P->early[h.match.cid].push_back(std::move(copy));
         return;
     }
-    if (h.match.src < 0 || h.match.src >= comm->peer_size())
+    if (h.match.src < 0 || h.match.src >= weft_comm_peer_size(comm))
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
     CommState &s = cs(comm);
@@ -159,7 +160,8 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     // is the next one or ahead of it.
     if (int16_t(uint16_t(h.match.seq - s.recv_seq[src])) < 0) [[unlikely]]
         return duplicate(comm, h.match.src, h.match.seq);
-    if (!Policy::template before_match<Engine>(comm, h.match, comm->peer_group()->ranks[src]))
+    if (!Policy::template before_match<Engine>(comm, h.match,
+                                               weft_comm_peer_world_rank(comm, int(src))))
         return;
     // Fast path: an eager message in sequence, for a receive already posted:
     // copy straight from the fragment, no queue entry.
@@ -180,9 +182,10 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
         }
     }
     if (P->verbose >= 20)
-        trace("rank " + std::to_string(comm->rank) + " <- " + std::to_string(h.match.src) +
-              " tag " + std::to_string(h.match.tag) + " cid " + std::to_string(comm->cid) + ": " +
-              name + " kept until a receive matches it");
+        trace("rank " + std::to_string(weft_comm_rank(comm)) + " <- " +
+              std::to_string(h.match.src) + " tag " + std::to_string(h.match.tag) + " cid " +
+              std::to_string(weft_comm_cid(comm)) + ": " + name +
+              " kept until a receive matches it");
     Unexpected u;
     u.src = h.match.src;
     u.tag = h.match.tag;
@@ -192,7 +195,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     data.append_to(type == hdr_rget ? u.rdma : u.data);
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
-    u.world_src = comm->peer_group()->ranks[size_t(u.src)];
+    u.world_src = weft_comm_peer_world_rank(comm, int(u.src));
     if (u.total < u.data.size())
         return malformed(std::string(name) + " whose first part is longer than the message");
     arrive(comm, h.match.seq, std::move(u));

@@ -13,6 +13,11 @@ template <class Policy> std::string Engine<Policy>::who()
     return std::string("pml/") + Policy::name;
 }
 
+template <class Policy> void Engine<Policy>::say(weft_output_kind_t kind, const std::string &text)
+{
+    weft_output(kind, "%s", text.c_str());
+}
+
 // A parameter's full name, pml_<name>_<param>.
 template <class Policy> std::string Engine<Policy>::param_name(const char *name)
 {
@@ -21,13 +26,13 @@ template <class Policy> std::string Engine<Policy>::param_name(const char *name)
 
 template <class Policy> void Engine<Policy>::trace(const std::string &line)
 {
-    output::info(who() + ": " + line);
+    say(WEFT_OUTPUT_INFO, who() + ": " + line);
 }
 
 template <class Policy> void Engine<Policy>::malformed(const std::string &what)
 {
     ++P->malformed;
-    output::error(who() + ": a malformed fragment arrived (" + what + "); it was dropped");
+    say(WEFT_OUTPUT_ERROR, who() + ": a malformed fragment arrived (" + what + "); it was dropped");
 }
 
 template <class Policy>
@@ -42,10 +47,10 @@ weft_status_t Engine<Policy>::add_procs(weft_pml_module_t *, weft_proc_t *const 
             refresh_peer(procs[i]);
     for (size_t i = 0; i < n; ++i)
         if (!reach[i]) {
-            output::error(who() + ": no BTL reaches rank " +
-                          std::to_string(weft_proc_rank(procs[i])) + " on host " +
-                          weft_proc_hostname(procs[i]) +
-                          " (check --mca btl; e.g. sm reaches only this host)");
+            say(WEFT_OUTPUT_ERROR, who() + ": no BTL reaches rank " +
+                                       std::to_string(weft_proc_rank(procs[i])) + " on host " +
+                                       weft_proc_hostname(procs[i]) +
+                                       " (check --mca btl; e.g. sm reaches only this host)");
             return WEFT_ERR_UNREACH;
         }
     return WEFT_SUCCESS;
@@ -61,9 +66,9 @@ template <class Policy> weft_status_t Engine<Policy>::enable(weft_pml_module_t *
 {
     if (on)
         return WEFT_SUCCESS;
-    weft::rt::wait_until([] { return P->pending.empty() && P->sched.empty(); });
+    weft::progress_wait([] { return P->pending.empty() && P->sched.empty(); });
     release_comms();
-    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+    for (weft_btl_module_t *btl : P->modules)
         if (btl->btl_flush)
             btl->btl_flush(btl, nullptr);
     return WEFT_SUCCESS;
@@ -78,12 +83,12 @@ template <class Policy>
 weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
 {
     auto *s = new CommState;
-    s->send_seq.assign(size_t(comm->peer_size()), 0);
-    s->recv_seq.assign(size_t(comm->peer_size()), 0);
-    s->ahead.resize(size_t(comm->peer_size()));
-    comm->pml_state = s;
-    set_comm(comm->cid, comm);
-    auto it = P->early.find(comm->cid);
+    s->send_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
+    s->recv_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
+    s->ahead.resize(size_t(weft_comm_peer_size(comm)));
+    weft_comm_set_pml_state(comm, s);
+    set_comm(weft_comm_cid(comm), comm);
+    auto it = P->early.find(weft_comm_cid(comm));
     if (it != P->early.end()) {
         std::vector<std::string> frags = std::move(it->second);
         P->early.erase(it);
@@ -96,9 +101,9 @@ weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
 template <class Policy>
 weft_status_t Engine<Policy>::del_comm(weft_pml_module_t *, weft_comm_t *comm)
 {
-    set_comm(comm->cid, nullptr);
-    delete static_cast<CommState *>(comm->pml_state);
-    comm->pml_state = nullptr;
+    set_comm(weft_comm_cid(comm), nullptr);
+    delete static_cast<CommState *>(weft_comm_pml_state(comm));
+    weft_comm_set_pml_state(comm, nullptr);
     return WEFT_SUCCESS;
 }
 
@@ -128,15 +133,18 @@ weft_status_t Engine<Policy>::recv(weft_pml_module_t *, void *buf, size_t count,
 {
     // A blocking receive waits here, so its request can live on the stack.
     Req r;
-    r.kind = weft_request::Kind::pml_recv;
+    r.kind = WEFT_REQUEST_PML_RECV;
     set_dtype(&r, buf, count, dtype);
     r.comm = comm;
     r.peer = r.src = src;
     r.tag = tag;
-    if (weft_status_t rc = start_recv(&r); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = start_recv(&r); rc != WEFT_SUCCESS) {
+        drop_dtype(&r);
         return rc;
-    weft::rt::wait_until([&] { return r.complete; });
+    }
+    weft::progress_wait([&] { return r.complete; });
     untrack(&r);
+    drop_dtype(&r);
     if (status)
         *status = r.status;
     return r.status.error;
@@ -168,14 +176,14 @@ weft_status_t Engine<Policy>::send(weft_pml_module_t *m, const void *buf, size_t
                                    weft_comm_t *comm)
 {
     // Fast path: an eager message needs no request at all.
-    const size_t bytes = count * dtype->size;
-    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0 && dtype->dense) {
-        const int world = comm->peer_group()->ranks[size_t(dst)];
+    const size_t bytes = count * weft_datatype_size(dtype);
+    if (mode != WEFT_SEND_SYNCHRONOUS && dst >= 0 && weft_datatype_is_contiguous(dtype, count)) {
+        const int world = weft_comm_peer_world_rank(comm, int(dst));
         if (sizeof(MatchHdr) + bytes <= eager_limit(world)) {
             MatchHdr h;
             h.flags = 0;
-            h.cid = comm->cid;
-            h.src = comm->rank;
+            h.cid = weft_comm_cid(comm);
+            h.src = weft_comm_rank(comm);
             h.tag = tag;
             h.seq = cs(comm).send_seq[size_t(dst)]++;
             return send_eager(nullptr, comm, dst, world, h, static_cast<const char *>(buf), bytes,
@@ -208,7 +216,7 @@ weft_status_t Engine<Policy>::probe(weft_pml_module_t *m, int src, int tag, weft
                                     weft_msg_status_t *status)
 {
     int matched = 0;
-    weft::rt::wait_until([&] {
+    weft::progress_wait([&] {
         iprobe(m, src, tag, comm, &matched, status);
         return matched != 0;
     });
@@ -246,7 +254,7 @@ weft_status_t Engine<Policy>::mprobe(weft_pml_module_t *m, int src, int tag, wef
                                      weft_message_t **message, weft_msg_status_t *status)
 {
     int matched = 0;
-    weft::rt::wait_until([&] {
+    weft::progress_wait([&] {
         improbe(m, src, tag, comm, &matched, message, status);
         return matched != 0;
     });
@@ -297,13 +305,13 @@ template <class Policy>
 weft_status_t Engine<Policy>::dump(weft_pml_module_t *, weft_comm_t *comm, int)
 {
     CommState &s = cs(comm);
-    output::info(who() + ": communicator " + std::to_string(comm->cid) + ": " +
-                 std::to_string(s.posted.size()) + " posted, " +
-                 std::to_string(s.unexpected.size()) + " unexpected, " +
-                 std::to_string(P->pending.size()) + " pending sends, " +
-                 std::to_string(P->malformed) + " malformed fragments dropped, " +
-                 std::to_string(P->duplicates) + " duplicates dropped, " +
-                 std::to_string(P->resent) + " fragments a failed link handed back sent again");
+    say(WEFT_OUTPUT_INFO,
+        who() + ": communicator " + std::to_string(weft_comm_cid(comm)) + ": " +
+            std::to_string(s.posted.size()) + " posted, " + std::to_string(s.unexpected.size()) +
+            " unexpected, " + std::to_string(P->pending.size()) + " pending sends, " +
+            std::to_string(P->malformed) + " malformed fragments dropped, " +
+            std::to_string(P->duplicates) + " duplicates dropped, " + std::to_string(P->resent) +
+            " fragments a failed link handed back sent again");
     return WEFT_SUCCESS;
 }
 
@@ -328,8 +336,9 @@ template <class Policy> bool Engine<Policy>::read_params()
     for (const Check &c : checks) {
         const int64_t v = weft_mca_param_int(c.p);
         if (v < c.lo || v > c.hi) {
-            output::error(who() + ": " + param_name(c.name) + " is " + std::to_string(v) +
-                          ", outside " + std::to_string(c.lo) + ".." + std::to_string(c.hi));
+            say(WEFT_OUTPUT_ERROR, who() + ": " + param_name(c.name) + " is " + std::to_string(v) +
+                                       ", outside " + std::to_string(c.lo) + ".." +
+                                       std::to_string(c.hi));
             return false;
         }
     }
@@ -343,8 +352,9 @@ template <class Policy> bool Engine<Policy>::read_params()
     for (auto [p, name] : {std::pair{p_fault_fail_sendi, "fault_fail_sendi"},
                            std::pair{p_fault_dup_sendi, "fault_duplicate_sendi"}})
         if (weft_mca_param_int(p) < 0) {
-            output::error(who() + ": " + param_name(name) + " is " +
-                          std::to_string(weft_mca_param_int(p)) + ", it must be 0 or more");
+            say(WEFT_OUTPUT_ERROR, who() + ": " + param_name(name) + " is " +
+                                       std::to_string(weft_mca_param_int(p)) +
+                                       ", it must be 0 or more");
             return false;
         }
     P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
@@ -364,8 +374,8 @@ template <class Policy> bool Engine<Policy>::read_params()
             colon == std::string::npos ? 0 : std::strtoull(item.c_str(), &stop, 10);
         if (colon == std::string::npos || colon == 0 || stop != item.c_str() + colon ||
             colon + 1 >= item.size()) {
-            output::error(who() + ": " + param_name("fault_remove_rails") + " item '" + item +
-                          "' is not <messages>:<btl>[:<index>]");
+            say(WEFT_OUTPUT_ERROR, who() + ": " + param_name("fault_remove_rails") + " item '" +
+                                       item + "' is not <messages>:<btl>[:<index>]");
             return false;
         }
         P->remove_rails.emplace_back(uint64_t(n), item.substr(colon + 1));
@@ -548,32 +558,29 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
 
 template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
 {
-    mca::FrameworkBase *base = mca::framework_base("bml");
-    mca::Component *bml_comp = nullptr;
-    if (base->open() != WEFT_SUCCESS || base->select_one(bml_comp) != WEFT_SUCCESS)
-        return nullptr;
-    auto *bc = reinterpret_cast<const weft_bml_component_t *>(bml_comp->desc);
     P = new State;
     P->verbose = int(weft_mca_param_int(p_verbose));
-    P->modules = weft::rt::btl_modules();
+    size_t nbtl = 0;
+    weft_btl_module_t *const *btls = weft_btl_modules(&nbtl);
+    P->modules.assign(btls, btls + nbtl);
     if (!read_params()) {
         delete P;
         P = nullptr;
         return nullptr;
     }
-    P->bml = bc->init(0, 0);
-    if (!P->bml) {
+    if (weft_bml_select(0, 0, &P->bml) != WEFT_SUCCESS) {
         delete P;
         P = nullptr;
         return nullptr;
     }
-    for (weft_btl_module_t *btl : weft::rt::btl_modules())
+    for (weft_btl_module_t *btl : P->modules)
         P->bml->bml_add_btl(P->bml, btl);
     if (weft_status_t rc = P->bml->bml_register(P->bml, kTag, on_recv, nullptr);
         rc != WEFT_SUCCESS) {
-        output::error(who() + ": cannot take the BTLs' messages: " + weft_status_string(rc));
+        say(WEFT_OUTPUT_ERROR,
+            who() + ": cannot take the BTLs' messages: " + weft_status_string(rc));
         P->bml->bml_finalize(P->bml);
-        mca::framework_base("bml")->close();
+        weft_bml_close();
         delete P;
         P = nullptr;
         return nullptr;
@@ -619,11 +626,11 @@ template <class Policy> weft_status_t Engine<Policy>::finalize()
     if (!P)
         return WEFT_SUCCESS;
     // Whatever is still queued must leave before the transports close.
-    weft::rt::wait_until([] { return P->pending.empty(); });
+    weft::progress_wait([] { return P->pending.empty(); });
     weft_progress_unregister(progress_fn);
     P->rcache->clear(); // registrations kept by leave_pinned, while the modules still exist
     P->bml->bml_finalize(P->bml);
-    mca::framework_base("bml")->close();
+    weft_bml_close();
     delete P;
     P = nullptr;
     return WEFT_SUCCESS;

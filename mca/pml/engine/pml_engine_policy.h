@@ -50,7 +50,8 @@ struct NoFailover {
     // Seam 3, before matching: every MATCH, RNDV and RGET that is not behind the window (the
     // engine drops those as duplicates itself) comes here before it is matched or held back;
     // false drops it (a policy that resends can recognise a copy it already delivered).
-    template <class E> static bool before_match(const weft_comm *comm, const MatchHdr &h, int world)
+    template <class E>
+    static bool before_match(const weft_comm_t *comm, const MatchHdr &h, int world)
     {
         (void)comm, (void)h, (void)world;
         return true;

@@ -121,7 +121,7 @@ void Engine<Policy>::on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_
     const std::string what = description ? description : "?";
     if (!(flags & (WEFT_BTL_ERROR_FLAG_FATAL | WEFT_BTL_ERROR_FLAG_LINK |
                    WEFT_BTL_ERROR_FLAG_PROC_FAILED))) {
-        output::error(who() + ": " + rail_name(btl) + " reported: " + what);
+        say(WEFT_OUTPUT_ERROR, who() + ": " + rail_name(btl) + " reported: " + what);
         return;
     }
     if (!P)
@@ -137,7 +137,7 @@ template <class Policy> void Engine<Policy>::unreachable(int world, const std::s
     const std::string peer =
         proc ? "rank " + std::to_string(world) + " (host " + weft_proc_hostname(proc) + ")"
              : std::string("a peer");
-    weft::rt::abort(1, who() + ": " + peer + " cannot be reached: " + why);
+    weft_runtime_abort(1, (who() + ": " + peer + " cannot be reached: " + why).c_str());
 }
 
 // Test faults: pml_<name>_fault_remove_rails, "<n>:<btl>[:<index>],...": once this process has
@@ -161,9 +161,9 @@ template <class Policy> void Engine<Policy>::remove_rails_now()
                                  spec.substr(colon + 1) != std::to_string(rail_key(m) & 0xffu)))
                 continue;
             const weft_status_t rc = P->bml->bml_del_btl(P->bml, m);
-            output::info(who() + ": fault injection: " + rail_name(m) + " removed after " +
-                         std::to_string(rendezvous) + " rendezvous messages (" +
-                         weft_status_string(rc) + ")");
+            say(WEFT_OUTPUT_INFO, who() + ": fault injection: " + rail_name(m) + " removed after " +
+                                      std::to_string(rendezvous) + " rendezvous messages (" +
+                                      weft_status_string(rc) + ")");
             if (!WEFT_MODULE_HAS_OP(P->bml, weft_bml_module_t, bml_register_rails_changed))
                 rails_changed(nullptr, nullptr);
         }

@@ -17,7 +17,7 @@ void Engine<Policy>::recv_store(Req *r, size_t offset, const char *data, size_t 
     if (r->dense)
         weft_copy(r->buf + offset, data, n);
     else
-        dt::unpack(*r->layout, r->buf, r->count, offset, data, n);
+        unpack_at(r, offset, data, n);
 }
 
 template <class Policy> void Engine<Policy>::recv_store(Req *r, size_t offset, const Payload &data)

@@ -41,6 +41,7 @@ template <class Policy> void Engine<Policy>::release_request(Req *r)
         P->comm_releases.push_back(r->comm);
         r->holds_comm = false;
     }
+    drop_dtype(r);
     if (P->request_pool.size() < 4096)
         P->request_pool.push_back(r);
     else
@@ -56,21 +57,30 @@ template <class Policy> void Engine<Policy>::complete(Req *r)
         release_request(r);
 }
 
+// Give back the datatype a non-contiguous request holds.
+template <class Policy> void Engine<Policy>::drop_dtype(Req *r)
+{
+    if (r->dtype) [[unlikely]] {
+        weft_datatype_release(r->dtype);
+        r->dtype = nullptr;
+    }
+}
+
 // The datatype of r's buffer: dense data is copied directly, anything else goes through the
 // datatype engine fragment by fragment.
 template <class Policy>
-void Engine<Policy>::set_dtype(Req *r, void *buf, size_t count, weft_datatype *dtype)
+void Engine<Policy>::set_dtype(Req *r, void *buf, size_t count, weft_datatype_t *dtype)
 {
     r->buf = static_cast<char *>(buf);
     r->count = count;
-    r->bytes = count * dtype->size;
-    r->dense = dtype->dense || r->bytes == 0 || !dtype->layout;
-    if (r->dense) {
-        r->layout.reset();
-        return;
+    r->bytes = count * weft_datatype_size(dtype);
+    drop_dtype(r);
+    r->dense = r->bytes == 0 || weft_datatype_is_contiguous(dtype, count);
+    if (!r->dense) {
+        // The user may free the type while the message is pending.
+        weft_datatype_retain(dtype);
+        r->dtype = dtype;
     }
-    r->layout = dtype->layout;
-    r->conv = dt::ConvState{r->layout.get(), r->buf, count};
 }
 
 template <class Policy>
@@ -81,7 +91,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     // Every field the request's kind reads, once (a pooled request holds the last message's
     // values): the send state is read only by sends, the receive state only by receives.
     Req *r = new_request();
-    r->kind = send ? weft_request::Kind::pml_send : weft_request::Kind::pml_recv;
+    r->kind = send ? WEFT_REQUEST_PML_SEND : WEFT_REQUEST_PML_RECV;
     r->complete = false;
     r->persistent = persistent;
     r->active = false;
@@ -91,7 +101,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->comm = comm;
     // Held until the request is released: MPI_Comm_free with the request pending must not
     // take the communicator (and its queues) away (MPI-3.1 6.4.3).
-    weft::mpi::comm_retain(comm);
+    weft_comm_retain(comm);
     r->holds_comm = true;
     r->peer = peer;
     r->tag = tag;
@@ -158,7 +168,7 @@ template <class Policy> void Engine<Policy>::free_request(weft_request *req)
 
 template <class Policy> void Engine<Policy>::wait_and_release(Req *r, weft_msg_status_t *status)
 {
-    weft::rt::wait_until([&] { return r->complete; });
+    weft::progress_wait([&] { return r->complete; });
     if (status)
         *status = r->status;
     untrack(r);
@@ -168,10 +178,10 @@ template <class Policy> void Engine<Policy>::wait_and_release(Req *r, weft_msg_s
 // Drop the communicator references of released requests (release_request).
 template <class Policy> void Engine<Policy>::release_comms()
 {
-    std::vector<weft_comm *> comms;
+    std::vector<weft_comm_t *> comms;
     comms.swap(P->comm_releases);
-    for (weft_comm *c : comms)
-        weft::mpi::comm_release(c);
+    for (weft_comm_t *c : comms)
+        weft_comm_release(c);
 }
 
 } // namespace weft::pml::engine

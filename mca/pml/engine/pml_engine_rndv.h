@@ -29,7 +29,7 @@ namespace weft::pml::engine {
 
 template <class Policy> int Engine<Policy>::send_world(const Req *r)
 {
-    return r->comm->peer_group()->ranks[size_t(r->dst)];
+    return weft_comm_peer_world_rank(r->comm, int(r->dst));
 }
 
 template <class Policy> const Peer *Engine<Policy>::peer_of(int world)
@@ -71,9 +71,9 @@ auto Engine<Policy>::named(uint64_t id, Want want, const char *name) -> Req *
 
 template <class Policy> void Engine<Policy>::trace_send_done(const Req *r)
 {
-    trace("send rank " + std::to_string(r->comm->rank) + " -> " + std::to_string(r->dst) + " tag " +
-          std::to_string(r->tag) + " cid " + std::to_string(r->comm->cid) + " " +
-          std::to_string(r->bytes) + " bytes: chose " + proto_name(r->chosen) + ", ran " +
+    trace("send rank " + std::to_string(weft_comm_rank(r->comm)) + " -> " + std::to_string(r->dst) +
+          " tag " + std::to_string(r->tag) + " cid " + std::to_string(weft_comm_cid(r->comm)) +
+          " " + std::to_string(r->bytes) + " bytes: chose " + proto_name(r->chosen) + ", ran " +
           proto_name(r->ran) + " over " + rails_text(r->rails_used) +
           (r->ran != Proto::pipeline && r->frag_fallback
                ? " (pieces the receiver could not take by RDMA as FRAGs)"
@@ -82,10 +82,11 @@ template <class Policy> void Engine<Policy>::trace_send_done(const Req *r)
 
 template <class Policy> void Engine<Policy>::trace_recv(const Req *r, Proto offered, Proto running)
 {
-    trace("recv rank " + std::to_string(r->comm->rank) + " <- " + std::to_string(r->status.source) +
-          " tag " + std::to_string(r->status.tag) + " cid " + std::to_string(r->comm->cid) + " " +
-          std::to_string(r->total) + " bytes: offered " + proto_name(offered) + ", running " +
-          proto_name(running) + (r->dense ? "" : " (non-contiguous receive buffer)"));
+    trace("recv rank " + std::to_string(weft_comm_rank(r->comm)) + " <- " +
+          std::to_string(r->status.source) + " tag " + std::to_string(r->status.tag) + " cid " +
+          std::to_string(weft_comm_cid(r->comm)) + " " + std::to_string(r->total) +
+          " bytes: offered " + proto_name(offered) + ", running " + proto_name(running) +
+          (r->dense ? "" : " (non-contiguous receive buffer)"));
 }
 
 template <class Policy> void Engine<Policy>::enqueue(Req *r)
@@ -156,7 +157,7 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
         if (r->dense)
             weft_convertor_init_contiguous(&cv, r->buf, r->bytes);
         else
-            dt::convertor_init(&cv, &r->conv);
+            weft_convertor_init_datatype(&cv, &r->conv, r->buf, r->count, r->dtype);
         weft_convertor_seek(&cv, off);
         rc = btl->btl_prepare_src(btl, rail.ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, n,
                                   WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);

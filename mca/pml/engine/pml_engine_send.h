@@ -15,12 +15,32 @@ constexpr size_t kImmediateMax = 256;
 // One line per message sent: the protocol the sender chose and the one that ran (they differ
 // when the rail had no room for the chosen one).
 template <class Policy>
-void Engine<Policy>::trace_send(const weft_comm *comm, int dst, int tag, size_t bytes, Proto chosen,
-                                Proto ran)
+void Engine<Policy>::trace_send(const weft_comm_t *comm, int dst, int tag, size_t bytes,
+                                Proto chosen, Proto ran)
 {
-    trace("send rank " + std::to_string(comm->rank) + " -> " + std::to_string(dst) + " tag " +
-          std::to_string(tag) + " cid " + std::to_string(comm->cid) + " " + std::to_string(bytes) +
-          " bytes: chose " + proto_name(chosen) + ", ran " + proto_name(ran));
+    trace("send rank " + std::to_string(weft_comm_rank(comm)) + " -> " + std::to_string(dst) +
+          " tag " + std::to_string(tag) + " cid " + std::to_string(weft_comm_cid(comm)) + " " +
+          std::to_string(bytes) + " bytes: chose " + proto_name(chosen) + ", ran " +
+          proto_name(ran));
+}
+
+// Pack n bytes at message offset `offset` of a non-contiguous request into dst, and unpack into
+// one: a convertor over the request's (buf, count, dtype), moved to the offset.
+template <class Policy> void Engine<Policy>::pack_at(Req *r, size_t offset, char *dst, size_t n)
+{
+    weft_convertor_t cv;
+    weft_convertor_init_datatype(&cv, &r->conv, r->buf, r->count, r->dtype);
+    weft_convertor_seek(&cv, offset);
+    weft_convertor_pack(&cv, dst, n);
+}
+
+template <class Policy>
+void Engine<Policy>::unpack_at(Req *r, size_t offset, const char *src, size_t n)
+{
+    weft_convertor_t cv;
+    weft_convertor_init_datatype(&cv, &r->conv, r->buf, r->count, r->dtype);
+    weft_convertor_seek(&cv, offset);
+    weft_convertor_unpack(&cv, src, n);
 }
 
 template <class Policy> void Engine<Policy>::send_load(Req *r, size_t offset, char *dst, size_t n)
@@ -28,7 +48,7 @@ template <class Policy> void Engine<Policy>::send_load(Req *r, size_t offset, ch
     if (r->dense)
         weft_copy(dst, r->buf + offset, n);
     else
-        dt::pack(*r->layout, r->buf, r->count, offset, dst, n);
+        pack_at(r, offset, dst, n);
 }
 
 template <class Policy>
@@ -46,7 +66,7 @@ void Engine<Policy>::prepared_done(weft_btl_module_t *, weft_btl_endpoint_t *,
 // The protocol is chosen as ob1-protocols.rst says. Returns an error only when the peer
 // cannot be reached.
 template <class Policy>
-weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst, int world,
+weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int dst, int world,
                                          MatchHdr &h, const char *buf, size_t bytes,
                                          weft_send_mode_t mode)
 {
@@ -70,7 +90,7 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst,
     if (dense)
         weft_convertor_init_contiguous(&cv, buf, bytes);
     else
-        dt::convertor_init(&cv, &r->conv);
+        weft_convertor_init_datatype(&cv, &r->conv, r->buf, r->count, r->dtype);
     constexpr uint32_t flags = WEFT_BTL_DES_FLAG_PRIORITY | WEFT_BTL_DES_FLAG_BTL_OWNERSHIP;
     weft_status_t rc = WEFT_ERR_OUT_OF_RESOURCE;
     if (chosen == Proto::immediate) {
@@ -110,7 +130,7 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm *comm, int dst,
                 if (r)
                     return WEFT_SUCCESS;
                 // A blocking send reports what the BTL's callback said.
-                weft::rt::wait_until([&] { return local.complete; });
+                weft::progress_wait([&] { return local.complete; });
                 return local.status.error;
             }
             btl->btl_free(btl, des);
@@ -164,9 +184,10 @@ weft_status_t Engine<Policy>::faulty_sendi(weft_btl_module_t *btl, weft_btl_endp
     }
     P->failed_sendi.push_back({btl, ep, std::move(copy)});
     auto it = P->endpoint_world.find(ep);
-    output::info(who() + ": fault injection: an immediate send to rank " +
-                 std::to_string(it != P->endpoint_world.end() ? it->second : -1) +
-                 (twice ? " was sent" : " was not sent") + ", and will be handed back as failed");
+    say(WEFT_OUTPUT_INFO, who() + ": fault injection: an immediate send to rank " +
+                              std::to_string(it != P->endpoint_world.end() ? it->second : -1) +
+                              (twice ? " was sent" : " was not sent") +
+                              ", and will be handed back as failed");
     return WEFT_SUCCESS;
 }
 
@@ -175,18 +196,18 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
     r->complete = false;
     r->active = true;
     r->status = weft_msg_status_t{};
-    weft_comm *comm = r->comm;
+    weft_comm_t *comm = r->comm;
     if (r->dst == WEFT_PROC_NULL) {
         r->status.source = WEFT_PROC_NULL;
         r->status.tag = WEFT_ANY_TAG;
         complete(r);
         return WEFT_SUCCESS;
     }
-    const int world = comm->peer_group()->ranks[size_t(r->dst)];
+    const int world = weft_comm_peer_world_rank(comm, int(r->dst));
     CommState &s = cs(comm);
     MatchHdr m{};
-    m.cid = comm->cid;
-    m.src = comm->rank;
+    m.cid = weft_comm_cid(comm);
+    m.src = weft_comm_rank(comm);
     m.tag = r->tag;
     m.seq = s.send_seq[size_t(r->dst)]++;
     const size_t limit = eager_limit(world);

@@ -3,13 +3,13 @@
 #ifndef WEFT_PML_ENGINE_TYPES_H
 #define WEFT_PML_ENGINE_TYPES_H
 
-#include "layout.h"
-#include "mpi_objects.h"
 #include "pml_engine_hdr.h"
 #include "pml_engine_policy.h"
 #include "pml_engine_rcache.h"
 
 #include <bml/bml.h>
+#include <weft/convertor.h>
+#include <weft/request.h>
 
 #include <array>
 #include <cstdint>
@@ -68,8 +68,8 @@ template <class Policy> struct Request : weft_request {
     // A datatype that is not count * size contiguous bytes moves through the datatype engine,
     // fragment by fragment, straight from and into the user's buffer.
     bool dense = true;
-    std::shared_ptr<const dt::Layout> layout; // !dense: the type's layout (kept alive)
-    dt::ConvState conv{};                     // !dense: for convertors over it
+    weft_datatype_t *dtype = nullptr; // !dense: the type, retained while the request uses it
+    weft_convertor_state_t conv{};    // !dense: for convertors over (buf, count, dtype)
     size_t count = 0;
     // send state
     Proto chosen = Proto::pipeline, ran = Proto::pipeline;

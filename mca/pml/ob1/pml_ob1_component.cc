@@ -2,7 +2,7 @@
 // ob1-protocols.rst: the engine of mca/pml/engine with the policy that does no failover. A
 // rail that fails ends the job with a message naming the peer, the BTL and the error (bfo is
 // the PML that fails over). Wire format and parameters: README.md.
-#include "pml_engine.h"
+#include <pml/engine/pml_engine.h>
 
 namespace weft::pml::ob1 {
 

@@ -98,7 +98,6 @@ START_TEST(test_request_defaults_match_init)
     weft_request_init(&c, WEFT_REQUEST_NULL, nullptr, -1, 0);
     ck_assert_int_eq(
         std::memcmp(static_cast<const void *>(&c), static_cast<const void *>(&cxx), sizeof c), 0);
-    ck_assert(weft_request::Kind::coll == WEFT_REQUEST_COLL);
 }
 END_TEST
 

@@ -5,6 +5,7 @@
 // btl_sendi fragment handed back as failed must be sent again over the peer's rail.
 #include "check_util.h"
 
+#include "mpi_objects.h" // to make a communicator as framework/mpi does
 #include "pml_engine.h"
 
 #include <cstring>
@@ -104,6 +105,9 @@ void setup()
     comm.group = &group;
     comm.rank = 0;
     comm.size = 3;
+    static_cast<weft_comm_view_t &>(comm).peer_size = 3;
+    comm.peer_world = group.ranks.data();
+    comm.local_world = group.ranks.data();
     comm.refs = 1000; // never destroyed by the requests' references
     ck_assert_int_eq(E::add_comm(nullptr, &comm), WEFT_SUCCESS);
 }
@@ -148,9 +152,9 @@ struct Posted {
 // Post a receive of one int from src/tag (wildcards allowed).
 void post(Posted &p, int src, int tag)
 {
-    ck_assert_int_eq(E::irecv(nullptr, &p.value, sizeof p.value, weft::mpi::bytes_datatype(), src,
-                              tag, &comm, &p.req),
-                     WEFT_SUCCESS);
+    ck_assert_int_eq(
+        E::irecv(nullptr, &p.value, sizeof p.value, weft_datatype_bytes(), src, tag, &comm, &p.req),
+        WEFT_SUCCESS);
 }
 
 bool done(const Posted &p) { return p.req->complete; }
