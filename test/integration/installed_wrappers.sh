@@ -3,8 +3,9 @@
 # tree is installed (make install DESTDIR=...) and used from there, moved by
 # WEFT_PREFIX. mpicc and mpicxx (-show, compile, link), pkg-config weft-mpi,
 # and CMake's FindMPI; each program then runs with the installed mpirun -np 4.
-# A coll component (examples/coll_component) built with pkg-config weft-mca
-# against the installed headers alone serves a job's allreduces.
+# A coll and a PML component (examples/coll_component, examples/pml_component) built with
+# pkg-config weft-mca against the installed headers alone serve a job's allreduces and its
+# point-to-point traffic.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 stage="$TEST_TMP/stage"
 out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL timeout 300 make -C "$WEFT_TEST_BUILDDIR" install DESTDIR="$stage" 2>&1) ||
@@ -72,6 +73,20 @@ expect_in "allreduce_check: 4 ranks, 4 checks, all right" "$out" "allreduce_chec
 expect_in "allreduce=example" "$out" "coll/example chosen"
 expect_in "coll/example: served 4 allreduce calls, declined 1" "$out" "coll/example's calls"
 
+# pkg-config weft-mca: pml/example, the installed engine (<pml/engine/pml_engine.h>) with a
+# policy of its own, built against the installed headers alone and selected with --mca pml.
+cp -r "$WEFT_TEST_SRCDIR/examples/pml_component" pml_src
+chmod -R u+w pml_src
+out=$(PKG_CONFIG_PATH=$(dirname "$pcm") run make -C pml_src PKG_CONFIG="pkg-config --define-prefix" \
+    CXXFLAGS="-O2 -Wall -Wextra -Werror" all install COMPONENTDIR="$TEST_TMP/pml_components" 2>&1) ||
+    fail "pml/example against the installed headers: $out"
+expect_in "-I$P/include" "$out" "pml/example's compile line"
+expect_not_in "$WEFT_TEST_SRCDIR" "$out" "pml/example's compile line"
+out=$(WEFT_MCA_mca_base_component_path="$components:$TEST_TMP/pml_components" \
+    np4 --mca pml example --mca pml_example_verbose 1 ./ring_pc 2>&1) || fail "ring_pc with pml/example: $out"
+expect_in "token 40 (expected 40)" "$out" "ring with pml/example"
+expect_in "pml/example: 0 rendezvous headers completed, 0 in error" "$out" "pml/example ran"
+
 # CMake's FindMPI, given the wrappers.
 if command -v cmake >/dev/null 2>&1; then
     cp -r "$WEFT_TEST_SRCDIR/test/integration/cmake_findmpi" src
@@ -91,4 +106,4 @@ else
     [ "${WEFT_TEST_REQUIRE_CMAKE:-0}" = 1 ] && fail "cmake is not installed"
     cmake_note=" (CMake not installed: FindMPI skipped)"
 fi
-echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi, a coll component from pkg-config weft-mca$cmake_note; programs ran with the installed mpirun -np 4"
+echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi, a coll and a pml component from pkg-config weft-mca$cmake_note; programs ran with the installed mpirun -np 4"

@@ -61,4 +61,29 @@ served=$(echo "$out" | sed -n 's/.*coll\/example: served \([0-9]*\) allreduce ca
 [ "${served% *}" -gt 0 ] || fail "coll/example served no allreduce: $served"
 [ "${served#* }" -gt 0 ] || fail "coll/example declined no large allreduce: $served"
 expect_not_in "error" "$out" "mpi_coll with coll/example"
-echo "out-of-tree components: btl/example built, installed, listed, selected; coll/example built and served ${served% *} allreduces of mpi_coll (declined ${served#* }), every result right"
+# pml/example: the engine of the ob1-style PMLs from the installed headers with a policy of its
+# own, built the same way (C++20), selected with --mca pml example; mpi_rndv checks every byte
+# of eager and rendezvous messages, and the example counts its rendezvous headers' completions
+# (its policy's completion seam). Its parameters are the engine's, under its name.
+cp -r "$WEFT_TEST_SRCDIR/examples/pml_component" "$TEST_TMP/pml_src"
+chmod -R u+w "$TEST_TMP/pml_src"
+out=$(run make -C "$TEST_TMP/pml_src" CXXFLAGS="-O2 -Wall -Wextra -Werror" 2>&1) || fail "pml build failed: $out"
+out=$(run make -C "$TEST_TMP/pml_src" install COMPONENTDIR="$TEST_TMP/pml_components" 2>&1) ||
+    fail "pml install failed: $out"
+[ -f "$TEST_TMP/pml_components/mca_pml_example.so" ] || fail "make install did not install mca_pml_example.so"
+nm -D --defined-only "$TEST_TMP/pml_components/mca_pml_example.so" | grep -q ' mca_pml_example_component$' ||
+    fail "pml/example does not export its descriptor"
+paths="${WEFT_TEST_COMPONENT_PATH:?}:$TEST_TMP/pml_components"
+out=$(WEFT_MCA_mca_base_component_path="$paths" run "$WEFT_INFO" --param pml example --level 9 2>&1) ||
+    fail "weft_info --param pml example: $out"
+expect_in 'parameter "pml_example_send_pipeline_depth"' "$out" "pml/example parameters"
+out=$(WEFT_MCA_mca_base_component_path="$paths" run "$WEFT_TEST_BUILDDIR/mpirun" -np 2 --timeout 60 \
+    --mca pml example --mca pml_example_verbose 1 --mca pml_base_verbose 10 \
+    "$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv" 1000 100000 2>&1) || fail "mpi_rndv with pml/example: $out"
+expect_in "mpi_rndv: 2 ranks, 8 messages intact" "$out" "pml/example"
+expect_in "pml/example: 4 rendezvous headers completed, 0 in error" "$out" "pml/example completions"
+expect_in "selected example" "$out" "pml/example selected"
+out=$(WEFT_MCA_mca_base_component_path="$paths" run "$WEFT_TEST_BUILDDIR/mpirun" -np 4 --oversubscribe \
+    --timeout 60 --mca pml example "$WEFT_TEST_BUILDDIR/examples/ring" 2>&1) || fail "ring with pml/example: $out"
+expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring with pml/example"
+echo "out-of-tree components: btl/example built, installed, listed, selected; coll/example built and served ${served% *} allreduces of mpi_coll (declined ${served#* }), every result right; pml/example built from the installed engine, selected, every byte of mpi_rndv and ring right"
