@@ -131,8 +131,10 @@ struct weft_bml_module {
     weft_status_t (*bml_add_procs)(weft_bml_module_t *module, weft_proc_t *const *procs,
                                    size_t nprocs, uint8_t *reachable);
 
-    /* Drop the endpoints of procs and call btl_del_procs for them. Never waits for a dead peer.
-     * Blocking: local. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM. Thread: init. */
+    /* Drop the BML's endpoints of procs (their rail lists). The BTL modules keep their own
+     * endpoints for them until btl_finalize (btl/base), which releases every one; the BML does
+     * not call btl_del_procs. Never waits for a dead peer. Blocking: local. Returns
+     * WEFT_SUCCESS, WEFT_ERR_BAD_PARAM. Thread: init. */
     weft_status_t (*bml_del_procs)(weft_bml_module_t *module, weft_proc_t *const *procs,
                                    size_t nprocs);
 
