@@ -1,8 +1,7 @@
 // Collectives: the MPI collective calls with their argument checks, each calling the function
-// coll/base chose for the communicator (coll/base/coll_base.h).
+// coll/base chose for the communicator (coll.h: weft_coll_comm_enable, weft_coll_call).
 #include "mpi_internal.h"
 
-#include <coll/base/coll_base.h>
 #include <coll/coll.h>
 #include <mpi-ext.h>
 #include <weft/op.h>
@@ -15,33 +14,29 @@ namespace weft::mpi {
 
 namespace {
 
-coll::base::CommColl *coll_of(weft_comm *comm)
+weft_coll_choice_t *coll_of(weft_comm *comm)
 {
-    return static_cast<coll::base::CommColl *>(comm->coll);
+    return static_cast<weft_coll_choice_t *>(comm->coll);
 }
 
 } // namespace
 
-weft_status_t coll_init()
-{
-    return coll::base::init(
-        {.int_type = MPI_INT, .band = MPI_BAND, .empty_group = MPI_GROUP_EMPTY});
-}
+weft_status_t coll_init() { return weft_coll_base_init(MPI_INT, MPI_BAND, MPI_GROUP_EMPTY); }
 
-void coll_finalize() { coll::base::finalize(); }
+void coll_finalize() { weft_coll_base_finalize(); }
 
 weft_status_t coll_comm_enable(weft_comm *comm)
 {
     const std::string label = comm->name.empty() ? "cid " + std::to_string(comm->cid) : comm->name;
-    coll::base::CommColl *choice = nullptr;
-    weft_status_t rc = coll::base::comm_enable(comm, label.c_str(), &choice);
+    weft_coll_choice_t *choice = nullptr;
+    weft_status_t rc = weft_coll_comm_enable(comm, label.c_str(), &choice);
     comm->coll = choice;
     return rc;
 }
 
 void coll_comm_disable(weft_comm *comm)
 {
-    coll::base::comm_disable(comm, coll_of(comm));
+    weft_coll_comm_disable(comm, coll_of(comm));
     comm->coll = nullptr;
 }
 
@@ -51,7 +46,26 @@ using namespace weft::mpi;
 
 namespace {
 
-using weft::coll::base::Slot;
+// An operation of weft_coll_module_t, by place: WEFT_COLL_SLOT(coll_bcast).
+struct Slot {
+    size_t offset;
+    size_t size;
+};
+#define WEFT_COLL_SLOT(op) (Slot{offsetof(weft_coll_module_t, op), sizeof(weft_coll_module_t::op)})
+
+// weft_coll_call with a C++ callable.
+template <class F> weft_status_t call_op(weft_comm *comm, Slot slot, F &&invoke, bool &found)
+{
+    int f = 0;
+    const weft_status_t rc = weft_coll_call(
+        coll_of(comm), slot.offset, slot.size,
+        [](void *context, weft_coll_module_t *module) {
+            return (*static_cast<std::remove_reference_t<F> *>(context))(module);
+        },
+        &invoke, &f);
+    found = f != 0;
+    return rc;
+}
 
 // Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one
 // (coll/base falls back to the next module when the chosen one declines). args end with comm;
@@ -63,16 +77,16 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
     bool found = false;
     weft_status_t rc;
     if (!request) {
-        rc = weft::coll::base::call(
-            coll_of(comm), b,
+        rc = call_op(
+            comm, b,
             [&](weft_coll_module_t *m) {
                 B f = m->*blocking;
                 return f ? f(args..., m) : WEFT_ERR_NOT_SUPPORTED;
             },
             found);
     } else {
-        rc = weft::coll::base::call(
-            coll_of(comm), nb,
+        rc = call_op(
+            comm, nb,
             [&](weft_coll_module_t *m) {
                 N f = m->*nonblocking;
                 return f ? f(args..., request, m) : WEFT_ERR_NOT_SUPPORTED;

@@ -150,7 +150,7 @@ struct weft_comm : weft_comm_view_t {
     std::map<int, void *> attrs; // keyval -> value
     bool predefined = false;
     bool freed = false;
-    // Collectives: coll/base's choice of functions for this communicator (coll/base/coll_base.h).
+    // Collectives: coll/base's choice of functions for this communicator (weft_coll_choice_t).
     void *coll = nullptr;
 
     bool is_inter() const { return remote_group != nullptr; }

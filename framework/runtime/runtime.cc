@@ -6,7 +6,7 @@
 #include "mca_select.h"
 
 #include <boot/boot.h>
-#include <btl/base/btl_base.h>
+#include <btl/btl.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -151,7 +151,6 @@ weft_status_t find_local_ranks(const char *host)
 
 bool initialized() { return S.initialized; }
 weft_boot_module_t *boot() { return S.boot; }
-const std::vector<weft_btl_module_t *> &btl_modules() { return btl::base::modules(); }
 
 weft_status_t init()
 {
@@ -184,7 +183,7 @@ weft_status_t init()
     // shared memory by it.
     if (weft_status_t rc = find_local_ranks(node.c_str()); rc != WEFT_SUCCESS)
         return rc;
-    if (weft_status_t rc = btl::base::open_select(); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = weft_btl_select(); rc != WEFT_SUCCESS)
         return rc;
     if (weft_status_t rc = exchange_modex(); rc != WEFT_SUCCESS)
         return rc;
@@ -196,7 +195,7 @@ weft_status_t finalize()
 {
     if (!S.initialized)
         return WEFT_SUCCESS;
-    btl::base::close();
+    weft_btl_close();
     weft_status_t rc = S.boot->boot_finalize(S.boot);
     weft_boot_close();
     S.initialized = false;

@@ -32,10 +32,6 @@ weft_status_t init();
 weft_status_t finalize();
 bool initialized();
 
-// The BTL modules of this process, in the order their components were
-// selected (the BML sorts them per peer).
-const std::vector<weft_btl_module_t *> &btl_modules();
-
 weft_boot_module_t *boot();
 
 // Spin on progress until pred() holds; yields the CPU when idle and the host

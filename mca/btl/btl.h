@@ -410,10 +410,20 @@ struct weft_btl_component {
     int (*progress)(void);
 };
 
+/* For the runtime, at MPI init, before the modex (the modules' init publishes their addresses):
+ * open the framework, keep every component that accepts (by priority) and make their modules.
+ * Errors (a bad --mca btl list, a named component that refuses) are printed. Defined in
+ * btl/base (libweft), like the two below. Thread: init. */
+weft_status_t weft_btl_select(void);
+
 /* The BTL modules of this process, in the order their components were selected (the BML
  * sorts them per peer), from MPI init (after every component's init) until finalize; *count
- * gets how many. The array belongs to btl/base. Defined in btl/base (libweft). Thread: any. */
+ * gets how many. The array belongs to btl/base. Thread: any. */
 weft_btl_module_t *const *weft_btl_modules(size_t *count);
+
+/* For the runtime, at MPI finalize: btl_finalize every module, forget them and close the
+ * framework. Never waits for a dead peer. Thread: init. */
+void weft_btl_close(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* What the BTLs that offer put/get share (btl/base, in libweft)                              */

@@ -313,6 +313,42 @@ struct weft_coll_component {
     weft_coll_module_t *(*comm_query)(weft_comm_t *comm, int *priority);
 };
 
+/* ------------------------------------------------------------------------------------------ */
+/* For framework/mpi, the core (defined in coll/base, libweft); components have no use for them */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One communicator's choice of functions; opaque, kept with the communicator. */
+typedef struct weft_coll_choice weft_coll_choice_t;
+
+/* Open the framework and the components the selection allows; init_query each (one that
+ * refuses is left out with a warning). Errors (a bad --mca coll list) are printed. The three
+ * objects are what coll/base's own agreement (an allreduce of the flags with bitwise AND, not
+ * fault tolerant, below every component) uses: framework/mpi's int type, bitwise-and op and
+ * empty group, which outlive the framework. Thread: init. */
+weft_status_t weft_coll_base_init(weft_datatype_t *int_type, weft_op_t *band,
+                                  weft_group_t *empty_group);
+/* Close every component, after every communicator's choice is gone. Thread: init. */
+void weft_coll_base_finalize(void);
+
+/* Choose comm's functions: comm_query on every component, then coll_module_enable on each
+ * module that won an operation (one that fails is dropped and the choice made again). label
+ * names comm in the listing printed at coll_base_verbose >= 10. Blocking: yes (module_enable
+ * may communicate); every rank of comm calls it, in the same order of communicators. */
+weft_status_t weft_coll_comm_enable(weft_comm_t *comm, const char *label,
+                                    weft_coll_choice_t **choice);
+/* coll_module_disable every module comm_query returned, and free the choice. Blocking: local. */
+void weft_coll_comm_disable(weft_comm_t *comm, weft_coll_choice_t *choice);
+
+/* Call an operation of weft_coll_module_t, named by its place (offsetof and sizeof of the
+ * member): invoke(context, module) for the module chosen for it, then, as long as the module
+ * called declines (WEFT_ERR_NOT_SUPPORTED), for the next enabled module by priority whose
+ * struct reaches the operation. invoke calls the module's function (WEFT_ERR_NOT_SUPPORTED if
+ * it is NULL). *found is 0 when no module provides the operation on comm (nothing was called).
+ * Returns what the last call returned. Thread: mpi. */
+weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset, size_t op_size,
+                             weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                             void *context, int *found);
+
 #ifdef __cplusplus
 } /* extern "C" */
 

@@ -1,24 +1,27 @@
-// btl/base: selection. Every BTL component that accepts runs (btl/btl.h); its init makes one
-// module per usable link.
-#include "btl_base.h"
-
+// btl/base: selection (btl.h: weft_btl_select, weft_btl_modules, weft_btl_close). Every BTL
+// component that accepts runs; its init makes one module per usable link.
 #include "mca_select.h"
 
-#include <cstdlib>
+#include <btl/btl.h>
 
-namespace weft::btl::base {
+#include <cstdlib>
+#include <vector>
 
 namespace {
+
 std::vector<weft_btl_module_t *> g_modules;
+
 } // namespace
 
-weft_status_t open_select()
+extern "C" {
+
+weft_status_t weft_btl_select(void)
 {
     g_modules.clear();
-    mca::FrameworkBase *base = mca::framework_base("btl");
+    weft::mca::FrameworkBase *base = weft::mca::framework_base("btl");
     if (weft_status_t rc = base->open(); rc != WEFT_SUCCESS)
         return rc;
-    std::vector<mca::Candidate> chosen;
+    std::vector<weft::mca::Candidate> chosen;
     if (weft_status_t rc = base->select_all(chosen); rc != WEFT_SUCCESS)
         return rc;
     for (const auto &c : chosen) {
@@ -32,23 +35,20 @@ weft_status_t open_select()
     return WEFT_SUCCESS;
 }
 
-const std::vector<weft_btl_module_t *> &modules() { return g_modules; }
-
-void close()
+void weft_btl_close(void)
 {
     for (weft_btl_module_t *m : g_modules)
         if (m->btl_finalize)
             m->btl_finalize(m);
     g_modules.clear();
-    mca::framework_base("btl")->close();
+    weft::mca::framework_base("btl")->close();
 }
 
-} // namespace weft::btl::base
-
-extern "C" weft_btl_module_t *const *weft_btl_modules(size_t *count)
+weft_btl_module_t *const *weft_btl_modules(size_t *count)
 {
-    const auto &m = weft::btl::base::modules();
+    const auto &m = g_modules;
     if (count)
         *count = m.size();
     return m.empty() ? nullptr : m.data();
 }
+} // extern "C"

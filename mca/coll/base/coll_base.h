@@ -1,5 +1,4 @@
-// coll/base as the core sees it: the one header of mca/coll/base/ that framework/mpi includes
-// (the framework's other base headers, such as coll_base_select.h, are its own business).
+// coll/base's own: what its C entry points for the core (coll.h, weft_coll_*) are made of.
 //
 // framework/mpi opens the framework at MPI_Init (init), has coll/base choose each new
 // communicator's functions (comm_enable: every component is asked, and each operation goes to
@@ -47,8 +46,6 @@ struct Slot {
     size_t offset;
     size_t size;
 };
-#define WEFT_COLL_SLOT(op)                                                                         \
-    (weft::coll::base::Slot{offsetof(weft_coll_module_t, op), sizeof(weft_coll_module_t::op)})
 
 // Call the operation at `slot` on comm: invoke(module) for the module chosen for it, then, as
 // long as the module called declines (WEFT_ERR_NOT_SUPPORTED), for the next enabled module by
@@ -58,17 +55,6 @@ struct Slot {
 weft_status_t call_slot(const CommColl *choice, Slot slot,
                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                         void *context, bool &found);
-
-template <class F> weft_status_t call(const CommColl *choice, Slot slot, F &&invoke, bool &found)
-{
-    using Fn = std::remove_reference_t<F>;
-    return call_slot(
-        choice, slot,
-        [](void *context, weft_coll_module_t *module) {
-            return (*static_cast<Fn *>(context))(module);
-        },
-        const_cast<void *>(static_cast<const void *>(&invoke)), found);
-}
 
 } // namespace weft::coll::base
 

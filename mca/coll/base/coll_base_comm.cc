@@ -250,3 +250,42 @@ weft_status_t call_slot(const CommColl *choice, Slot slot,
 }
 
 } // namespace weft::coll::base
+
+// The core's entry points (coll.h), over the C++ ones above.
+extern "C" {
+
+weft_status_t weft_coll_base_init(weft_datatype_t *int_type, weft_op_t *band,
+                                  weft_group_t *empty_group)
+{
+    return weft::coll::base::init({.int_type = int_type, .band = band, .empty_group = empty_group});
+}
+
+void weft_coll_base_finalize(void) { weft::coll::base::finalize(); }
+
+weft_status_t weft_coll_comm_enable(weft_comm_t *comm, const char *label,
+                                    weft_coll_choice_t **choice)
+{
+    weft::coll::base::CommColl *c = nullptr;
+    const weft_status_t rc = weft::coll::base::comm_enable(comm, label, &c);
+    *choice = reinterpret_cast<weft_coll_choice_t *>(c);
+    return rc;
+}
+
+void weft_coll_comm_disable(weft_comm_t *comm, weft_coll_choice_t *choice)
+{
+    weft::coll::base::comm_disable(comm, reinterpret_cast<weft::coll::base::CommColl *>(choice));
+}
+
+weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset, size_t op_size,
+                             weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                             void *context, int *found)
+{
+    bool f = false;
+    const weft_status_t rc =
+        weft::coll::base::call_slot(reinterpret_cast<const weft::coll::base::CommColl *>(choice),
+                                    {op_offset, op_size}, invoke, context, f);
+    *found = f;
+    return rc;
+}
+
+} // extern "C"

@@ -16,7 +16,8 @@ namespace weft::coll::base {
 // operations: each module keeps its own).
 #define WEFT_COLL_OPS(X)                                                                           \
     X(coll_barrier)                                                                                \
-    X(coll_bcast) X(coll_reduce) X(coll_allreduce) X(coll_gather) X(coll_gatherv) X(coll_scatter)  \
+    X(coll_bcast)                                                                                  \
+    X(coll_reduce) X(coll_allreduce) X(coll_gather) X(coll_gatherv) X(coll_scatter)                \
         X(coll_scatterv) X(coll_allgather) X(coll_allgatherv) X(coll_alltoall) X(coll_alltoallv)   \
             X(coll_alltoallw) X(coll_reduce_scatter) X(coll_reduce_scatter_block) X(coll_scan)     \
                 X(coll_exscan) X(coll_ibarrier) X(coll_ibcast) X(coll_ireduce) X(coll_iallreduce)  \
