@@ -83,17 +83,10 @@ template <class Policy> class Engine {
         size_t max_send_per_range = 0;
         bool leave_pinned = false;
         // Test faults (pml_<name>_fault_*): rails to remove after a number of rendezvous
-        // messages; the immediate send to take as failed (counting down, 0: none), and the
-        // ones taken, to hand back from progress.
+        // messages; the immediate sends to take as failed (counting down, 0: none).
         std::vector<std::pair<uint64_t, std::string>> remove_rails;
         bool sendi_faults = false;
         uint64_t fail_sendi_in = 0, dup_sendi_in = 0;
-        struct FailedSendi {
-            weft_btl_module_t *btl;
-            weft_btl_endpoint_t *ep;
-            std::string bytes;
-        };
-        std::vector<FailedSendi> failed_sendi;
         bool fault_sent = false;
         // Requests are recycled: the message-rate path allocates none.
         std::vector<Req *> request_pool;
@@ -162,7 +155,6 @@ template <class Policy> class Engine {
     static weft_status_t faulty_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
                                       weft_convertor_t *cv, const MatchHdr &h, size_t bytes,
                                       uint32_t flags);
-    static int hand_back_failed();
 
     // ---- receive requests (pml_engine_recv.h)
     static void recv_store(Req *r, size_t offset, const char *data, size_t n);

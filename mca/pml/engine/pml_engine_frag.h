@@ -57,7 +57,8 @@ weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, 
         if (Policy::completion(kind)) {
             des->des_flags |= WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
             des->des_cbfunc = ctl_done;
-            des->des_cbdata = owner;
+            // The owner by id: it may complete (and be recycled) before this completion.
+            des->des_cbdata = reinterpret_cast<void *>(uintptr_t(owner ? owner->id : 0));
             des->des_context = reinterpret_cast<void *>((uintptr_t(uint32_t(world)) << 8) |
                                                         uintptr_t(static_cast<uint8_t>(kind)));
         }
@@ -76,9 +77,14 @@ template <class Policy>
 void Engine<Policy>::ctl_done(weft_btl_module_t *, weft_btl_endpoint_t *,
                               weft_btl_descriptor_t *des, weft_status_t status)
 {
+    if (!P) // a transport that closes after the PML finalized completes what it held
+        return;
     const auto ctx = reinterpret_cast<uintptr_t>(des->des_context);
-    Policy::template fragment_done<Engine>(
-        static_cast<Frag>(ctx & 0xffu), static_cast<Req *>(des->des_cbdata), int(ctx >> 8), status);
+    const auto id = uint64_t(reinterpret_cast<uintptr_t>(des->des_cbdata));
+    auto live = id ? P->live.find(id) : P->live.end();
+    Policy::template fragment_done<Engine>(static_cast<Frag>(ctx & 0xffu),
+                                           live != P->live.end() ? live->second : nullptr,
+                                           int(ctx >> 8), status);
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier
@@ -117,9 +123,15 @@ template <class Policy> int Engine<Policy>::progress_pending()
             break;
         if (rc != WEFT_SUCCESS) {
             // Only a send's own RNDV or RGET names a request: its receiver waits for nothing yet.
+            // WEFT_ERR_BAD_PARAM: the copy was made for a rail that is gone and is larger than
+            // what the rails left take in one fragment.
             if (!owner || !owner->is_send)
-                unreachable(p.world_dst, std::string("a queued fragment could not be sent: ") +
-                                             weft_status_string(rc));
+                unreachable(p.world_dst,
+                            rc == WEFT_ERR_BAD_PARAM
+                                ? "a queued fragment of " + std::to_string(p.bytes.size()) +
+                                      " bytes fits none of the rails left to it"
+                                : std::string("a queued fragment could not be sent: ") +
+                                      weft_status_string(rc));
             P->pending.pop_front();
             fail_send(owner, rc);
             maybe_complete_send(owner);
@@ -129,24 +141,6 @@ template <class Policy> int Engine<Policy>::progress_pending()
         ++n;
     }
     return n;
-}
-
-// The immediate sends fail_sendi took, handed back as their BTL would.
-template <class Policy> int Engine<Policy>::hand_back_failed()
-{
-    std::vector<typename State::FailedSendi> failed;
-    failed.swap(P->failed_sendi);
-    for (auto &f : failed) {
-        weft_btl_segment_t seg{.seg_addr = f.bytes.data(), .seg_len = f.bytes.size()};
-        weft_btl_recv_descriptor_t rd{};
-        rd.endpoint = f.ep;
-        rd.segments = &seg;
-        rd.segment_count = 1;
-        rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
-        rd.tag = kTag;
-        on_recv(f.btl, &rd);
-    }
-    return int(failed.size());
 }
 
 // One of this process's btl_sendi fragments that may not have arrived, handed back by its BTL

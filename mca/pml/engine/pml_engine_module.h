@@ -167,7 +167,14 @@ weft_status_t Engine<Policy>::isend(weft_pml_module_t *, const void *buf, size_t
 {
     Req *r = make(true, buf, count, dtype, dst, tag, mode, comm, false);
     *req = r;
-    return start_send(r);
+    const weft_status_t rc = start_send(r);
+    if (rc != WEFT_SUCCESS) {
+        // Not started: the caller gets no request (nothing else would release it).
+        untrack(r);
+        release_request(r);
+        *req = nullptr;
+    }
+    return rc;
 }
 
 template <class Policy>
@@ -439,8 +446,6 @@ template <class Policy> int Engine<Policy>::progress_fn()
         n += progress_sched();
     if (!P->remove_rails.empty()) [[unlikely]]
         remove_rails_now();
-    if (!P->failed_sendi.empty()) [[unlikely]]
-        n += hand_back_failed();
     return n;
 }
 

@@ -36,9 +36,9 @@ struct NoFailover {
     // Seam 2, completion of every fragment type: with wants_completions, each fragment whose
     // kind completion() accepts goes out with a completion callback (MATCH, RNDV and RGET too,
     // and the copies the engine queues), and fragment_done() gets the BTL's status unchanged.
-    // owner is the request the fragment belongs to, if any (NULL for an eager MATCH whose
-    // request completed already, and for answers such as ACK and FIN). Off here: the hook and
-    // the callback are compiled out.
+    // owner is the request the fragment belongs to while it is still pending (NULL for an eager
+    // MATCH, for answers such as ACK and FIN, and for a request that completed before this
+    // fragment did). Off here: the hook and the callback are compiled out.
     static constexpr bool wants_completions = false;
     static constexpr bool completion(Frag) { return false; }
     template <class E>

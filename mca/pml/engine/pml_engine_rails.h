@@ -68,9 +68,18 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     P->bml->bml_endpoint_info(P->bml, ep, &info);
     peer.eager_btl = b.btl;
     peer.eager_ep = b.btl_endpoint;
-    peer.eager_limit = b.btl->btl_eager_limit;
     peer.send_inplace = (b.btl_flags & WEFT_BTL_FLAG_SEND_INPLACE) != 0;
-    peer.rndv_first = std::min(b.btl->btl_eager_limit, b.btl->btl_rndv_eager_limit);
+    // The limits every eager rail of the peer takes, so that a copy made for one (queued, or
+    // handed back by a failed link) still fits another when the first is removed.
+    peer.eager_limit = b.btl->btl_eager_limit;
+    peer.rndv_first = b.btl->btl_rndv_eager_limit;
+    weft_bml_btl_t e;
+    for (size_t i = 0;
+         P->bml->bml_endpoint_btl(P->bml, ep, WEFT_BML_LIST_EAGER, i, &e) == WEFT_SUCCESS; ++i) {
+        peer.eager_limit = std::min(peer.eager_limit, e.btl->btl_eager_limit);
+        peer.rndv_first = std::min(peer.rndv_first, e.btl->btl_rndv_eager_limit);
+    }
+    peer.rndv_first = std::min(peer.rndv_first, peer.eager_limit);
     peer.min_rdma_pipeline_size = info.min_rdma_pipeline_size;
     peer.pipeline_send_length = info.rdma_pipeline_send_length;
     peer.pipeline_frag_size = info.rdma_pipeline_frag_size;

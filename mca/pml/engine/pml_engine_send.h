@@ -158,9 +158,9 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int ds
 }
 
 // btl_sendi with the test faults pml_<name>_fault_fail_sendi and _fault_duplicate_sendi: the
-// n-th immediate send is taken as a BTL whose link then fails takes it, and handed back from
-// progress flagged WEFT_BTL_RECV_FLAG_SEND_FAILED; not sent at all (lost), or sent as well (the
-// peer gets it twice).
+// n-th immediate send is taken as a BTL whose link fails takes it, and handed back flagged
+// WEFT_BTL_RECV_FLAG_SEND_FAILED; not sent at all (lost), or sent as well (the peer gets it
+// twice).
 template <class Policy>
 weft_status_t Engine<Policy>::faulty_sendi(weft_btl_module_t *btl, weft_btl_endpoint_t *ep,
                                            weft_convertor_t *cv, const MatchHdr &h, size_t bytes,
@@ -182,12 +182,23 @@ weft_status_t Engine<Policy>::faulty_sendi(weft_btl_module_t *btl, weft_btl_endp
             rc != WEFT_SUCCESS)
             return rc; // not taken: the caller sends it some other way, once
     }
-    P->failed_sendi.push_back({btl, ep, std::move(copy)});
     auto it = P->endpoint_world.find(ep);
     say(WEFT_OUTPUT_INFO, who() + ": fault injection: an immediate send to rank " +
                               std::to_string(it != P->endpoint_world.end() ? it->second : -1) +
                               (twice ? " was sent" : " was not sent") +
-                              ", and will be handed back as failed");
+                              ", and is handed back as failed");
+    // Handed back at once, as a BTL that finds its link broken inside the call would: held
+    // for a later progress call, it could wait for ever (a sender that goes on to block
+    // outside the PML, in a bootstrap barrier, never progresses again) and, held long enough,
+    // fall behind its peer's window.
+    weft_btl_segment_t seg{.seg_addr = copy.data(), .seg_len = copy.size()};
+    weft_btl_recv_descriptor_t rd{};
+    rd.endpoint = ep;
+    rd.segments = &seg;
+    rd.segment_count = 1;
+    rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
+    rd.tag = kTag;
+    on_recv(btl, &rd);
     return WEFT_SUCCESS;
 }
 
@@ -209,10 +220,10 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
     m.cid = weft_comm_cid(comm);
     m.src = weft_comm_rank(comm);
     m.tag = r->tag;
-    m.seq = s.send_seq[size_t(r->dst)]++;
     const size_t limit = eager_limit(world);
     if (limit == 0)
-        return WEFT_ERR_UNREACH;
+        return WEFT_ERR_UNREACH; // before a sequence number is taken: nothing left a gap
+    m.seq = s.send_seq[size_t(r->dst)]++;
     if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
         return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);
     return start_rndv(r, m, world);
