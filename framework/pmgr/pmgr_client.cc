@@ -24,6 +24,16 @@
 #include <unistd.h>
 #include <vector>
 
+namespace {
+// memcpy for blocks that may be empty: a collective of zero bytes passes NULL buffers (an
+// empty vector's data()), which memcpy must not be given even with a zero length.
+inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n)
+        std::memcpy(dst, src, n);
+}
+} // namespace
+
 // Compile-time defaults, overridable with -D as the spec allows.
 #ifndef MPIRUN_CONNECT_TRIES
 #define MPIRUN_CONNECT_TRIES 7
@@ -308,7 +318,7 @@ bool mpirun_gather(const void *send, int size, void *recv, int root)
         if (!pmi_allgather(send, size_t(size), all.data()))
             return false;
         if (S.rank == root)
-            std::memcpy(recv, all.data(), all.size());
+            copy_bytes(recv, all.data(), all.size());
         return true;
     }
     if (!mpirun_ok("Gather"))
@@ -325,10 +335,10 @@ bool mpirun_scatter(const void *send, int size, void *recv, int root)
     if (S.use_pmi) {
         std::vector<char> all(size_t(size) * size_t(S.nprocs));
         if (S.rank == root)
-            std::memcpy(all.data(), send, all.size());
+            copy_bytes(all.data(), send, all.size());
         if (!pmi_bcast(all.data(), all.size(), root))
             return false;
-        std::memcpy(recv, all.data() + size_t(S.rank) * size_t(size), size_t(size));
+        copy_bytes(recv, all.data() + size_t(S.rank) * size_t(size), size_t(size));
         return true;
     }
     if (!mpirun_ok("Scatter"))
@@ -362,8 +372,8 @@ bool mpirun_alltoall(const void *send, int size, void *recv)
         if (!pmi_allgather(send, N * n, all.data()))
             return false;
         for (size_t s = 0; s < N; ++s)
-            std::memcpy(static_cast<char *>(recv) + s * n,
-                        all.data() + (s * N + size_t(S.rank)) * n, n);
+            copy_bytes(static_cast<char *>(recv) + s * n, all.data() + (s * N + size_t(S.rank)) * n,
+                       n);
         return true;
     }
     if (!mpirun_ok("Alltoall"))
@@ -409,8 +419,8 @@ bool tree_write(int fd, const void *buf, size_t n)
     if (fd < 0 || n > size_t(INT32_MAX))
         return false;
     std::vector<char> packet(sizeof(int) + n);
-    std::memcpy(packet.data(), &tree_data, sizeof(int));
-    std::memcpy(packet.data() + sizeof(int), buf, n);
+    copy_bytes(packet.data(), &tree_data, sizeof(int));
+    copy_bytes(packet.data() + sizeof(int), buf, n);
     return write_all(fd, packet.data(), packet.size());
 }
 
@@ -494,7 +504,7 @@ bool bcast_tree(void *buf, size_t n)
 // rank order) into `out`, which holds (1 + sum of child_incl) * n bytes.
 bool gather_subtree(const void *mine, size_t n, char *out)
 {
-    std::memcpy(out, mine, n);
+    copy_bytes(out, mine, n);
     size_t off = n;
     for (size_t k = S.child_fds.size(); k-- > 0;) {
         size_t len = size_t(S.tree.child_incl[k]) * n;
@@ -522,7 +532,7 @@ bool gather_tree(const void *send, size_t n, void *recv)
         if (!tree_write(S.parent_fd, buf.data(), buf.size()))
             return tree_fail("gather");
     } else {
-        std::memcpy(recv, buf.data(), buf.size());
+        copy_bytes(recv, buf.data(), buf.size());
     }
     return check_tree_ok();
 }
@@ -534,14 +544,14 @@ bool scatter_tree(const void *send, size_t n, void *recv)
         if (!tree_read(S.parent_fd, buf.data(), buf.size(), "scatter"))
             return false;
     } else {
-        std::memcpy(buf.data(), send, buf.size());
+        copy_bytes(buf.data(), send, buf.size());
     }
     for (size_t k = 0; k < S.child_fds.size(); ++k) {
         size_t off = size_t(S.tree.children[k] - S.rank) * n;
         if (!tree_write(S.child_fds[k], buf.data() + off, size_t(S.tree.child_incl[k]) * n))
             return tree_fail("scatter");
     }
-    std::memcpy(recv, buf.data(), n);
+    copy_bytes(recv, buf.data(), n);
     return check_tree_ok();
 }
 
@@ -558,11 +568,11 @@ bool alltoall_tree(const void *send, size_t n, void *recv)
     std::vector<char> grouped(subtree_size() * N * n);
     char *p = grouped.data();
     for (size_t j = 0; j < N; ++j) {
-        std::memcpy(p, static_cast<const char *>(send) + j * n, n);
+        copy_bytes(p, static_cast<const char *>(send) + j * n, n);
         p += n;
         for (size_t k = S.child_fds.size(); k-- > 0;) {
             size_t len = size_t(S.tree.child_incl[k]) * n;
-            std::memcpy(p, from[k].data() + j * len, len);
+            copy_bytes(p, from[k].data() + j * len, len);
             p += len;
         }
     }
@@ -636,8 +646,8 @@ bool open_tree()
     unsigned char entry[table_entry_size];
     in_addr ip;
     my_address(ip);
-    std::memcpy(entry, &ip, 4);
-    std::memcpy(entry + 4, &addr.sin_port, 2);
+    copy_bytes(entry, &ip, 4);
+    copy_bytes(entry + 4, &addr.sin_port, 2);
     std::vector<unsigned char> table(size_t(S.nprocs) * table_entry_size);
 
     bool ok;
@@ -668,8 +678,8 @@ bool open_tree()
     for (int child : S.tree.children) {
         sockaddr_in caddr{};
         caddr.sin_family = AF_INET;
-        std::memcpy(&caddr.sin_addr, &table[size_t(child) * table_entry_size], 4);
-        std::memcpy(&caddr.sin_port, &table[size_t(child) * table_entry_size + 4], 2);
+        copy_bytes(&caddr.sin_addr, &table[size_t(child) * table_entry_size], 4);
+        copy_bytes(&caddr.sin_port, &table[size_t(child) * table_entry_size + 4], 2);
         int fd = connect_retry(caddr);
         S.child_fds.push_back(fd);
         if (fd < 0) {
@@ -951,7 +961,7 @@ int pmgr_allgatherstr(char *sendstr, char ***recvstr, char **recvbuf)
     if (pmgr_allreducemaxint(&mine, &maxlen) != PMGR_SUCCESS)
         return PMGR_FAILURE;
     std::vector<char> padded(size_t(maxlen), '\0');
-    std::memcpy(padded.data(), sendstr, size_t(mine));
+    copy_bytes(padded.data(), sendstr, size_t(mine));
     char *buf = static_cast<char *>(std::malloc(size_t(maxlen) * size_t(S.nprocs)));
     char **strs = static_cast<char **>(std::malloc(sizeof(char *) * size_t(S.nprocs)));
     if (!buf || !strs) {

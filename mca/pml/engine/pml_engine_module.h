@@ -636,6 +636,8 @@ template <class Policy> weft_status_t Engine<Policy>::finalize()
     P->rcache->clear(); // registrations kept by leave_pinned, while the modules still exist
     P->bml->bml_finalize(P->bml);
     weft_bml_close();
+    for (Req *r : P->request_pool)
+        delete r;
     delete P;
     P = nullptr;
     return WEFT_SUCCESS;
