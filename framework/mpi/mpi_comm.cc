@@ -59,8 +59,11 @@ void destroy_comm(weft_comm *c)
 {
     coll_comm_disable(c);
     pml()->pml_del_comm(pml(), c);
+    // The hidden local communicator goes with its last reference too: the intercommunicator
+    // holds one, and requests of its collectives' local steps may still hold theirs (released
+    // from the PML's next progress call).
     if (c->local_comm)
-        destroy_comm(c->local_comm);
+        weft_comm_release(c->local_comm);
     group_release(c->remote_group);
     group_release(c->group);
     if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
