@@ -255,7 +255,6 @@ int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype)
     return weft::mpi::op_valid_for(op, dtype);
 }
 
-size_t weft_datatype_size(const weft_datatype_t *dtype) { return dtype ? dtype->size : 0; }
 
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype)
 {
@@ -264,12 +263,6 @@ ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype)
     return dtype->layout ? dtype->layout->extent() : ptrdiff_t(dtype->size);
 }
 
-int weft_datatype_is_contiguous(const weft_datatype_t *dtype, size_t count)
-{
-    // `dense` types are count * size bytes from the buffer for any count; the predefined ones
-    // have no layout of their own.
-    return dtype && (dtype->dense || !dtype->layout || count * dtype->size == 0);
-}
 
 void weft_datatype_retain(weft_datatype_t *dtype)
 {

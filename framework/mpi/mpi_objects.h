@@ -92,8 +92,11 @@ enum Builtin : int {
 
 // A predefined (contiguous) datatype. Derived datatypes come with the
 // datatype engine (issue 6); until then every type is `size` contiguous bytes.
-struct weft_datatype {
-    size_t size = 0;
+// A datatype. It starts with the C view components read inline (weft/op.h): `size`, and
+// `dense`: count elements are the count * size bytes from the buffer pointer, which is what the
+// transports take without the datatype engine (a predefined type, which has no layout, always
+// is).
+struct weft_datatype : weft_datatype_view_t {
     const char *name = "";
     int combiner = 0; // MPI_COMBINER_NAMED
     bool predefined = true;
@@ -101,9 +104,6 @@ struct weft_datatype {
     uint8_t type_class = weft::mpi::class_none;
     // Derived types (framework/mpi/mpi_datatype.cc): the datatype engine's layout, the
     // constructor's arguments (MPI_Type_get_contents; the types are retained), and state.
-    // `dense`: count elements are the count * size bytes from the buffer pointer, which is
-    // what the transports take without the datatype engine.
-    bool dense = true;
     bool committed = true;
     int refs = 1;
     std::shared_ptr<const weft::dt::Layout> layout; // NULL: size contiguous bytes

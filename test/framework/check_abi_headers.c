@@ -359,6 +359,10 @@ CHECK_AT(weft_comm_view_t, local_comm, 64);
 CHECK_AT(weft_comm_view_t, refs, 72);
 CHECK_AT(weft_comm_view_t, destroy, 80);
 static_assert(sizeof(void *) != 8 || sizeof(weft_comm_view_t) == 88, "weft_comm_view_t grew");
+CHECK_AT(weft_datatype_view_t, size, 0);
+CHECK_AT(weft_datatype_view_t, dense, 8);
+static_assert(sizeof(void *) != 8 || sizeof(weft_datatype_view_t) == 16,
+              "weft_datatype_view_t grew");
 
 CHECK_AT(weft_request_t, kind, 0);
 CHECK_AT(weft_request_t, complete, 4);

@@ -8,7 +8,9 @@
 #ifndef WEFT_OP_H
 #define WEFT_OP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <weft/status.h>
 #include <weft/types.h>
@@ -37,15 +39,34 @@ int weft_op_commutative(const weft_op_t *op);
  * 5.9.2; a user op on any type). */
 int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype);
 
-/* Bytes of one element of dtype's data (MPI_Type_size), and the distance from one element to
- * the next in a buffer (its extent). Equal for the predefined types. */
-size_t weft_datatype_size(const weft_datatype_t *dtype);
+/* What every component may read of a datatype without a call (a PML reads it for every
+ * message): a frozen prefix of framework/mpi's datatype, read through the two functions
+ * below. */
+typedef struct weft_datatype_view {
+    size_t size WEFT_CXX_DEFAULT(0); /* bytes of one element's data (MPI_Type_size) */
+    /* count elements of the type are the count * size bytes from the buffer, for any count */
+    bool dense WEFT_CXX_DEFAULT(true);
+    uint8_t reserved[7] WEFT_CXX_DEFAULT({0, 0, 0, 0, 0, 0, 0}); /* zero */
+} weft_datatype_view_t;
+
+/* Bytes of one element of dtype's data (MPI_Type_size); 0 for NULL. */
+static inline size_t weft_datatype_size(const weft_datatype_t *dtype)
+{
+    return dtype ? ((const weft_datatype_view_t *)dtype)->size : 0;
+}
+
+/* The distance from one element to the next in a buffer (its extent). Equal to the size for
+ * the predefined types. */
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype);
 
 /* Nonzero when count elements of dtype at buf are the count * size bytes from buf, so they may
  * be copied (or sent in place) as they are; otherwise the datatype engine moves them
  * (weft_convertor_init_datatype, weft/convertor.h). */
-int weft_datatype_is_contiguous(const weft_datatype_t *dtype, size_t count);
+static inline int weft_datatype_is_contiguous(const weft_datatype_t *dtype, size_t count)
+{
+    const weft_datatype_view_t *v = (const weft_datatype_view_t *)dtype;
+    return v && (v->dense || count * v->size == 0);
+}
 
 /* Keep dtype alive while an operation that started before MPI_Type_free still uses it (a
  * pending message, a non-blocking collective), and let it go: a derived type is deleted with
@@ -59,6 +80,12 @@ weft_datatype_t *weft_datatype_bytes(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
+
+#include <type_traits>
+
+static_assert(std::is_standard_layout_v<weft_datatype_view_t> &&
+                  std::is_trivially_copyable_v<weft_datatype_view_t>,
+              "weft_datatype_view_t must stay a plain C struct");
 #endif
 
 #endif /* WEFT_OP_H */
