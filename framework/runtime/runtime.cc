@@ -9,6 +9,7 @@
 #include <btl/btl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -234,6 +235,23 @@ int weft_runtime_world_size(void) { return S.size; }
 int weft_runtime_local_rank(void) { return S.local_rank; }
 int weft_runtime_local_size(void) { return S.local_size; }
 const char *weft_runtime_jobid(void) { return S.jobid.c_str(); }
+
+const char *weft_runtime_job_file_prefix(void)
+{
+    static std::string prefix;
+    static std::string made_for;
+    if (prefix.empty() || made_for != S.jobid) {
+        made_for = S.jobid;
+        prefix = "weft-";
+        for (size_t i = 0; i < S.jobid.size() && i < 64; ++i) {
+            const unsigned char c = static_cast<unsigned char>(S.jobid[i]);
+            prefix += (std::isalnum(c) || c == '-' || c == '_') ? char(c) : '_';
+        }
+        if (S.jobid.empty())
+            prefix += "job";
+    }
+    return prefix.c_str();
+}
 int weft_runtime_oversubscribed(void) { return S.oversubscribed; }
 
 weft_proc_t *weft_runtime_proc(int rank)

@@ -31,6 +31,10 @@ int weft_runtime_world_size(void);
 int weft_runtime_local_rank(void);
 int weft_runtime_local_size(void);
 const char *weft_runtime_jobid(void);
+/* "weft-<job id>" with every character a file name cannot take replaced: the start of the name
+ * of every file a component makes for the job (shared-memory segments), which the launcher
+ * removes when the job ends, whatever became of the process that made it. */
+const char *weft_runtime_job_file_prefix(void);
 /* Whether more processes of the job run on this host than it has cores: then
  * waiting processes must yield the CPU. */
 int weft_runtime_oversubscribed(void);

@@ -933,14 +933,6 @@ uint64_t random_cookie()
     return (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid());
 }
 
-std::string sanitize(const char *s)
-{
-    std::string out;
-    for (; s && *s && out.size() < 64; ++s)
-        out += (std::isalnum(static_cast<unsigned char>(*s)) || *s == '-' || *s == '_') ? *s : '_';
-    return out.empty() ? std::string("job") : out;
-}
-
 } // namespace
 
 int module_progress()
@@ -998,7 +990,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
     // eager limit is set that high, through the pool).
     m->inline_max = std::min(cfg.eager_limit, kMaxInline);
 
-    const std::string stem = "weft-" + sanitize(weft_runtime_jobid()) + "-" +
+    const std::string stem = std::string(weft_runtime_job_file_prefix()) + "-" +
                              (std::string(kName) == "sm" ? "" : std::string(kName) + "-") +
                              std::to_string(m->world_rank);
     if ((rc = m->own.create(cfg.segment_dir, stem, m->world_rank, m->cookie, error)) !=

@@ -146,8 +146,11 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
     if (weft_comm_rank(comm) == 0) {
-        std::snprintf(name, sizeof name, "/dev/shm/weft-coll-%d-%u-%u", int(getpid()),
-                      unsigned(weft_comm_cid(comm)), unsigned(weft_runtime_world_rank()));
+        // Named after the job, so that the launcher removes it should this process die
+        // before the others attached and it unlinked it.
+        std::snprintf(name, sizeof name, "/dev/shm/%s-coll-%d-%u-%u",
+                      weft_runtime_job_file_prefix(), int(getpid()), unsigned(weft_comm_cid(comm)),
+                      unsigned(weft_runtime_world_rank()));
         const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd >= 0 && ftruncate(fd, off_t(m->size)) == 0)
             m->shared = map_segment(fd, m->size);
