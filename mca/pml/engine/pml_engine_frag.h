@@ -159,6 +159,27 @@ void Engine<Policy>::resend_failed(weft_btl_module_t *btl, const weft_btl_recv_d
         copy.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
     if (copy.empty())
         return;
+    // A copy must stay inside its receiver's window (README.md): its number is at most 2^15
+    // behind the next one this process sends to that peer, which the receiver's next expected
+    // number never passes. A copy handed back later than that cannot be told from a new
+    // message: the job ends rather than risk delivering it in another's place.
+    const auto type = static_cast<uint8_t>(copy[0]);
+    if ((type == hdr_match || type == hdr_rndv || type == hdr_rget) &&
+        copy.size() >= sizeof(MatchHdr)) {
+        MatchHdr h;
+        std::memcpy(&h, copy.data(), sizeof h);
+        if (weft_comm_t *comm = find_comm(h.cid)) {
+            const int n = weft_comm_peer_size(comm);
+            for (int dst = 0; dst < n; ++dst) {
+                if (weft_comm_peer_world_rank(comm, dst) != it->second)
+                    continue;
+                if (uint16_t(cs(comm).send_seq[size_t(dst)] - h.seq) >= 0x8000u)
+                    unreachable(it->second, "a message handed back by " + rail_name(btl) +
+                                                " after 2^15 later ones cannot be sent again");
+                break;
+            }
+        }
+    }
     ++P->resent;
     if (P->verbose >= 20) [[unlikely]]
         trace("a fragment to rank " + std::to_string(it->second) + " that " + rail_name(btl) +

@@ -316,7 +316,9 @@ END_TEST
 START_TEST(test_failed_sendi_sent_again)
 {
     // The BTL hands back one of this process's btl_sendi fragments (it may not have arrived):
-    // the engine sends the same bytes again over the peer's rail, and counts it.
+    // the engine sends the same bytes again over the peer's rail, and counts it. Number 41 was
+    // sent to rank 1, and 42 is the next.
+    E::cs(&comm).send_seq[1] = 42;
     MatchHdr h{};
     h.type = hdr_match;
     h.seq = 41;
@@ -350,6 +352,29 @@ START_TEST(test_failed_sendi_sent_again)
 }
 END_TEST
 
+// A copy handed back after 2^15 later messages to the same peer could alias a new number at
+// the receiver: the job ends (weft_runtime_abort, exit status 1) instead of sending it.
+START_TEST(test_failed_sendi_too_late)
+{
+    E::cs(&comm).send_seq[1] = uint16_t(5 + 0x8000);
+    MatchHdr h{};
+    h.type = hdr_match;
+    h.seq = 5;
+    h.cid = comm.cid;
+    h.src = 0;
+    h.tag = 3;
+    weft_btl_segment_t seg{&h, sizeof h};
+    weft_btl_recv_descriptor_t rd{};
+    rd.endpoint = peer_ep;
+    rd.segments = &seg;
+    rd.segment_count = 1;
+    rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
+    rd.tag = weft::pml::engine::kTag;
+    E::on_recv(&btl, &rd);
+    ck_abort_msg("a copy 2^15 behind was sent again");
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -365,6 +390,7 @@ int main()
     tcase_add_test(tc, test_wrap);
     tcase_add_test(tc, test_wildcards);
     tcase_add_test(tc, test_failed_sendi_sent_again);
+    tcase_add_exit_test(tc, test_failed_sendi_too_late, 1);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
