@@ -58,4 +58,15 @@ expect_in "MPI_Init: the coll framework cannot start" "$out" "unknown coll compo
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_basic_barrier_algorithm 7 "$B/examples/hello" 2>&1) &&
     fail "a job with coll_basic_barrier_algorithm 7 ran: $out"
 expect_in "expected one of: dissemination recursive_doubling binomial" "$out" "bad coll parameter"
-echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, bad rendezvous parameters (pipeline depth, BTL flags, single-copy mechanism) refused, an unknown coll component and a bad coll parameter refused at MPI_Init"
+# BTL settings that would let more than 2^15 fragments wait for one peer (the PML's sequence
+# window) are refused, with the allowed range.
+for bad in "btl_tcp_free_list_max 0|btl_tcp_free_list_max is 0; it must be between 1 and 16383" \
+    "btl_sm_ring_size 1M|btl_sm_ring_size is 1048576, outside" \
+    "btl_sm_free_list_max 9000|btl_sm_free_list_max is 9000, outside 1..8191"; do
+    param=${bad%%|*} msg=${bad#*|}
+    # shellcheck disable=SC2086
+    out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,sm,tcp --mca $param "$B/examples/hello" 2>&1) &&
+        fail "a job with $param ran: $out"
+    expect_in "$msg" "$out" "$param"
+done
+echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, bad rendezvous parameters (pipeline depth, BTL flags, single-copy mechanism; BTL queues past the sequence window) refused, an unknown coll component and a bad coll parameter refused at MPI_Init"

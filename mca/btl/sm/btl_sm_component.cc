@@ -113,8 +113,10 @@ weft_status_t register_params()
                  "by the sender. A message takes its size plus 16 bytes, rounded "
                  "up to 64; a message larger than the eager limit takes 64. "
                  "Rounded up to a power of two, at least 4 times the eager limit "
-                 "and at most 64M. Each process's segment holds one ring per "
-                 "process of its host.",
+                 "and at most 512k (so that, with btl_sm_free_list_max, fewer "
+                 "than 2^15 fragments wait for one peer: the PML's sequence "
+                 "window). Each process's segment holds one ring per process of "
+                 "its host.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
@@ -126,7 +128,8 @@ weft_status_t register_params()
                  "pool (messages larger than a ring cell are sent from it), and "
                  "the most small descriptors allocated at once. When both are "
                  "used up, btl_alloc reports out-of-resource until sends "
-                 "complete (1 to 65536).",
+                 "complete (1 to 8191: with the ring, fewer than 2^15 fragments "
+                 "wait for one peer, the PML's sequence window).",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
@@ -212,18 +215,21 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     // A largest inline message must fit in half a ring (it may have to skip the rest of the
     // ring's end first).
     const uint64_t min_ring = 4 * (cfg.eager_limit + kCacheLine);
-    if (ring < min_ring || ring > (uint64_t(64) << 20)) {
+    // At most 512k: 16384 slots of 32 bytes, which with 2 * 8191 descriptors and pool
+    // fragments keeps what waits for one peer below 2^15 fragments, the window of the PML's
+    // sequence numbers (mca/pml/engine/README.md).
+    if (ring < min_ring || ring > (uint64_t(512) << 10)) {
         std::snprintf(why, why_len,
                       "btl_sm_ring_size is %" PRIu64 ", outside 4 * (btl_sm_eager_limit + 64) "
-                      "(%" PRIu64 ")..64M",
+                      "(%" PRIu64 ")..512k",
                       ring, min_ring);
         return false;
     }
     cfg.ring_slots = 2;
     while (uint64_t(cfg.ring_slots) * kSlotSize < ring)
         cfg.ring_slots *= 2;
-    if (frags < 1 || frags > 65536) {
-        std::snprintf(why, why_len, "btl_sm_free_list_max is %" PRId64 ", outside 1..65536", frags);
+    if (frags < 1 || frags > 8191) {
+        std::snprintf(why, why_len, "btl_sm_free_list_max is %" PRId64 ", outside 1..8191", frags);
         return false;
     }
     cfg.free_list_max = size_t(frags);

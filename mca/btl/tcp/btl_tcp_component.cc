@@ -242,7 +242,8 @@ weft_status_t register_params()
             "Most fragments of each buffer size (btl_tcp_eager_limit and "
             "btl_tcp_max_send_size bytes) that a module makes; a fragment stays in use until "
             "the peer acknowledges it, and btl_alloc reports out-of-resource beyond this until "
-            "some complete. 0 means no limit."),
+            "some complete. 1 to 16383: so that fewer than 2^15 fragments wait for one peer, the "
+            "window of the PML's sequence numbers."),
         def("verbose", WEFT_MCA_PARAM_INT, "0", 9,
             "Messages of btl/tcp on stderr: 1 connections and failures, 2 also endpoints, "
             "handshakes and socket details."),
@@ -275,6 +276,7 @@ bool read_params(std::string &why)
         int index;
         int64_t max;
         int64_t *out;
+        int64_t min = 0;
     };
     int64_t exclusivity = 0, latency = 0, bandwidth = 0, free_list_max = 0;
     const IntParam ints[] = {
@@ -287,7 +289,7 @@ bool read_params(std::string &why)
         {P_KEEPALIVE_PROBES, INT_MAX, &p.keepalive_probes},
         {P_CONNECT_TIMEOUT, INT64_MAX / 2, &p.connect_timeout_ms},
         {P_LINGER, INT_MAX, &p.linger_ms},
-        {P_FREE_LIST_MAX, INT64_MAX / 2, &free_list_max},
+        {P_FREE_LIST_MAX, 16383, &free_list_max, 1},
         {P_VERBOSE, INT_MAX, &p.verbose},
     };
     static const char *const names[P_COUNT] = {
@@ -298,9 +300,10 @@ bool read_params(std::string &why)
         "rcvbuf",           "free_list_max",   "verbose"};
     for (const IntParam &ip : ints) {
         const int64_t v = weft_mca_param_int(handle[ip.index]);
-        if (v < 0 || v > ip.max) {
+        if (v < ip.min || v > ip.max) {
             why = "btl_tcp_" + std::string(names[ip.index]) + " is " + std::to_string(v) +
-                  "; it must be between 0 and " + std::to_string(ip.max);
+                  "; it must be between " + std::to_string(ip.min) + " and " +
+                  std::to_string(ip.max);
             return false;
         }
         *ip.out = v;
