@@ -121,9 +121,8 @@ void teardown()
     E::P = nullptr;
 }
 
-// A MATCH from `src` with sequence number `seq`, tag `tag` and an int payload, as a BTL hands
-// it to the engine's receive callback.
-void arrive(int src, uint16_t seq, int tag, int value, uint32_t flags = 0)
+// A MATCH with sequence number `seq`, source rank `src`, tag `tag` and an int payload.
+std::string match_frag(int src, uint16_t seq, int tag, int value)
 {
     MatchHdr h{};
     h.type = hdr_match;
@@ -131,17 +130,28 @@ void arrive(int src, uint16_t seq, int tag, int value, uint32_t flags = 0)
     h.cid = comm.cid;
     h.src = src;
     h.tag = tag;
-    char msg[sizeof h + sizeof value];
-    std::memcpy(msg, &h, sizeof h);
-    std::memcpy(msg + sizeof h, &value, sizeof value);
-    weft_btl_segment_t seg{msg, sizeof msg};
+    std::string frag(reinterpret_cast<const char *>(&h), sizeof h);
+    frag.append(reinterpret_cast<const char *>(&value), sizeof value);
+    return frag;
+}
+
+// Hand frag to the engine's receive callback as a BTL does, from endpoint ep with flags.
+void hand_over(const std::string &frag, uint32_t flags = 0, weft_btl_endpoint_t *ep = peer_ep)
+{
+    weft_btl_segment_t seg{const_cast<char *>(frag.data()), frag.size()};
     weft_btl_recv_descriptor_t rd{};
-    rd.endpoint = peer_ep;
+    rd.endpoint = ep;
     rd.segments = &seg;
     rd.segment_count = 1;
     rd.flags = flags;
     rd.tag = weft::pml::engine::kTag;
     E::on_recv(&btl, &rd);
+}
+
+// A MATCH from `src`, as it arrives.
+void arrive(int src, uint16_t seq, int tag, int value)
+{
+    hand_over(match_frag(src, seq, tag, value));
 }
 
 struct Posted {
@@ -319,23 +329,8 @@ START_TEST(test_failed_sendi_sent_again)
     // the engine sends the same bytes again over the peer's rail, and counts it. Number 41 was
     // sent to rank 1, and 42 is the next.
     E::cs(&comm).send_seq[1] = 42;
-    MatchHdr h{};
-    h.type = hdr_match;
-    h.seq = 41;
-    h.cid = comm.cid;
-    h.src = 0;
-    h.tag = 3;
-    const int value = 4242;
-    std::string frag(reinterpret_cast<const char *>(&h), sizeof h);
-    frag.append(reinterpret_cast<const char *>(&value), sizeof value);
-    weft_btl_segment_t seg{frag.data(), frag.size()};
-    weft_btl_recv_descriptor_t rd{};
-    rd.endpoint = peer_ep;
-    rd.segments = &seg;
-    rd.segment_count = 1;
-    rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
-    rd.tag = weft::pml::engine::kTag;
-    E::on_recv(&btl, &rd);
+    const std::string frag = match_frag(0, 41, 3, 4242);
+    hand_over(frag, WEFT_BTL_RECV_FLAG_SEND_FAILED);
     ck_assert_uint_eq(sent.size(), 1);
     ck_assert(sent[0].bytes == frag);
     ck_assert_uint_eq(sent[0].tag, weft::pml::engine::kTag);
@@ -343,8 +338,8 @@ START_TEST(test_failed_sendi_sent_again)
     // Not taken for a message from a peer: nothing is matched.
     ck_assert(E::cs(&comm).unexpected.empty());
     // From an endpoint the engine never used: reported, nothing sent.
-    rd.endpoint = reinterpret_cast<weft_btl_endpoint_t *>(0x2000);
-    E::on_recv(&btl, &rd);
+    hand_over(frag, WEFT_BTL_RECV_FLAG_SEND_FAILED,
+              reinterpret_cast<weft_btl_endpoint_t *>(0x2000));
     ck_assert_uint_eq(sent.size(), 1);
     ck_assert_int_eq(
         weft::test::count_messages(weft::output::Kind::error, "for an endpoint the PML never used"),
@@ -357,20 +352,7 @@ END_TEST
 START_TEST(test_failed_sendi_too_late)
 {
     E::cs(&comm).send_seq[1] = uint16_t(5 + 0x8000);
-    MatchHdr h{};
-    h.type = hdr_match;
-    h.seq = 5;
-    h.cid = comm.cid;
-    h.src = 0;
-    h.tag = 3;
-    weft_btl_segment_t seg{&h, sizeof h};
-    weft_btl_recv_descriptor_t rd{};
-    rd.endpoint = peer_ep;
-    rd.segments = &seg;
-    rd.segment_count = 1;
-    rd.flags = WEFT_BTL_RECV_FLAG_SEND_FAILED;
-    rd.tag = weft::pml::engine::kTag;
-    E::on_recv(&btl, &rd);
+    hand_over(match_frag(0, 5, 3, 0), WEFT_BTL_RECV_FLAG_SEND_FAILED);
     ck_abort_msg("a copy 2^15 behind was sent again");
 }
 END_TEST
