@@ -55,6 +55,19 @@ for t in 1 2 3; do
     printf '%s\n' "$out" | grep -q "tag $t cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0\$" ||
         fail "tcp:1 removed: message $t not over tcp:0 alone: $out"
 done
+# The eager rail (tcp:0) removed under traffic while it still works: each side fences it (a
+# FENCE down tcp:0, behind the matching fragments it may still hold, answered by the peer)
+# before anything matching goes over tcp:1, and the stream completes there, every byte right.
+out=$(rails --mca pml_ob1_fault_remove_rails 5:tcp:0) || fail "tcp:0 removed under traffic: $out"
+expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "tcp:0 removed under traffic"
+for w in 0 1; do
+    expect_in "rank $w's eager rail btl/tcp:0 was removed: fence 1 sent down it" "$out" "tcp:0 removed: fence to rank $w"
+    expect_in "fence 1 to rank $w lifted: answered" "$out" "tcp:0 removed: fence to rank $w answered"
+done
+for t in 1 2 3; do
+    printf '%s\n' "$out" | grep -q "tag $t cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:1\$" ||
+        fail "tcp:0 removed: message $t not over tcp:1 alone: $out"
+done
 # Both removed: the next operation with the peer fails (peer unreachable) and the job ends promptly.
 start=$(date +%s)
 out=$(rails --mca pml_ob1_fault_remove_rails 5:tcp) && fail "both rails removed, yet the job passed: $out"
@@ -87,4 +100,4 @@ expect_in "pml/ob1: rank " "$out" "link error"
 expect_in "cannot be reached: the link over btl/tcp:0 failed and pml/ob1 cannot fail over: " "$out" "link error"
 [ "$took" -lt 15 ] || fail "link error: the job took $took s to end"
 ip -n "$ha" link set rail1 up
-echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right; one rail removed under traffic, the stream completes on the other; both removed, the job ends at once: peer unreachable; a link error on the only rail ends the job in ${took} s naming the peer and the BTL"
+echo "two tcp rails between two namespace hosts: pipeline striped over both (over one with max_send_per_range 1), every byte right; one rail removed under traffic (the eager one: fenced, answered), the stream completes on the other; both removed, the job ends at once: peer unreachable; a link error on the only rail ends the job in ${took} s naming the peer and the BTL"

@@ -64,6 +64,10 @@ template <class Policy> class Engine {
         std::unordered_map<uint64_t, Req *> live;
         uint64_t next_id = 1;
         std::deque<Pending> pending;
+        // Peers whose matching fragments wait for a rail change's fence (few, and short-lived).
+        std::vector<Fence> fences;
+        uint32_t next_fence = 1;
+        size_t fences_done = 0;
         // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is
         // send_pipeline_depth deep): they go on from the user's buffer as room appears.
         std::list<Req *> sched;
@@ -240,6 +244,24 @@ template <class Policy> class Engine {
                          const char *description, void *);
     [[noreturn]] static void unreachable(int world, const std::string &why);
     static void remove_rails_now();
+    // Rail-change fences (README.md, "Sequence numbers and the window", rule 4).
+    static void start_fence(int world, weft_btl_module_t *btl, weft_btl_endpoint_t *ep);
+    static void send_fences();
+    static void fence_sent(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
+                           weft_status_t status);
+    static void lift_fence(uint32_t id, const std::string &why);
+    static void handle_fence(weft_btl_module_t *btl, weft_btl_endpoint_t *ep, const char *msg,
+                             size_t len);
+    // A fragment of this header type to world must wait for a fence.
+    static bool held(int world, uint8_t type)
+    {
+        if (P->fences.empty() || !matching_type(type)) [[likely]]
+            return false;
+        for (const Fence &f : P->fences)
+            if (f.world == world)
+                return true;
+        return false;
+    }
 
     // ---- the module's operations and the rest (pml_engine_module.h)
     static std::string who();

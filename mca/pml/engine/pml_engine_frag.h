@@ -93,7 +93,7 @@ template <class Policy>
 weft_status_t Engine<Policy>::send_bytes(int world, const void *hdr, size_t hlen, const void *data,
                                          size_t dlen, bool eager, Frag kind, Req *owner)
 {
-    if (P->pending.empty()) {
+    if (P->pending.empty() && !held(world, *static_cast<const uint8_t *>(hdr))) {
         weft_status_t rc = try_send(world, hdr, hlen, data, dlen, eager, kind, owner);
         if (rc != WEFT_ERR_OUT_OF_RESOURCE)
             return rc;
@@ -106,15 +106,22 @@ weft_status_t Engine<Policy>::send_bytes(int world, const void *hdr, size_t hlen
     return WEFT_SUCCESS;
 }
 
-// Retry the queued copies in order; stop at the first the rails still have no room for. A copy
-// whose peer has no rail left ends its request in error; one that belongs to no request any
-// more (an eager message already complete, an answer the peer waits for) would leave the peer
-// waiting forever: the job ends, saying why.
+// Retry the queued copies in order; stop at the first the rails still have no room for. Matching
+// fragments to a peer behind a rail change's fence stay queued, in order, and the rest pass
+// them. A copy whose peer has no rail left ends its request in error; one that belongs to no
+// request any more (an eager message already complete, an answer the peer waits for) would
+// leave the peer waiting forever: the job ends, saying why.
 template <class Policy> int Engine<Policy>::progress_pending()
 {
+    if (!P->fences.empty()) [[unlikely]]
+        send_fences();
     int n = 0;
-    while (!P->pending.empty()) {
-        Pending &p = P->pending.front();
+    for (size_t i = 0; i < P->pending.size();) {
+        Pending &p = P->pending[i];
+        if (held(p.world_dst, static_cast<uint8_t>(p.bytes[0]))) [[unlikely]] {
+            ++i;
+            continue;
+        }
         auto live = p.owner_id ? P->live.find(p.owner_id) : P->live.end();
         Req *owner = live != P->live.end() ? live->second : nullptr;
         weft_status_t rc = try_send(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0,
@@ -132,12 +139,12 @@ template <class Policy> int Engine<Policy>::progress_pending()
                                       " bytes fits none of the rails left to it"
                                 : std::string("a queued fragment could not be sent: ") +
                                       weft_status_string(rc));
-            P->pending.pop_front();
+            P->pending.erase(P->pending.begin() + std::ptrdiff_t(i));
             fail_send(owner, rc);
             maybe_complete_send(owner);
             continue;
         }
-        P->pending.pop_front();
+        P->pending.erase(P->pending.begin() + std::ptrdiff_t(i));
         ++n;
     }
     return n;

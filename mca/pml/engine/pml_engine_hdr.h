@@ -14,13 +14,15 @@ namespace weft::pml::engine {
 constexpr weft_btl_tag_t kTag = WEFT_BTL_TAG_PML_FIRST;
 
 enum HdrType : uint8_t {
-    hdr_match = 1, // an eager message
-    hdr_rndv = 2,  // the first fragment of a rendezvous message
-    hdr_ack = 3,   // receiver -> sender: matched; send [send_offset, total) as FRAGs
-    hdr_frag = 4,  // sender -> receiver: a piece of a rendezvous message
-    hdr_rget = 5,  // a rendezvous offering the sender's registered buffer for RDMA reads
-    hdr_put = 6,   // receiver -> sender: write this piece into my registered buffer
-    hdr_fin = 7,   // an RDMA transfer of a piece is done (to whoever did not do it)
+    hdr_match = 1,     // an eager message
+    hdr_rndv = 2,      // the first fragment of a rendezvous message
+    hdr_ack = 3,       // receiver -> sender: matched; send [send_offset, total) as FRAGs
+    hdr_frag = 4,      // sender -> receiver: a piece of a rendezvous message
+    hdr_rget = 5,      // a rendezvous offering the sender's registered buffer for RDMA reads
+    hdr_put = 6,       // receiver -> sender: write this piece into my registered buffer
+    hdr_fin = 7,       // an RDMA transfer of a piece is done (to whoever did not do it)
+    hdr_fence = 8,     // sent on a rail just removed: everything before it has arrived
+    hdr_fence_ack = 9, // receiver -> sender: the fence arrived; matching may go on
     // Types from here on belong to the policy (bfo's restart notices): the engine hands them
     // to Policy::handle_extra.
     hdr_policy_first = 16
@@ -94,6 +96,19 @@ struct FinHdr {
     int32_t status; // WEFT_SUCCESS or the error of the transfer
     uint64_t id;    // the request at the FIN's receiver
     uint64_t length;
+};
+
+// The fragments that carry a sequence number and are matched in its order.
+inline bool matching_type(uint8_t type)
+{
+    return type == hdr_match || type == hdr_rndv || type == hdr_rget;
+}
+
+// A rail change's fence (README.md, "Sequence numbers and the window", rule 4), and its answer.
+struct FenceHdr {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t id; // the sender's number for this fence
 };
 
 constexpr size_t kMaxRails = 8;    // rails striped over per message

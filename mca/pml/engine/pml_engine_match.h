@@ -120,6 +120,8 @@ template <class Policy> size_t Engine<Policy>::header_size(uint8_t type)
     case hdr_rget: return sizeof(RgetHdr);
     case hdr_put: return sizeof(PutHdr);
     case hdr_fin: return sizeof(FinHdr);
+    case hdr_fence:
+    case hdr_fence_ack: return sizeof(FenceHdr);
     default: return 1;
     }
 }
@@ -219,6 +221,8 @@ void Engine<Policy>::handle(const char *msg, size_t len, const weft_btl_segment_
     case hdr_ack: return handle_ack(msg, len);
     case hdr_put: return handle_put(msg, len);
     case hdr_fin: return handle_fin(msg, len);
+    case hdr_fence:
+    case hdr_fence_ack: return malformed("fence in pieces");
     default: return malformed("unknown header type " + std::to_string(type));
     }
 }
@@ -234,6 +238,12 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
     if (rd->segment_count == 0)
         return malformed("fragment without segments");
     const auto &first = rd->segments[0];
+    if (first.seg_len > 0 && rd->segment_count == 1) {
+        const uint8_t type = *static_cast<const uint8_t *>(first.seg_addr);
+        if (type == hdr_fence || type == hdr_fence_ack) [[unlikely]]
+            return handle_fence(btl, rd->endpoint, static_cast<const char *>(first.seg_addr),
+                                first.seg_len);
+    }
     // Headers travel whole in the first segment; anything else is gathered first.
     if (rd->segment_count == 1 ||
         (first.seg_len > 0 &&

@@ -318,7 +318,8 @@ weft_status_t Engine<Policy>::dump(weft_pml_module_t *, weft_comm_t *comm, int)
             " unexpected, " + std::to_string(P->pending.size()) + " pending sends, " +
             std::to_string(P->malformed) + " malformed fragments dropped, " +
             std::to_string(P->duplicates) + " duplicates dropped, " + std::to_string(P->resent) +
-            " fragments a failed link handed back sent again");
+            " fragments a failed link handed back sent again, " + std::to_string(P->fences.size()) +
+            " rail-change fences open (" + std::to_string(P->fences_done) + " lifted)");
     return WEFT_SUCCESS;
 }
 

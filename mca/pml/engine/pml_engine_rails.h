@@ -49,6 +49,8 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     if (P->peers.size() <= size_t(world))
         P->peers.resize(size_t(world) + 1);
     Peer &peer = P->peers[size_t(world)];
+    weft_btl_module_t *const old_btl = peer.eager_btl;
+    weft_btl_endpoint_t *const old_ep = peer.eager_ep;
     peer = Peer{};
     weft_bml_endpoint_t *ep;
     if (P->bml->bml_endpoint_get(P->bml, proc, &ep) != WEFT_SUCCESS)
@@ -85,6 +87,10 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     peer.pipeline_frag_size = info.rdma_pipeline_frag_size;
     peer.send = rails(ep, WEFT_BML_LIST_SEND);
     peer.rdma = rails(ep, WEFT_BML_LIST_RDMA);
+    // Matching fragments the old eager rail still holds must not be overtaken by too many on
+    // the new one. (With no rail left, nothing new is sent: no fence.)
+    if (old_btl && (old_btl != peer.eager_btl || old_ep != peer.eager_ep))
+        start_fence(world, old_btl, old_ep);
 }
 
 // The BML changed proc's lists (NULL: every peer's).
@@ -99,6 +105,120 @@ template <class Policy> void Engine<Policy>::rails_changed(weft_proc_t *proc, vo
     for (size_t w = 0; w < P->peers.size(); ++w)
         if (weft_proc_t *p = weft_runtime_proc(int(w)))
             refresh_peer(p);
+}
+
+// world's eager rail moved off btl: new matching fragments to world wait (held() says so) until
+// a FENCE sent down btl, behind everything sent there before, is acknowledged by the peer.
+template <class Policy>
+void Engine<Policy>::start_fence(int world, weft_btl_module_t *btl, weft_btl_endpoint_t *ep)
+{
+    for (const Fence &f : P->fences)
+        if (f.world == world && f.btl == btl && f.ep == ep)
+            return; // fenced already
+    P->fences.push_back(Fence{world, btl, ep, P->next_fence++, false});
+    if (P->verbose >= 10)
+        say(WEFT_OUTPUT_INFO, who() + ": rank " + std::to_string(world) + "'s eager rail " +
+                                  rail_name(btl) + " was removed: fence " +
+                                  std::to_string(P->fences.back().id) +
+                                  " sent down it; new messages to that rank wait for it");
+    send_fences();
+}
+
+// Hand the fences not sent yet to their rails; one whose rail failed is lifted.
+template <class Policy> void Engine<Policy>::send_fences()
+{
+    std::vector<uint32_t> unsent;
+    for (const Fence &f : P->fences)
+        if (!f.sent)
+            unsent.push_back(f.id);
+    for (uint32_t id : unsent) {
+        auto it = std::find_if(P->fences.begin(), P->fences.end(),
+                               [id](const Fence &f) { return f.id == id; });
+        if (it == P->fences.end())
+            continue;
+        weft_btl_module_t *btl = it->btl;
+        const FenceHdr h{.type = hdr_fence, .reserved = {}, .id = id};
+        weft_btl_descriptor_t *des = nullptr;
+        weft_status_t rc = btl->btl_alloc(
+            btl, it->ep, WEFT_BTL_NO_ORDER, sizeof h,
+            WEFT_BTL_DES_FLAG_BTL_OWNERSHIP | WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK, &des);
+        if (rc == WEFT_SUCCESS) {
+            std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
+            des->des_cbfunc = fence_sent;
+            des->des_cbdata = reinterpret_cast<void *>(uintptr_t(id));
+            it->sent = true; // the callback may run inside btl_send
+            rc = btl->btl_send(btl, it->ep, des, kTag);
+            if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
+                continue;
+            btl->btl_free(btl, des);
+            auto again = std::find_if(P->fences.begin(), P->fences.end(),
+                                      [id](const Fence &f) { return f.id == id; });
+            if (again != P->fences.end())
+                again->sent = false;
+        }
+        if (rc == WEFT_ERR_OUT_OF_RESOURCE)
+            continue; // from the next progress call
+        // The old rail failed: what it held comes back failed or in error (rule 3), and
+        // nothing it still delivers can be overtaken by the new rail's traffic for long.
+        lift_fence(id, std::string("its rail failed: ") + weft_status_string(rc));
+    }
+}
+
+template <class Policy>
+void Engine<Policy>::fence_sent(weft_btl_module_t *, weft_btl_endpoint_t *,
+                                weft_btl_descriptor_t *des, weft_status_t status)
+{
+    if (!P || status == WEFT_SUCCESS)
+        return; // the answer lifts it
+    lift_fence(uint32_t(reinterpret_cast<uintptr_t>(des->des_cbdata)),
+               std::string("its rail failed: ") + weft_status_string(status));
+}
+
+template <class Policy> void Engine<Policy>::lift_fence(uint32_t id, const std::string &why)
+{
+    auto it = std::find_if(P->fences.begin(), P->fences.end(),
+                           [id](const Fence &f) { return f.id == id; });
+    if (it == P->fences.end())
+        return;
+    const int world = it->world;
+    P->fences.erase(it);
+    ++P->fences_done;
+    if (P->verbose >= 10)
+        say(WEFT_OUTPUT_INFO, who() + ": fence " + std::to_string(id) + " to rank " +
+                                  std::to_string(world) + " lifted: " + why);
+}
+
+// A FENCE from a peer (everything it sent down this rail before has been handled: the rail
+// delivers in order) is answered over this process's rails to it; the peer's answer to ours
+// lifts it.
+template <class Policy>
+void Engine<Policy>::handle_fence(weft_btl_module_t *btl, weft_btl_endpoint_t *ep, const char *msg,
+                                  size_t len)
+{
+    if (len != sizeof(FenceHdr))
+        return malformed("fence of " + std::to_string(len) + " bytes");
+    FenceHdr h;
+    std::memcpy(&h, msg, sizeof h);
+    auto who_sent = P->endpoint_world.find(ep);
+    if (who_sent == P->endpoint_world.end())
+        return malformed("fence from " + rail_name(btl) + " on an endpoint the PML never used");
+    const int world = who_sent->second;
+    if (h.type == hdr_fence_ack) {
+        auto it = std::find_if(P->fences.begin(), P->fences.end(),
+                               [&](const Fence &f) { return f.id == h.id && f.world == world; });
+        if (it == P->fences.end()) {
+            // Lifted already when its rail reported a failure, after delivering it after all.
+            if (P->verbose >= 10)
+                say(WEFT_OUTPUT_INFO, who() + ": answer to fence " + std::to_string(h.id) +
+                                          " from rank " + std::to_string(world) + " ignored");
+            return;
+        }
+        return lift_fence(h.id, "answered");
+    }
+    const FenceHdr ack{.type = hdr_fence_ack, .reserved = {}, .id = h.id};
+    if (weft_status_t rc = send_bytes(world, &ack, sizeof ack, nullptr, 0, true);
+        rc != WEFT_SUCCESS)
+        unreachable(world, std::string("a fence could not be answered: ") + weft_status_string(rc));
 }
 
 template <class Policy> std::string Engine<Policy>::rail_name(const weft_btl_module_t *btl)

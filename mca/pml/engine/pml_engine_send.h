@@ -73,13 +73,15 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int ds
     const Peer &peer = P->peers[size_t(world)];
     weft_btl_module_t *btl = peer.eager_btl;
     h.type = hdr_match;
-    // Queued copies go first: while there are any, nothing may overtake them.
-    const bool sendi = btl->btl_sendi != nullptr && P->pending.empty();
+    // Queued copies go first: while there are any, nothing may overtake them. Nor may this
+    // overtake what a removed rail still holds (a fence).
+    const bool direct = P->pending.empty() && !held(world, hdr_match);
+    const bool sendi = btl->btl_sendi != nullptr && direct;
     Proto chosen;
     if (sendi && bytes <= kImmediateMax)
         chosen = Proto::immediate;
     else if (mode != WEFT_SEND_BUFFERED && bytes != 0 && peer.send_inplace &&
-             btl->btl_prepare_src && P->pending.empty())
+             btl->btl_prepare_src && direct)
         chosen = Proto::prepared;
     else
         chosen = sendi ? Proto::immediate : Proto::allocated;

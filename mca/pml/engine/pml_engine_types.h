@@ -188,6 +188,18 @@ template <class Request> struct Pending {
     std::string bytes;
 };
 
+// A peer's eager rail was removed while it may still hold matching fragments to the peer: a
+// FENCE goes down that rail, and new matching fragments to the peer wait until it is
+// acknowledged, or until the old rail reports that it failed (README.md, "Sequence numbers and
+// the window", rule 4).
+struct Fence {
+    int world;
+    weft_btl_module_t *btl; // the removed rail
+    weft_btl_endpoint_t *ep;
+    uint32_t id;
+    bool sent; // handed to the rail (else it had no room yet)
+};
+
 // Communicators with a context id below this are found by index, the rest by hash.
 constexpr uint32_t kDenseCids = 4096;
 

@@ -2,7 +2,8 @@
 // fed fragments as a BTL would hand them over: in order, out of order, duplicates behind the
 // window, the window's edges and its wrap at 2^16, wildcards. A BTL test double (an emulated
 // module that records what it is asked to send; no transport) takes what the engine sends: a
-// btl_sendi fragment handed back as failed must be sent again over the peer's rail.
+// btl_sendi fragment handed back as failed must be sent again over the peer's rail; a peer whose
+// eager rail is removed gets a fence down the old rail before any new matching fragment.
 #include "check_util.h"
 
 #include "mpi_objects.h" // to make a communicator as framework/mpi does
@@ -25,8 +26,11 @@ using weft::pml::engine::MatchHdr;
 struct Sent {
     std::string bytes;
     weft_btl_tag_t tag;
+    weft_btl_module_t *rail;
 };
 std::vector<Sent> sent;
+// What the next emu_send answers (WEFT_SUCCESS: delivered inside the call).
+weft_status_t send_answer = WEFT_SUCCESS;
 struct Desc {
     weft_btl_descriptor_t des;
     weft_btl_segment_t seg;
@@ -52,12 +56,16 @@ weft_status_t emu_free(weft_btl_module_t *, weft_btl_descriptor_t *des)
     return WEFT_SUCCESS;
 }
 
-weft_status_t emu_send(weft_btl_module_t *, weft_btl_endpoint_t *, weft_btl_descriptor_t *des,
+weft_status_t emu_send(weft_btl_module_t *m, weft_btl_endpoint_t *ep, weft_btl_descriptor_t *des,
                        weft_btl_tag_t tag)
 {
+    if (send_answer != WEFT_SUCCESS)
+        return send_answer; // not queued: the caller keeps des
     sent.push_back({std::string(static_cast<char *>(des->des_segments[0].seg_addr),
                                 des->des_segments[0].seg_len),
-                    tag});
+                    tag, m});
+    if ((des->des_flags & WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK) && des->des_cbfunc)
+        des->des_cbfunc(m, ep, des, WEFT_SUCCESS);
     delete reinterpret_cast<Desc *>(des); // BTL_OWNERSHIP: delivered inside the call
     return WEFT_SUCCESS;
 }
@@ -75,8 +83,9 @@ weft_btl_module_t emu_btl()
     return m;
 }
 
-weft_btl_module_t btl;
+weft_btl_module_t btl, btl2; // two rails
 auto *const peer_ep = reinterpret_cast<weft_btl_endpoint_t *>(0x1000);
+auto *const peer_ep2 = reinterpret_cast<weft_btl_endpoint_t *>(0x3000); // rank 1 over btl2
 
 // ---- a communicator of 3 ranks (this process is rank 0, world 0), and the engine's state
 weft_group group;
@@ -86,10 +95,12 @@ void setup()
 {
     weft::test::isolate();
     sent.clear();
+    send_answer = WEFT_SUCCESS;
     btl = emu_btl();
+    btl2 = emu_btl();
     E::P = new E::State;
     E::P->rcache = std::make_unique<weft::pml::engine::RegCache>(false, 0);
-    E::P->modules = {&btl};
+    E::P->modules = {&btl, &btl2};
     E::P->peers.resize(3);
     for (auto &p : E::P->peers) {
         p.eager_btl = &btl;
@@ -97,6 +108,7 @@ void setup()
         p.eager_limit = btl.btl_eager_limit;
     }
     E::P->endpoint_world[peer_ep] = 1;
+    E::P->endpoint_world[peer_ep2] = 1;
     group = weft_group{};
     group.ranks = {0, 1, 2};
     group.my_rank = 0;
@@ -136,7 +148,8 @@ std::string match_frag(int src, uint16_t seq, int tag, int value)
 }
 
 // Hand frag to the engine's receive callback as a BTL does, from endpoint ep with flags.
-void hand_over(const std::string &frag, uint32_t flags = 0, weft_btl_endpoint_t *ep = peer_ep)
+void hand_over(const std::string &frag, uint32_t flags = 0, weft_btl_endpoint_t *ep = peer_ep,
+               weft_btl_module_t *rail = &btl)
 {
     weft_btl_segment_t seg{const_cast<char *>(frag.data()), frag.size()};
     weft_btl_recv_descriptor_t rd{};
@@ -145,7 +158,7 @@ void hand_over(const std::string &frag, uint32_t flags = 0, weft_btl_endpoint_t 
     rd.segment_count = 1;
     rd.flags = flags;
     rd.tag = weft::pml::engine::kTag;
-    E::on_recv(&btl, &rd);
+    E::on_recv(rail, &rd);
 }
 
 // A MATCH from `src`, as it arrives.
@@ -357,6 +370,157 @@ START_TEST(test_failed_sendi_too_late)
 }
 END_TEST
 
+// ---- rail-change fences
+
+// Send one int to `dst` with tag `tag` (standard mode: eager, complete once handed over).
+void send_int(int dst, int tag, int value)
+{
+    ck_assert_int_eq(E::send(nullptr, &value, sizeof value, weft_datatype_bytes(), dst, tag,
+                             WEFT_SEND_STANDARD, &comm),
+                     WEFT_SUCCESS);
+}
+
+std::string fence_frag(uint8_t type, uint32_t id)
+{
+    weft::pml::engine::FenceHdr h{.type = type, .reserved = {}, .id = id};
+    return std::string(reinterpret_cast<const char *>(&h), sizeof h);
+}
+
+// The MATCH headers among what the test double sent, rail by rail: (rail, dst world, seq).
+MatchHdr header_of(const Sent &s)
+{
+    MatchHdr h{};
+    ck_assert_uint_ge(s.bytes.size(), sizeof h);
+    std::memcpy(&h, s.bytes.data(), sizeof h);
+    return h;
+}
+
+// Rank 1's eager rail moves from btl to btl2, as refresh_peer does when the BML removed it.
+void move_rank1_to_btl2()
+{
+    auto &peer = E::P->peers[1];
+    weft_btl_module_t *old = peer.eager_btl;
+    weft_btl_endpoint_t *old_ep = peer.eager_ep;
+    peer.eager_btl = &btl2;
+    peer.eager_ep = peer_ep2;
+    E::start_fence(1, old, old_ep);
+}
+
+START_TEST(test_fence_holds_matching_until_answered)
+{
+    // Two messages to rank 1 over btl; then its eager rail becomes btl2 while btl still works
+    // (and may still hold those two). A FENCE goes down btl behind them, and nothing matching
+    // goes to rank 1 on btl2 until rank 1 answers it: however long btl takes to deliver, no
+    // new message can overtake its last ones (the window's rule 4).
+    send_int(1, 5, 100);
+    send_int(1, 5, 101);
+    ck_assert_uint_eq(sent.size(), 2);
+    move_rank1_to_btl2();
+    ck_assert_uint_eq(sent.size(), 3);
+    ck_assert_ptr_eq(sent[2].rail, &btl);
+    ck_assert_uint_eq(uint8_t(sent[2].bytes[0]), weft::pml::engine::hdr_fence);
+    weft::pml::engine::FenceHdr fence;
+    std::memcpy(&fence, sent[2].bytes.data(), sizeof fence);
+    ck_assert_uint_eq(E::P->fences.size(), 1);
+
+    // Sent while fenced: the sends complete (eager copies), nothing leaves for rank 1, and a
+    // message to rank 2 (not fenced) still goes at once.
+    send_int(1, 5, 102);
+    send_int(1, 6, 103);
+    send_int(2, 5, 200);
+    E::progress_pending();
+    ck_assert_uint_eq(sent.size(), 4);
+    ck_assert_int_eq(header_of(sent[3]).tag, 5);
+    ck_assert_ptr_eq(sent[3].rail, &btl); // rank 2 keeps btl
+    ck_assert_uint_eq(E::P->pending.size(), 2);
+
+    // Rank 1 fences its own rail change towards us at the same time: the answer is not a
+    // matching fragment and passes our held ones (two fences crossing cannot wait for each
+    // other).
+    hand_over(fence_frag(weft::pml::engine::hdr_fence, 77), 0, peer_ep, &btl);
+    E::progress_pending();
+    ck_assert_uint_eq(sent.size(), 5);
+    ck_assert_ptr_eq(sent[4].rail, &btl2);
+    ck_assert(sent[4].bytes == fence_frag(weft::pml::engine::hdr_fence_ack, 77));
+    ck_assert_uint_eq(E::P->pending.size(), 2);
+
+    // An answer to some other fence, or from another peer, lifts nothing.
+    hand_over(fence_frag(weft::pml::engine::hdr_fence_ack, fence.id + 1), 0, peer_ep2, &btl2);
+    E::progress_pending();
+    ck_assert_uint_eq(sent.size(), 5);
+
+    // The answer: the held messages leave over btl2, in sequence order, whole.
+    hand_over(fence_frag(weft::pml::engine::hdr_fence_ack, fence.id), 0, peer_ep2, &btl2);
+    ck_assert_uint_eq(E::P->fences.size(), 0);
+    ck_assert_uint_eq(E::P->fences_done, 1);
+    E::progress_pending();
+    ck_assert_uint_eq(sent.size(), 7);
+    ck_assert(E::P->pending.empty());
+    for (size_t i = 5; i < 7; ++i) {
+        ck_assert_ptr_eq(sent[i].rail, &btl2);
+        const MatchHdr h = header_of(sent[i]);
+        ck_assert_uint_eq(h.seq, i - 3); // 0 and 1 went before the fence
+        int value;
+        std::memcpy(&value, sent[i].bytes.data() + sizeof h, sizeof value);
+        ck_assert_int_eq(value, int(97 + i));
+    }
+    // And from now on straight to btl2.
+    send_int(1, 5, 104);
+    ck_assert_uint_eq(sent.size(), 8);
+    ck_assert_ptr_eq(sent[7].rail, &btl2);
+    ck_assert_uint_eq(header_of(sent[7]).seq, 4);
+    ck_assert_uint_eq(E::P->malformed, 0);
+}
+END_TEST
+
+START_TEST(test_fence_on_failed_rail_lifts)
+{
+    // The old rail has failed: the FENCE cannot be sent, what the rail held comes back failed
+    // (and is sent again, rule 3), so nothing waits for an answer that cannot come.
+    send_int(1, 5, 1);
+    send_answer = WEFT_ERR_LINK_DOWN;
+    move_rank1_to_btl2();
+    send_answer = WEFT_SUCCESS;
+    ck_assert_uint_eq(E::P->fences.size(), 0);
+    ck_assert_uint_eq(E::P->fences_done, 1);
+    send_int(1, 5, 2);
+    ck_assert_uint_eq(sent.size(), 2);
+    ck_assert_ptr_eq(sent[1].rail, &btl2);
+    ck_assert_uint_eq(header_of(sent[1]).seq, 1);
+}
+END_TEST
+
+START_TEST(test_fence_full_rail_retried)
+{
+    // The old rail has no room for the FENCE yet: it is sent from progress once it has, and the
+    // held messages wait for it all the same.
+    send_answer = WEFT_ERR_OUT_OF_RESOURCE;
+    move_rank1_to_btl2();
+    ck_assert_uint_eq(E::P->fences.size(), 1);
+    ck_assert(!E::P->fences[0].sent);
+    send_answer = WEFT_SUCCESS;
+    send_int(1, 5, 1);
+    ck_assert(sent.empty());
+    E::progress_pending();
+    ck_assert_uint_eq(sent.size(), 1);
+    ck_assert_uint_eq(uint8_t(sent[0].bytes[0]), weft::pml::engine::hdr_fence);
+    ck_assert_uint_eq(E::P->pending.size(), 1);
+}
+END_TEST
+
+START_TEST(test_fence_malformed)
+{
+    // A fence of the wrong length, or on an endpoint no peer is behind: dropped and counted.
+    std::string shortened = fence_frag(weft::pml::engine::hdr_fence, 1);
+    shortened.pop_back();
+    hand_over(shortened);
+    hand_over(fence_frag(weft::pml::engine::hdr_fence, 1), 0,
+              reinterpret_cast<weft_btl_endpoint_t *>(0x2000));
+    ck_assert_uint_eq(E::P->malformed, 2);
+    ck_assert(sent.empty());
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -373,6 +537,10 @@ int main()
     tcase_add_test(tc, test_wildcards);
     tcase_add_test(tc, test_failed_sendi_sent_again);
     tcase_add_exit_test(tc, test_failed_sendi_too_late, 1);
+    tcase_add_test(tc, test_fence_holds_matching_until_answered);
+    tcase_add_test(tc, test_fence_on_failed_rail_lifts);
+    tcase_add_test(tc, test_fence_full_rail_retried);
+    tcase_add_test(tc, test_fence_malformed);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
