@@ -243,6 +243,7 @@ template <class Policy> class Engine {
     static void on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
                          const char *description, void *);
     [[noreturn]] static void unreachable(int world, const std::string &why);
+    static std::string peer_name(int world);
     static void remove_rails_now();
     // Rail-change fences (README.md, "Sequence numbers and the window", rule 4).
     static void start_fence(int world, weft_btl_module_t *btl, weft_btl_endpoint_t *ep);
@@ -269,6 +270,7 @@ template <class Policy> class Engine {
     static std::string param_name(const char *name);
     [[gnu::cold]] static void trace(const std::string &line);
     static void malformed(const std::string &what);
+    [[noreturn]] static void broken_stream(int world, const std::string &what);
     static weft_status_t add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n);
     static weft_status_t del_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n);
     static weft_status_t enable(weft_pml_module_t *, int on);

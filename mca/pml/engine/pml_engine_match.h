@@ -198,8 +198,13 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
     u.world_src = weft_comm_peer_world_rank(comm, int(u.src));
+    // Its number is taken: dropped, it would leave a gap that every later message from that
+    // peer on this communicator waits behind for ever. The job ends instead, saying why.
     if (u.total < u.data.size())
-        return malformed(std::string(name) + " whose first part is longer than the message");
+        broken_stream(u.world_src, std::string(name) + " (communicator " +
+                                       std::to_string(h.match.cid) + ", number " +
+                                       std::to_string(h.match.seq) +
+                                       ") whose first part is longer than the message");
     arrive(comm, h.match.seq, std::move(u));
 }
 

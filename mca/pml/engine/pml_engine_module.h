@@ -35,6 +35,16 @@ template <class Policy> void Engine<Policy>::malformed(const std::string &what)
     say(WEFT_OUTPUT_ERROR, who() + ": a malformed fragment arrived (" + what + "); it was dropped");
 }
 
+// A malformed fragment that took a sequence number: nothing after it from that peer could be
+// matched in order, so the job ends (as for an unreachable peer) rather than hang.
+template <class Policy> void Engine<Policy>::broken_stream(int world, const std::string &what)
+{
+    ++P->malformed;
+    weft_runtime_abort(1, (who() + ": a malformed fragment from " + peer_name(world) + ": " + what +
+                           "; later messages from it cannot be matched in order")
+                              .c_str());
+}
+
 template <class Policy>
 weft_status_t Engine<Policy>::add_procs(weft_pml_module_t *, weft_proc_t *const *procs, size_t n)
 {

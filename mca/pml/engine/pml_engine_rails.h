@@ -262,11 +262,15 @@ void Engine<Policy>::on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_
 // (world < 0: several) and why.
 template <class Policy> void Engine<Policy>::unreachable(int world, const std::string &why)
 {
+    weft_runtime_abort(1, (who() + ": " + peer_name(world) + " cannot be reached: " + why).c_str());
+}
+
+// "rank 3 (host b)", for messages that end the job.
+template <class Policy> std::string Engine<Policy>::peer_name(int world)
+{
     weft_proc_t *proc = world >= 0 ? weft_runtime_proc(world) : nullptr;
-    const std::string peer =
-        proc ? "rank " + std::to_string(world) + " (host " + weft_proc_hostname(proc) + ")"
-             : std::string("a peer");
-    weft_runtime_abort(1, (who() + ": " + peer + " cannot be reached: " + why).c_str());
+    return proc ? "rank " + std::to_string(world) + " (host " + weft_proc_hostname(proc) + ")"
+                : std::string("a peer");
 }
 
 // Test faults: pml_<name>_fault_remove_rails, "<n>:<btl>[:<index>],...": once this process has

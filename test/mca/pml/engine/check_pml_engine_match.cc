@@ -370,6 +370,26 @@ START_TEST(test_failed_sendi_too_late)
 }
 END_TEST
 
+// An RNDV whose number is in the window but whose first part is longer than the whole message:
+// dropped, it would leave a gap every later message from rank 1 waits behind for ever; the job
+// ends instead (weft_runtime_abort, exit status 1).
+START_TEST(test_malformed_sequenced_ends_job)
+{
+    weft::pml::engine::RndvHdr h{};
+    h.match.type = weft::pml::engine::hdr_rndv;
+    h.match.seq = 0;
+    h.match.cid = comm.cid;
+    h.match.src = 1;
+    h.match.tag = 1;
+    h.total = 2; // but 4 bytes follow
+    h.send_id = 9;
+    std::string frag(reinterpret_cast<const char *>(&h), sizeof h);
+    frag.append("abcd");
+    hand_over(frag);
+    ck_abort_msg("a malformed RNDV with a sequence number was dropped and the job went on");
+}
+END_TEST
+
 // ---- rail-change fences
 
 // Send one int to `dst` with tag `tag` (standard mode: eager, complete once handed over).
@@ -537,6 +557,7 @@ int main()
     tcase_add_test(tc, test_wildcards);
     tcase_add_test(tc, test_failed_sendi_sent_again);
     tcase_add_exit_test(tc, test_failed_sendi_too_late, 1);
+    tcase_add_exit_test(tc, test_malformed_sequenced_ends_job, 1);
     tcase_add_test(tc, test_fence_holds_matching_until_answered);
     tcase_add_test(tc, test_fence_on_failed_rail_lifts);
     tcase_add_test(tc, test_fence_full_rail_retried);
