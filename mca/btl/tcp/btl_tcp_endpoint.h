@@ -43,13 +43,14 @@ struct Pollable {
 };
 
 enum class ConnState : uint8_t {
-    connecting,  // connector: non-blocking connect() under way
-    hello_sent,  // connector: sending kHello, then reading the reply
-    hello_wait,  // acceptor: reading the connector's kHello
-    parked,      // acceptor: valid kHello for an endpoint add_procs has not made yet
-    established, // frames flow
-    closing,     // acceptor: writing a refusal, then closing
-    closed       // fd closed; freed at the end of the progress call
+    connecting,    // connector: non-blocking connect() under way
+    greeting_wait, // connector: reading the acceptor's kGreeting (its nonce)
+    hello_sent,    // connector: sending kHello, then reading the reply
+    hello_wait,    // acceptor: sending kGreeting, reading the connector's kHello
+    parked,        // acceptor: authenticated kHello for an endpoint add_procs has not made yet
+    established,   // frames flow
+    closing,       // acceptor: writing a refusal, then closing
+    closed         // fd closed; freed at the end of the progress call
 };
 
 struct Conn : Pollable {
@@ -64,10 +65,14 @@ struct Conn : Pollable {
     uint64_t bytes_written = 0; // everything written on the socket, handshake included
     uint64_t deadline = 0;      // connecting / hello_wait: give up at this now_ms()
     std::string peer;           // "addr:port" for messages
-    unsigned char hs_out[wire::kHelloSize] = {};
+    unsigned char hs_out[wire::kGreetingSize + wire::kHelloSize] = {};
     size_t hs_out_len = 0, hs_out_done = 0;
     unsigned char hs_in[wire::kHelloSize] = {};
     size_t hs_in_done = 0;
+    size_t hs_in_want = 0; // size of the handshake message being read
+    // What the MACs cover: the acceptor's greeting and the connector's hello, as sent.
+    unsigned char greeting[wire::kGreetingSize] = {};
+    unsigned char hello_raw[wire::kHelloSize] = {};
     wire::Hello hello; // the peer's, once read
     // received bytes: [rx_begin, rx_end) not yet consumed; 64-byte aligned
     unsigned char *rx = nullptr;
