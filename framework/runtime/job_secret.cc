@@ -66,6 +66,8 @@ bool parse_hex(const char *s, unsigned char *out, size_t n)
 weft_status_t init(weft_boot_module_t *boot, int rank, int size, const std::string &jobid)
 {
     S = State{};
+    const bool expected = std::getenv(kExpectedVar) != nullptr;
+    unsetenv(kExpectedVar);
     if (const char *v = std::getenv(kEnvVar)) {
         const bool ok = parse_hex(v, S.key, sizeof S.key);
         // Not inherited by what the program starts (the launcher's copy in /proc/<pid>/environ
@@ -79,6 +81,13 @@ weft_status_t init(weft_boot_module_t *boot, int rank, int size, const std::stri
         }
         S.source = "launcher";
         return WEFT_SUCCESS;
+    }
+    if (expected) {
+        output::error(std::string(kEnvVar) +
+                      " did not reach this process: the launch agent mpirun started it "
+                      "through dropped its environment (for ssh: SendEnv and AcceptEnv " +
+                      kEnvVar + "; docs/security.md)");
+        return WEFT_ERR_BAD_PARAM;
     }
     if (size <= 1 || jobid.rfind("pmi-", 0) == 0) {
         if (rank == 0 && !random_bytes(S.key, sizeof S.key)) {

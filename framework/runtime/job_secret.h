@@ -13,6 +13,10 @@ namespace weft::rt::secret {
 
 // The environment variable mpirun hands the secret in: 64 hexadecimal digits.
 inline constexpr const char *kEnvVar = "WEFT_JOB_SECRET";
+// Set (to 1) by mpirun on the command line beside the other variables: the secret is due, and
+// a rank it did not reach (a launch agent that drops the environment) stops at MPI_Init with
+// a clear error rather than fail its connections later.
+inline constexpr const char *kExpectedVar = "WEFT_JOB_SECRET_EXPECTED";
 
 // Where the secret comes from, in this order:
 //   WEFT_JOB_SECRET set: the launcher's (mpirun's, or one the user exported to srun);
@@ -20,7 +24,8 @@ inline constexpr const char *kEnvVar = "WEFT_JOB_SECRET";
 //   PMI (job id "pmi-..."): rank 0 draws one and broadcasts it through the PMI KVS;
 //   otherwise (a classic PMGR launcher without Weft's secret): derived from the job id, which
 //   tells jobs apart but proves nothing (the weak mode, docs/security.md).
-// The variable is removed from the environment once read, so that programs the rank starts do
+// WEFT_JOB_SECRET_EXPECTED without WEFT_JOB_SECRET is an error. The variables are removed from
+// the environment once read, so that programs the rank starts do
 // not inherit it. Collective under PMI (every rank must call it). Errors are printed.
 weft_status_t init(weft_boot_module_t *boot, int rank, int size, const std::string &jobid);
 

@@ -38,6 +38,8 @@ bool add_job_secret(std::vector<std::string> &env, std::string &error)
         std::memset(key, 0, sizeof key);
     }
     env.push_back(std::string(kVar) + "=" + value);
+    // Not secret: it may go on a command line, and tells a rank the secret was due.
+    env.push_back(std::string(kVar) + "_EXPECTED=1");
     return true;
 }
 

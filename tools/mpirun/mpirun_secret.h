@@ -8,7 +8,8 @@
 
 namespace weft::mpirun {
 
-// Append "WEFT_JOB_SECRET=<64 hex digits>" to env, the same value for every rank of the job.
+// Append "WEFT_JOB_SECRET=<64 hex digits>" to env, the same value for every rank of the job,
+// and "WEFT_JOB_SECRET_EXPECTED=1" (so that a rank the secret did not reach says so).
 // False, with error set, if no random bytes could be had (then no rank may start).
 bool add_job_secret(std::vector<std::string> &env, std::string &error);
 
