@@ -105,9 +105,9 @@ wire::Hello my_hello(uint16_t kind, const Module *m, uint32_t dst_rank, uint16_t
     return h;
 }
 
-// A fresh nonce for a handshake. getrandom(2) does not fail on a booted Linux once given the
-// bytes' room; if it ever did, the clock and a counter still make the nonce unique, which is
-// what a replay needs defeating (its secrecy is not needed).
+// A fresh nonce for a handshake. getrandom(2) with GRND_NONBLOCK fails only before the
+// kernel's pool is ready (early boot); then the clock, the pid and a counter still make the
+// nonce unique, which is all that defeats a replay (a nonce need not be secret).
 void make_nonce(unsigned char *nonce)
 {
     if (getrandom(nonce, wire::kNonceSize, GRND_NONBLOCK) == ssize_t(wire::kNonceSize))

@@ -11,7 +11,9 @@
 //
 // A connection is one TCP socket. Connections open lazily, at the first send, from either side;
 // when both sides connect at once, the connection opened by the lower world rank is kept and
-// the other is refused with kRejectRace before any frame travels on it (README.md). Once
+// the other is refused with kRejectRace before any frame travels on it (README.md). Every
+// connection is authenticated first: greeting, hello and reply prove by HMAC that both sides
+// hold the job's secret, and nothing unauthenticated reaches an endpoint. Once
 // established, an endpoint's connection carries frames both ways until the job ends or the
 // link breaks; a broken endpoint stays broken (the PML maps the rail out for good).
 #ifndef WEFT_BTL_TCP_ENDPOINT_H
