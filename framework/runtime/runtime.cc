@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include "job_secret.h"
 #include "locality.h"
 
 #include "mca_output.h"
@@ -170,6 +171,8 @@ weft_status_t init()
         return rc;
     }
     S.jobid = jobid;
+    if (weft_status_t rc = secret::init(S.boot, S.rank, S.size, S.jobid); rc != WEFT_SUCCESS)
+        return rc;
     const char *host = std::getenv("WEFT_HOSTNAME");
     char buf[256] = "";
     if (!host) {

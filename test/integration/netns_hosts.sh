@@ -23,4 +23,20 @@ out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:2,$hb:2" -np 4 --launch-age
     --bootstrap-addr "$net.1" --timeout 60 -x WEFT_MCA_mca_base_component_path \
     "$WEFT_TEST_BUILDDIR/test/integration/boot_exchange" 2>&1) || fail "boot_exchange across namespaces: $out"
 expect_in "boot/pmgr, 4 ranks" "$out" "boot_exchange"
-echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off"
+# The job's secret reaches the ranks through the launch agent's environment, and is on no
+# command line (docs/security.md); an agent that drops it stops the ranks at MPI_Init, saying so.
+printf '%s' "$TEST_TMP" >"$TEST_TMP/dir"
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+    --bootstrap-addr "$net.1" --timeout 60 sh -c 'f=$(cat '"$TEST_TMP/dir"')/s$MPIRUN_RANK
+        [ ${#WEFT_JOB_SECRET} -eq 64 ] || { echo "rank $MPIRUN_RANK: no secret"; exit 1; }
+        printf %s "$WEFT_JOB_SECRET" >"$f"
+        if cat /proc/[0-9]*/cmdline 2>/dev/null | grep -aqF -f "$f"; then echo "rank $MPIRUN_RANK: secret on a command line"; exit 1; fi
+        echo "rank $MPIRUN_RANK: secret in the environment only"' 2>&1) || fail "the secret through the agent: $out"
+expect_in "rank 0: secret in the environment only" "$out" "the secret at rank 0"
+expect_in "rank 1: secret in the environment only" "$out" "the secret at rank 1"
+cmp -s "$TEST_TMP/s0" "$TEST_TMP/s1" || fail "the ranks got different secrets"
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
+    --launch-agent 'ip netns exec {host} env -u WEFT_JOB_SECRET' --bootstrap-addr "$net.1" --timeout 60 \
+    "$WEFT_TEST_BUILDDIR/examples/hello" 2>&1) && fail "ranks without the job's secret ran: $out"
+expect_in "WEFT_JOB_SECRET did not reach this process" "$out" "an agent that drops the secret"
+echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off; the job's secret through the agent's environment, on no command line"

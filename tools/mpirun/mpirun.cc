@@ -3,6 +3,7 @@
 // the job when it is done or when a rank fails.
 #include "mpirun_job.h"
 #include "mpirun_options.h"
+#include "mpirun_secret.h"
 #include "mpirun_server.h"
 
 #include "weft_config.h"
@@ -281,6 +282,10 @@ bool Job::spawn(Rank &r)
         return false;
     }
     std::vector<std::string> env = rank_env(r);
+    if (std::string error; !add_job_secret(env, error)) {
+        say(error);
+        return false;
+    }
     std::vector<std::string> args;
     if (r.host->local) {
         args = opt_.command;
@@ -293,8 +298,12 @@ bool Job::spawn(Rank &r)
         else
             agent += " " + shell_quote(r.host->name);
         std::string cmd = "env";
+        std::vector<std::string> agent_env; // what the agent carries in its environment
         for (const auto &kv : env)
-            cmd += " " + shell_quote(kv);
+            if (is_job_secret(kv))
+                agent_env.push_back(kv); // a command line is visible to everyone (ps)
+            else
+                cmd += " " + shell_quote(kv);
         for (const auto &a : opt_.command)
             cmd += " " + shell_quote(a);
         std::string prog = agent.substr(0, agent.find(' '));
@@ -306,7 +315,7 @@ bool Job::spawn(Rank &r)
             cmd = shell_quote("cd " + shell_quote(cwd) + " && exec " + cmd);
         }
         args = {"/bin/sh", "-c", agent + " " + cmd};
-        env.clear();
+        env = std::move(agent_env);
     }
     std::vector<char *> argv, envp;
     for (auto &a : args)

@@ -91,6 +91,19 @@ void weft_progress_wait(int (*done)(void *arg), void *arg);
  * Blocking: does not return. Thread: any. */
 void weft_runtime_abort(int code, const char *message) __attribute__((noreturn));
 
+/* The job's secret (docs/security.md), for components that authenticate their connections:
+ * WEFT_JOB_SECRET_SIZE bytes, the same in every process of the job, valid from boot to finalize.
+ * Prefer weft_runtime_job_mac, which keeps the key inside the runtime. Thread: any. */
+#define WEFT_JOB_SECRET_SIZE 32
+#define WEFT_JOB_MAC_SIZE    32
+const unsigned char *weft_runtime_job_secret(size_t *len);
+/* Where it came from: "launcher" (mpirun's WEFT_JOB_SECRET), "pmi" (rank 0's, through the PMI
+ * KVS), "singleton" (a job of one), or "derived" (from the job id: a classic PMGR launcher
+ * without a secret; tells jobs apart but proves nothing). Static storage. */
+const char *weft_runtime_job_secret_source(void);
+/* HMAC-SHA-256 of data[0..len-1] keyed with the job's secret, into mac. Blocking: no. */
+void weft_runtime_job_mac(const void *data, size_t len, unsigned char mac[WEFT_JOB_MAC_SIZE]);
+
 #ifdef __cplusplus
 }
 

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -28,6 +29,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <initializer_list>
+#include <utility>
 
 namespace weft::btl::tcp {
 
@@ -99,6 +103,71 @@ wire::Hello my_hello(uint16_t kind, const Module *m, uint32_t dst_rank, uint16_t
     h.dst_module = dst_module;
     h.max_send_size = uint32_t(params.max_send_size);
     return h;
+}
+
+// A fresh nonce for a handshake. getrandom(2) with GRND_NONBLOCK fails only before the
+// kernel's pool is ready (early boot); then the clock, the pid and a counter still make the
+// nonce unique, which is all that defeats a replay (a nonce need not be secret).
+void make_nonce(unsigned char *nonce)
+{
+    if (getrandom(nonce, wire::kNonceSize, GRND_NONBLOCK) == ssize_t(wire::kNonceSize))
+        return;
+    static uint64_t counter = 0;
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    wire::put64(nonce, uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec));
+    wire::put64(nonce + 8, ++counter ^ uint64_t(getpid()) << 32);
+}
+
+// MAC of the label followed by the parts, keyed with the job's secret (weft_runtime_job_mac).
+void handshake_mac(const char *label, std::initializer_list<std::pair<const void *, size_t>> parts,
+                   unsigned char *mac)
+{
+    unsigned char buf[wire::kMacInputMax];
+    size_t n = wire::kLabelSize;
+    std::memcpy(buf, label, n);
+    for (const auto &[p, len] : parts) {
+        std::memcpy(buf + n, p, len);
+        n += len;
+    }
+    weft_runtime_job_mac(buf, n, mac);
+}
+
+// The connector's MAC over the greeting and its hello's fields.
+void hello_mac(const Conn *c, const unsigned char *hello, unsigned char *mac)
+{
+    handshake_mac(wire::kHelloLabel,
+                  {{c->greeting, wire::kGreetingSize}, {hello, wire::kHelloFieldsSize}}, mac);
+}
+
+// The acceptor's MAC over the greeting, the whole hello and its reply's fields.
+void reply_mac(const Conn *c, const unsigned char *reply, unsigned char *mac)
+{
+    handshake_mac(wire::kReplyLabel,
+                  {{c->greeting, wire::kGreetingSize},
+                   {c->hello_raw, wire::kHelloSize},
+                   {reply, wire::kHelloFieldsSize}},
+                  mac);
+}
+
+bool mac_ok(const unsigned char *expected, const unsigned char *got)
+{
+    unsigned char diff = 0; // no early exit: timing does not tell how much of a forgery was right
+    for (size_t i = 0; i < wire::kMacSize; ++i)
+        diff |= expected[i] ^ got[i];
+    return diff == 0;
+}
+
+// What a peer sent, fit to print: host names come from the modex, which any process that
+// joined the bootstrap wrote.
+std::string printable(const char *s, size_t max = 64)
+{
+    std::string out;
+    for (size_t i = 0; s[i] && i < max; ++i) {
+        const unsigned char ch = static_cast<unsigned char>(s[i]);
+        out += ch >= 0x20 && ch < 0x7f ? char(ch) : '?';
+    }
+    return out;
 }
 
 // ---- completion --------------------------------------------------------------------------
@@ -524,14 +593,25 @@ int conn_read(Conn *c)
 
 // ---- handshake ---------------------------------------------------------------------------
 
-// Read the rest of the peer's 32-byte handshake message; true once it is complete.
+// Whether the first bytes of a handshake message are not btl/tcp's of this version.
+bool stranger_prefix(const Conn *c)
+{
+    return c->hs_in_done >= wire::kPrefixSize && (wire::get32(c->hs_in) != wire::kHelloMagic ||
+                                                  wire::get16(c->hs_in + 4) != wire::kVersion);
+}
+
+// Read the rest of the peer's handshake message (hs_in_want bytes); true once it is complete,
+// or once its first bytes show a stranger (another magic or version: the caller checks those
+// first, and nothing else).
 bool read_hello(Conn *c)
 {
-    while (c->hs_in_done < wire::kHelloSize) {
+    while (c->hs_in_done < c->hs_in_want) {
         const ssize_t r =
-            recv(c->fd, c->hs_in + c->hs_in_done, wire::kHelloSize - c->hs_in_done, MSG_DONTWAIT);
+            recv(c->fd, c->hs_in + c->hs_in_done, c->hs_in_want - c->hs_in_done, MSG_DONTWAIT);
         if (r > 0) {
             c->hs_in_done += size_t(r);
+            if (stranger_prefix(c))
+                break;
             continue;
         }
         if (r < 0 && errno == EINTR)
@@ -553,13 +633,24 @@ bool read_hello(Conn *c)
     return true;
 }
 
-void start_hello(Conn *c, const wire::Hello &h, ConnState state)
+// Queue a handshake message behind what is still unwritten of the previous one, and write.
+void send_handshake(Conn *c, const unsigned char *msg, size_t len, ConnState state)
 {
-    wire::encode(h, c->hs_out);
-    c->hs_out_len = wire::kHelloSize;
-    c->hs_out_done = 0;
+    if (c->hs_out_done == c->hs_out_len)
+        c->hs_out_done = c->hs_out_len = 0;
+    std::memcpy(c->hs_out + c->hs_out_len, msg, len);
+    c->hs_out_len += len;
     c->state = state;
     conn_flush(c);
+}
+
+// Acceptor: reply to the connector's (authenticated) hello.
+void send_reply(Conn *c, const wire::Hello &h, ConnState state)
+{
+    unsigned char reply[wire::kHelloSize];
+    wire::encode(h, reply);
+    reply_mac(c, reply, reply + wire::kHelloFieldsSize);
+    send_handshake(c, reply, sizeof reply, state);
 }
 
 void establish(Endpoint *ep, Conn *c)
@@ -582,6 +673,17 @@ void process_reply(Conn *c)
 {
     Endpoint *ep = c->ep;
     const wire::Hello &h = c->hello;
+    if (h.magic == wire::kHelloMagic && h.version == wire::kVersion) {
+        unsigned char mac[wire::kMacSize];
+        reply_mac(c, c->hs_in, mac);
+        if (!mac_ok(mac, h.mac)) {
+            conn_error(c, fmt("the process at %s, answering for rank %d, did not prove that it "
+                              "belongs to this job (its reply's MAC is wrong: another job's "
+                              "secret, or none; this process's secret: %s)",
+                              c->peer.c_str(), ep->rank, weft_runtime_job_secret_source()));
+            return;
+        }
+    }
     if (h.magic != wire::kHelloMagic || h.version != wire::kVersion || h.job != component->job ||
         h.src_rank != uint32_t(ep->rank) || h.dst_rank != uint32_t(component->my_rank) ||
         h.src_module != ep->peer_module || h.dst_module != uint16_t(ep->module->index)) {
@@ -630,7 +732,7 @@ void refuse(Conn *c, uint16_t kind)
     remove_from(component->handshaking, c);
     remove_from(component->parked, c);
     set_events(c, EPOLLIN);
-    start_hello(c, my_hello(kind, c->module, h.src_rank, h.src_module), ConnState::closing);
+    send_reply(c, my_hello(kind, c->module, h.src_rank, h.src_module), ConnState::closing);
 }
 
 // Acceptor, valid kHello: which connection carries the endpoint's frames.
@@ -649,7 +751,31 @@ void decide(Conn *c)
         return;
     }
     Endpoint *ep = it->second;
+    if (ep->state == EpState::failed || ep->state == EpState::closed) {
+        refuse(c, wire::kReject);
+        return;
+    }
+    const bool peer_is_lower = int(h.src_rank) < component->my_rank;
+    if (ep->conn) {
+        // The loser of a race whose winner (ours) got here first. Anything else disagrees with
+        // the established endpoint (a duplicate, other limits, another module): it is refused
+        // and logged, and the endpoint goes on untouched.
+        if (ep->conn->initiator && !peer_is_lower && h.src_module == ep->peer_module &&
+            h.max_send_size == params.max_send_size) {
+            refuse(c, wire::kRejectRace);
+            return;
+        }
+        warn("%s: refused a connection from %s as rank %" PRIu32 " (module %u, "
+             "btl_tcp_max_send_size %" PRIu32 "): this process is connected to rank %d already "
+             "(module %u, btl_tcp_max_send_size %zu); that connection goes on",
+             m->name().c_str(), c->peer.c_str(), h.src_rank, h.src_module, h.max_send_size,
+             ep->rank, ep->peer_module, params.max_send_size);
+        refuse(c, wire::kReject);
+        return;
+    }
     if (h.max_send_size != params.max_send_size) {
+        // Not connected yet, and the hello is authenticated: the peer itself is set up
+        // differently, so the link cannot work; both sides report it.
         refuse(c, wire::kReject);
         ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
                 fmt("%s: btl_tcp_max_send_size is %zu here and %" PRIu32
@@ -665,17 +791,6 @@ void decide(Conn *c)
         refuse(c, wire::kReject);
         return;
     }
-    if (ep->state == EpState::failed || ep->state == EpState::closed) {
-        refuse(c, wire::kReject);
-        return;
-    }
-    const bool peer_is_lower = int(h.src_rank) < component->my_rank;
-    if (ep->conn) {
-        // The loser of a race whose winner (ours) got here first; anything else is a
-        // duplicate the peer should not have opened.
-        refuse(c, ep->conn->initiator && !peer_is_lower ? wire::kRejectRace : wire::kReject);
-        return;
-    }
     if (ep->attempt) {
         if (!peer_is_lower) {
             refuse(c, wire::kRejectRace);
@@ -684,7 +799,7 @@ void decide(Conn *c)
         conn_close(ep->attempt); // no frame went over it: frames wait for kAccept
     }
     establish(ep, c);
-    start_hello(c, my_hello(wire::kAccept, m, h.src_rank, h.src_module), ConnState::established);
+    send_reply(c, my_hello(wire::kAccept, m, h.src_rank, h.src_module), ConnState::established);
 }
 
 // Acceptor: the connector's kHello has arrived.
@@ -724,7 +839,40 @@ void process_hello(Conn *c)
         conn_close(c);
         return;
     }
+    unsigned char mac[wire::kMacSize];
+    hello_mac(c, c->hs_in, mac);
+    if (!mac_ok(mac, h.mac)) {
+        warn("%s: dropped a connection from %s: its hello as rank %" PRIu32 " does not prove "
+             "that it belongs to this job (wrong MAC: another job's secret, or none; this "
+             "process's secret: %s); nothing changed",
+             mod, c->peer.c_str(), h.src_rank, weft_runtime_job_secret_source());
+        conn_close(c);
+        return;
+    }
+    std::memcpy(c->hello_raw, c->hs_in, wire::kHelloSize);
     decide(c);
+}
+
+// Connector: the acceptor's greeting has arrived; say who we are, with proof.
+void process_greeting(Conn *c)
+{
+    Endpoint *ep = c->ep;
+    const wire::Greeting g = wire::decode_greeting(c->hs_in);
+    if (g.magic != wire::kHelloMagic || g.version != wire::kVersion || g.kind != wire::kGreeting ||
+        c->hs_in_done != wire::kGreetingSize) {
+        conn_error(c, fmt("the process at %s is not rank %d's btl/tcp (wire version %u): it "
+                          "began with 0x%08" PRIx32 ", version %u, kind %u",
+                          c->peer.c_str(), ep->rank, wire::kVersion, g.magic, g.version, g.kind));
+        return;
+    }
+    std::memcpy(c->greeting, c->hs_in, wire::kGreetingSize);
+    wire::Hello h = my_hello(wire::kHello, ep->module, uint32_t(ep->rank), ep->peer_module);
+    make_nonce(h.nonce);
+    wire::encode(h, c->hello_raw);
+    hello_mac(c, c->hello_raw, c->hello_raw + wire::kHelloFieldsSize);
+    c->hs_in_done = 0;
+    c->hs_in_want = wire::kHelloSize;
+    send_handshake(c, c->hello_raw, wire::kHelloSize, ConnState::hello_sent);
 }
 
 // Connector: the TCP connection is up (or failed); say who we are.
@@ -743,9 +891,10 @@ void conn_connected(Conn *c)
     // deadline: a dead peer shows through TCP_USER_TIMEOUT and keepalive.
     remove_from(component->handshaking, c);
     c->deadline = 0;
+    c->state = ConnState::greeting_wait; // the acceptor speaks first
+    c->hs_in_done = 0;
+    c->hs_in_want = wire::kGreetingSize;
     set_events(c, EPOLLIN);
-    start_hello(c, my_hello(wire::kHello, ep->module, uint32_t(ep->rank), ep->peer_module),
-                ConnState::hello_sent);
 }
 
 Conn *new_conn(Module *m, int fd, bool initiator, ConnState state, const std::string &peer)
@@ -813,7 +962,7 @@ Conn::~Conn() { std::free(rx); }
 std::string describe(const Endpoint *ep)
 {
     const char *host = ep->proc ? weft_proc_hostname(ep->proc) : nullptr;
-    return fmt("rank %d (%s) at %s over %s", ep->rank, host ? host : "?",
+    return fmt("rank %d (%s) at %s over %s", ep->rank, host ? printable(host).c_str() : "?",
                sockaddr_string(ep->peer.addr, ep->peer.port).c_str(),
                ep->module->self.name.c_str());
 }
@@ -1011,6 +1160,11 @@ void conn_accepted(Module *m, int fd, const std::string &peer)
         component->handshaking.push_back(c);
     }
     debug(2, "%s: accepted a connection from %s", m->name().c_str(), peer.c_str());
+    wire::Greeting g;
+    make_nonce(g.nonce);
+    wire::encode(g, c->greeting);
+    c->hs_in_want = wire::kHelloSize;
+    send_handshake(c, c->greeting, wire::kGreetingSize, ConnState::hello_wait);
 }
 
 int conn_event(Conn *c, uint32_t events)
@@ -1018,6 +1172,10 @@ int conn_event(Conn *c, uint32_t events)
     switch (c->state) {
     case ConnState::closed: return 0;
     case ConnState::connecting: conn_connected(c); return 0;
+    case ConnState::greeting_wait:
+        if (read_hello(c))
+            process_greeting(c);
+        return 0;
     case ConnState::hello_sent:
         if (events & EPOLLOUT)
             conn_flush(c);
@@ -1026,7 +1184,9 @@ int conn_event(Conn *c, uint32_t events)
             process_reply(c);
         return 0;
     case ConnState::hello_wait:
-        if (read_hello(c))
+        if (events & EPOLLOUT)
+            conn_flush(c); // the rest of the greeting
+        if (c->state == ConnState::hello_wait && read_hello(c))
             process_hello(c);
         return 0;
     case ConnState::parked: // only errors are watched

@@ -11,7 +11,9 @@
 //
 // A connection is one TCP socket. Connections open lazily, at the first send, from either side;
 // when both sides connect at once, the connection opened by the lower world rank is kept and
-// the other is refused with kRejectRace before any frame travels on it (README.md). Once
+// the other is refused with kRejectRace before any frame travels on it (README.md). Every
+// connection is authenticated first: greeting, hello and reply prove by HMAC that both sides
+// hold the job's secret, and nothing unauthenticated reaches an endpoint. Once
 // established, an endpoint's connection carries frames both ways until the job ends or the
 // link breaks; a broken endpoint stays broken (the PML maps the rail out for good).
 #ifndef WEFT_BTL_TCP_ENDPOINT_H
@@ -43,13 +45,14 @@ struct Pollable {
 };
 
 enum class ConnState : uint8_t {
-    connecting,  // connector: non-blocking connect() under way
-    hello_sent,  // connector: sending kHello, then reading the reply
-    hello_wait,  // acceptor: reading the connector's kHello
-    parked,      // acceptor: valid kHello for an endpoint add_procs has not made yet
-    established, // frames flow
-    closing,     // acceptor: writing a refusal, then closing
-    closed       // fd closed; freed at the end of the progress call
+    connecting,    // connector: non-blocking connect() under way
+    greeting_wait, // connector: reading the acceptor's kGreeting (its nonce)
+    hello_sent,    // connector: sending kHello, then reading the reply
+    hello_wait,    // acceptor: sending kGreeting, reading the connector's kHello
+    parked,        // acceptor: authenticated kHello for an endpoint add_procs has not made yet
+    established,   // frames flow
+    closing,       // acceptor: writing a refusal, then closing
+    closed         // fd closed; freed at the end of the progress call
 };
 
 struct Conn : Pollable {
@@ -64,10 +67,14 @@ struct Conn : Pollable {
     uint64_t bytes_written = 0; // everything written on the socket, handshake included
     uint64_t deadline = 0;      // connecting / hello_wait: give up at this now_ms()
     std::string peer;           // "addr:port" for messages
-    unsigned char hs_out[wire::kHelloSize] = {};
+    unsigned char hs_out[wire::kGreetingSize + wire::kHelloSize] = {};
     size_t hs_out_len = 0, hs_out_done = 0;
     unsigned char hs_in[wire::kHelloSize] = {};
     size_t hs_in_done = 0;
+    size_t hs_in_want = 0; // size of the handshake message being read
+    // What the MACs cover: the acceptor's greeting and the connector's hello, as sent.
+    unsigned char greeting[wire::kGreetingSize] = {};
+    unsigned char hello_raw[wire::kHelloSize] = {};
     wire::Hello hello; // the peer's, once read
     // received bytes: [rx_begin, rx_end) not yet consumed; 64-byte aligned
     unsigned char *rx = nullptr;

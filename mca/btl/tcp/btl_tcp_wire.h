@@ -28,31 +28,80 @@ inline uint16_t get16(const unsigned char *p) { return uint16_t(p[0] << 8 | p[1]
 inline uint32_t get32(const unsigned char *p) { return uint32_t(get16(p)) << 16 | get16(p + 2); }
 inline uint64_t get64(const unsigned char *p) { return uint64_t(get32(p)) << 32 | get32(p + 4); }
 
-// ---- handshake: one 32-byte message each way when a connection opens ----------------------
+// ---- handshake: greeting, hello, reply, when a connection opens ---------------------------
+//
+// The acceptor speaks first: a greeting with its nonce. The connector answers with its hello,
+// which carries its own nonce and a MAC (HMAC-SHA-256 keyed with the job's secret) over the
+// greeting and the hello; the acceptor answers with its reply, whose MAC covers the greeting,
+// the whole hello and the reply. Each side so proves that it knows the secret, over nonces it
+// has not chosen alone: a sniffed handshake replays nowhere (README.md, docs/security.md).
 
 constexpr uint32_t kHelloMagic = 0x57544350u; // "WTCP"
-constexpr uint16_t kVersion = 1;
-constexpr size_t kHelloSize = 32;
+constexpr uint16_t kVersion = 2;
+constexpr size_t kNonceSize = 16;
+constexpr size_t kMacSize = 32;
+constexpr size_t kGreetingSize = 24;                       // magic, version, kind, nonce
+constexpr size_t kHelloFieldsSize = 48;                    // what the MAC follows
+constexpr size_t kHelloSize = kHelloFieldsSize + kMacSize; // hello and reply
+constexpr size_t kPrefixSize = 8; // magic and version: enough to tell a stranger early
+
+// What the MACs cover, in this order (the labels keep a hello's MAC from passing as a reply's).
+constexpr char kHelloLabel[] = "weft btl/tcp hello"; // + greeting + hello fields
+constexpr char kReplyLabel[] = "weft btl/tcp reply"; // + greeting + hello + reply fields
+constexpr size_t kLabelSize = sizeof kHelloLabel - 1;
+static_assert(sizeof kReplyLabel == sizeof kHelloLabel);
+constexpr size_t kMacInputMax = kLabelSize + kGreetingSize + kHelloSize + kHelloFieldsSize;
 
 enum HelloKind : uint16_t {
     kHello = 1,      // connector -> acceptor: who I am, whom I want
     kAccept = 2,     // acceptor -> connector: this connection carries the endpoint's frames
     kRejectRace = 3, // both connected at once; the one opened by the lower rank is kept
-    kReject = 4      // no such endpoint, endpoint failed, or the limits differ
+    kReject = 4,     // no such endpoint, endpoint failed, or the limits differ
+    kGreeting = 5    // acceptor -> connector, first: its nonce
 };
+
+struct Greeting {
+    uint32_t magic = kHelloMagic;
+    uint16_t version = kVersion;
+    uint16_t kind = kGreeting;
+    unsigned char nonce[kNonceSize] = {};
+};
+
+inline void encode(const Greeting &g, unsigned char *p)
+{
+    put32(p, g.magic);
+    put16(p + 4, g.version);
+    put16(p + 6, g.kind);
+    for (size_t i = 0; i < kNonceSize; ++i)
+        p[8 + i] = g.nonce[i];
+}
+
+inline Greeting decode_greeting(const unsigned char *p)
+{
+    Greeting g;
+    g.magic = get32(p);
+    g.version = get16(p + 4);
+    g.kind = get16(p + 6);
+    for (size_t i = 0; i < kNonceSize; ++i)
+        g.nonce[i] = p[8 + i];
+    return g;
+}
 
 struct Hello {
     uint32_t magic = kHelloMagic;
     uint16_t version = kVersion;
     uint16_t kind = kHello;
-    uint64_t job = 0; // hash of the job id: a process of another job is a stranger
+    uint64_t job = 0; // hash of the job id: tells another job's process apart (proves nothing)
     uint32_t src_rank = 0;
     uint32_t dst_rank = 0;
     uint16_t src_module = 0; // index of the sender's module (its interface) in its modex list
     uint16_t dst_module = 0;
-    uint32_t max_send_size = 0; // both sides must agree (btl_tcp_max_send_size)
+    uint32_t max_send_size = 0;           // both sides must agree (btl_tcp_max_send_size)
+    unsigned char nonce[kNonceSize] = {}; // hello: the connector's; reply: zero
+    unsigned char mac[kMacSize] = {};     // filled in by the sender, after encode
 };
 
+// The fields (kHelloFieldsSize bytes); the MAC goes at p + kHelloFieldsSize.
 inline void encode(const Hello &h, unsigned char *p)
 {
     put32(p, h.magic);
@@ -64,6 +113,8 @@ inline void encode(const Hello &h, unsigned char *p)
     put16(p + 24, h.src_module);
     put16(p + 26, h.dst_module);
     put32(p + 28, h.max_send_size);
+    for (size_t i = 0; i < kNonceSize; ++i)
+        p[32 + i] = h.nonce[i];
 }
 
 inline Hello decode_hello(const unsigned char *p)
@@ -78,6 +129,10 @@ inline Hello decode_hello(const unsigned char *p)
     h.src_module = get16(p + 24);
     h.dst_module = get16(p + 26);
     h.max_send_size = get32(p + 28);
+    for (size_t i = 0; i < kNonceSize; ++i)
+        h.nonce[i] = p[32 + i];
+    for (size_t i = 0; i < kMacSize; ++i)
+        h.mac[i] = p[kHelloFieldsSize + i];
     return h;
 }
 
