@@ -131,7 +131,7 @@ int init(int required)
     if (!g_pml)
         weft::rt::abort(1, "MPI_Init: pml/" + chosen->name + " could not start");
     if (!same_pml_everywhere(chosen->name))
-        weft::rt::abort(1, "MPI_Init: the ranks selected different PMLs");
+        weft::rt::abort(1, "MPI_Init: the ranks did not agree on one PML (messages above)");
     auto procs = all_procs();
     if (g_pml->pml_add_procs(g_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");

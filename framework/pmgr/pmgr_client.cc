@@ -198,7 +198,7 @@ bool wait_ready(int fd, short events, double deadline)
 bool write_all(int fd, const void *buf, size_t n)
 {
     auto *p = static_cast<const char *>(buf);
-    const double deadline = deadline_from_now();
+    double deadline = deadline_from_now(); // renewed by every byte that moves
     while (n > 0) {
         if (!wait_ready(fd, POLLOUT, deadline))
             return false;
@@ -207,6 +207,7 @@ bool write_all(int fd, const void *buf, size_t n)
             continue;
         if (w <= 0)
             return false;
+        deadline = deadline_from_now();
         p += w;
         n -= size_t(w);
     }
@@ -218,7 +219,7 @@ bool write_all(int fd, const void *buf, size_t n)
 bool read_all(int fd, void *buf, size_t n)
 {
     auto *p = static_cast<char *>(buf);
-    const double deadline = deadline_from_now();
+    double deadline = deadline_from_now(); // renewed by every byte that moves
     while (n > 0) {
         if (!wait_ready(fd, POLLIN, deadline))
             return false;
@@ -229,6 +230,7 @@ bool read_all(int fd, void *buf, size_t n)
             errno = 0;
         if (r <= 0)
             return false;
+        deadline = deadline_from_now();
         p += r;
         n -= size_t(r);
     }
@@ -352,7 +354,11 @@ bool mpirun_ok(const char *op)
 
 bool mpirun_io_failed(const char *op)
 {
-    error("%s: lost the connection to mpirun (%s)", op, errno ? std::strerror(errno) : "closed");
+    if (errno == ETIMEDOUT)
+        error("%s: mpirun did not answer in time; giving up", op);
+    else
+        error("%s: lost the connection to mpirun (%s)", op,
+              errno ? std::strerror(errno) : "closed");
     close_fd(S.mpirun_fd);
     return false;
 }
