@@ -39,7 +39,9 @@ serve none 999
 gathers=$(echo "$out" | sed -n 's/^round \([0-9]*\): op 7 size .*$/\1/p')
 lens=$(echo "$out" | sed -n 's/^round \([0-9]*\): op 7 size 8$/\1/p' | head -n 1)
 pml=$(echo "$out" | sed -n 's/^round \([0-9]*\): op 7 size 32$/\1/p' | head -n 1)
-[ -n "$lens" ] && [ -n "$pml" ] || fail "no modex-length or PML-name round in: $out"
+last=$(echo "$out" | sed -n 's/^round \([0-9]*\): op 3 size 0$/\1/p' | tail -n 1)
+[ -n "$lens" ] && [ -n "$pml" ] && [ -n "$last" ] ||
+    fail "no modex-length, PML-name or last barrier round in: $out"
 
 serve trickle "$lens"
 [ "$(echo "$out" | grep -c ': exit 0$')" -eq $NP ] || fail "replies in 1-byte pieces: $out"
@@ -53,6 +55,8 @@ refused extra "$lens" 2500 "mpirun sent data nobody asked for; the bootstrap str
 refused short "$lens" 1500 "lost the connection to mpirun"
 refused close 0 1500 "lost the connection to mpirun"
 refused close "$pml" 1500 "lost the connection to mpirun"
+# The barrier in MPI_Finalize: a rank that cannot finish the job's last step must not exit 0.
+refused close "$last" 1500 "lost the connection to mpirun"
 refused closeone "$lens" 2500 "no progress within 1 s (MPIRUN_CLIENT_TIMEOUT); giving up"
 refused stall "$pml" 2500 "no progress within 1 s (MPIRUN_CLIENT_TIMEOUT); giving up"
 
@@ -65,4 +69,4 @@ for seed in 1 2; do
         n=$((n + 1))
     done
 done
-echo "pmgr_client_fuzz: 12 faults and $n random replies met with a clear error or a working job"
+echo "pmgr_client_fuzz: 13 faults and $n random replies met with a clear error or a working job"
