@@ -53,8 +53,9 @@ inline void copy_bytes(void *dst, const void *src, size_t n)
 #ifndef MPIRUN_USE_PMI
 #define MPIRUN_USE_PMI 0
 #endif
-// Weft's extension: the longest one wait in a collective may last, in seconds (0: no limit;
-// a lost connection to mpirun or the tree parent still ends the wait at once).
+// Weft's extension: how long, in seconds, a read, write or accept may go without a byte moving
+// before the client gives up (0: no limit; a lost connection to mpirun or the tree parent
+// still ends the wait at once).
 #ifndef MPIRUN_CLIENT_TIMEOUT
 #define MPIRUN_CLIENT_TIMEOUT 300
 #endif
@@ -156,18 +157,21 @@ class Traced {
 // The deadline of one wait, or 0 for none.
 double deadline_from_now() { return S.io_timeout > 0 ? now() + S.io_timeout : 0; }
 
-// Waits until fd is ready for `events`, watching the other connections this task depends on
-// (mpirun's, the tree parent's) for a hang-up meanwhile. False, with a message and errno set,
-// when the deadline passes or a watched connection is lost.
+// Waits until fd is ready for `events`. A wait for input also watches the other connections
+// this task depends on (mpirun's, the tree parent's) for a hang-up meanwhile; a write does not,
+// since a parent that has sent its last packet closes its links while its children still
+// write to theirs. False, with a message and errno set, when the deadline passes or a watched
+// connection is lost.
 bool wait_ready(int fd, short events, double deadline)
 {
     for (;;) {
         pollfd p[3];
         nfds_t n = 0;
         p[n++] = {fd, events, 0};
-        for (int w : {S.mpirun_fd, S.parent_fd})
-            if (w >= 0 && w != fd)
-                p[n++] = {w, POLLRDHUP, 0};
+        if (events & POLLIN)
+            for (int w : {S.mpirun_fd, S.parent_fd})
+                if (w >= 0 && w != fd)
+                    p[n++] = {w, POLLRDHUP, 0};
         int wait_ms = -1;
         if (deadline > 0) {
             double left = deadline - now();
