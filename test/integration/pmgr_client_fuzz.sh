@@ -9,12 +9,15 @@
 export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
 SERVER="$WEFT_TEST_BUILDDIR/test/integration/pmgr_hostile_server"
 RANK_PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_linger"
-# A stalled server is given up on after MPIRUN_CLIENT_TIMEOUT; anything else must end at once.
-export MPIRUN_CLIENT_TIMEOUT=1 HOSTILE_DEADLINE=15
+# A stalled server is given up on after MPIRUN_CLIENT_TIMEOUT (2 s in the cases that wait
+# for it, 10 s elsewhere so that a slow start on a loaded machine is no failure); anything else
+# must end within the 2 s that docs/hardening-client.md promises.
+export HOSTILE_DEADLINE=20
 NP=3
 
 # serve FAULT ROUND: the server's report of the job, in $out.
 serve() {
+    export MPIRUN_CLIENT_TIMEOUT="${CT:-10}"
     out=$(run "$SERVER" "$1" "$2" $NP "$RANK_PROG" "$TEST_TMP" finalize 2>&1)
     [ $? -le 1 ] || fail "$1 at round $2: the server failed: $out"
     expect_not_in "still running" "$out" "$1 at round $2"
@@ -46,26 +49,31 @@ last=$(echo "$out" | sed -n 's/^round \([0-9]*\): op 3 size 0$/\1/p' | tail -n 1
 serve trickle "$lens"
 [ "$(echo "$out" | grep -c ': exit 0$')" -eq $NP ] || fail "replies in 1-byte pieces: $out"
 
-refused huge "$lens" 1500 "a modex length of 1152921504606846976 bytes for rank"
-refused nonul "$pml" 1500 "without a terminating NUL within its 32 bytes"
+refused huge "$lens" 2000 "a modex length of 1152921504606846976 bytes for rank"
+refused nonul "$pml" 2000 "without a terminating NUL within its 32 bytes"
 # A rank that sent its next request before the extra bytes came is answered by no one here
 # (mpirun would end the job on the others' abort): it gives up after MPIRUN_CLIENT_TIMEOUT.
-refused extra 1 2500 "mpirun sent data nobody asked for; the bootstrap stream is corrupt"
-refused extra "$lens" 2500 "mpirun sent data nobody asked for; the bootstrap stream is corrupt"
-refused short "$lens" 1500 "lost the connection to mpirun"
-refused close 0 1500 "lost the connection to mpirun"
-refused close "$pml" 1500 "lost the connection to mpirun"
+CT=2
+refused extra 1 4000 "mpirun sent data nobody asked for; the bootstrap stream is corrupt"
+refused extra "$lens" 4000 "mpirun sent data nobody asked for; the bootstrap stream is corrupt"
+CT=
+refused short "$lens" 2000 "lost the connection to mpirun"
+refused close 0 2000 "lost the connection to mpirun"
+refused close "$pml" 2000 "lost the connection to mpirun"
 # The barrier in MPI_Finalize: a rank that cannot finish the job's last step must not exit 0.
-refused close "$last" 1500 "lost the connection to mpirun"
-refused closeone "$lens" 2500 "no progress within 1 s (MPIRUN_CLIENT_TIMEOUT); giving up"
-refused stall "$pml" 2500 "no progress within 1 s (MPIRUN_CLIENT_TIMEOUT); giving up"
+refused close "$last" 2000 "lost the connection to mpirun"
+CT=2
+refused closeone "$lens" 4000 "no progress within 2 s (MPIRUN_CLIENT_TIMEOUT); giving up"
+refused stall "$pml" 4000 "no progress within 2 s (MPIRUN_CLIENT_TIMEOUT); giving up"
+CT=
 
 # Random blocks from the other ranks in every ALLGATHER: a clear error or a working job,
 # nothing else, and never a hang.
 n=0
 for seed in 1 2; do
     for r in $gathers; do
-        FUZZ_SEED=$seed serve random "$r"
+        export FUZZ_SEED=$seed
+        serve random "$r"
         n=$((n + 1))
     done
 done
