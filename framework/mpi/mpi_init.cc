@@ -8,9 +8,11 @@
 
 #include <pml/pml.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,25 @@
 namespace weft::mpi {
 
 namespace {
+
+// A rank that Weft's mpirun forked itself (its parent is MPIRUN_ID, mpirun's pid) dies with
+// mpirun even before MPI_Init, when it has no connection yet for the boot watchdog to watch:
+// a rank computing before MPI_Init, or sleeping in it, would otherwise outlive a killed
+// mpirun. Ranks started through a launch agent (ssh) have another parent and rely on the
+// watchdog alone.
+__attribute__((constructor)) void die_with_mpirun()
+{
+    const char *id = std::getenv("MPIRUN_ID");
+    if (!id || !std::getenv("MPIRUN_RANK"))
+        return;
+    char *end = nullptr;
+    const long launcher = std::strtol(id, &end, 10);
+    if (end == id || *end || launcher <= 1 || getppid() != pid_t(launcher))
+        return;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != pid_t(launcher)) // mpirun died before the request took hold
+        _exit(1);
+}
 
 enum class Phase { before, running, after } phase = Phase::before;
 const weft_pml_component_t *the_pml_component = nullptr;
@@ -31,6 +52,22 @@ std::vector<weft_proc_t *> all_procs()
     return procs;
 }
 
+// Bytes from elsewhere, fit for a terminal: anything but printable ASCII as \xNN.
+std::string printable(const std::string &in)
+{
+    std::string out;
+    for (unsigned char c : in) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += char(c);
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        }
+    }
+    return out;
+}
+
 // Every rank must run the same PML: compare the names through the
 // bootstrap, so that a mismatch is an error at init, not a hang later.
 bool same_pml_everywhere(const std::string &mine)
@@ -42,11 +79,28 @@ bool same_pml_everywhere(const std::string &mine)
     weft_boot_module_t *boot = weft::rt::boot();
     if (boot->boot_allgather(boot, name, all.data(), sizeof name) != WEFT_SUCCESS)
         return false;
+    if (std::memcmp(all.data() + size_t(weft_runtime_world_rank()) * sizeof name, name,
+                    sizeof name) != 0) {
+        output::error("the bootstrap returned this rank's own PML name changed; the launcher or "
+                      "the connection to it is broken");
+        return false;
+    }
     for (int r = 0; r < n; ++r) {
-        const char *theirs = all.data() + size_t(r) * sizeof name;
-        if (std::strncmp(theirs, name, sizeof name) != 0) {
+        const char *block = all.data() + size_t(r) * sizeof name;
+        // A name is read only up to its block's end: a reply without the NUL is refused.
+        const size_t len = strnlen(block, sizeof name);
+        if (len == sizeof name) {
+            output::error("the bootstrap returned a PML name for rank " + std::to_string(r) +
+                          " without a terminating NUL within its " + std::to_string(sizeof name) +
+                          " bytes; the launcher or the connection "
+                          "to it is broken");
+            return false;
+        }
+        const std::string theirs(block, len);
+        if (theirs != name) {
             output::error("rank " + std::to_string(weft_runtime_world_rank()) + " selected pml " +
-                          mine + " but rank " + std::to_string(r) + " selected pml " + theirs +
+                          mine + " but rank " + std::to_string(r) + " selected pml " +
+                          printable(theirs) +
                           "; every rank must use the same PML (set --mca pml NAME for all)");
             return false;
         }
@@ -77,7 +131,7 @@ int init(int required)
     if (!g_pml)
         weft::rt::abort(1, "MPI_Init: pml/" + chosen->name + " could not start");
     if (!same_pml_everywhere(chosen->name))
-        weft::rt::abort(1, "MPI_Init: the ranks selected different PMLs");
+        weft::rt::abort(1, "MPI_Init: the ranks did not agree on one PML (messages above)");
     auto procs = all_procs();
     if (g_pml->pml_add_procs(g_pml, procs.data(), procs.size()) != WEFT_SUCCESS)
         weft::rt::abort(1, "MPI_Init: some ranks cannot be reached (messages above)");
@@ -91,7 +145,9 @@ int init(int required)
     g_running = true;
     // Nobody sends before everyone can receive.
     weft_boot_module_t *boot = weft::rt::boot();
-    boot->boot_barrier(boot);
+    if (weft_status_t rc = boot->boot_barrier(boot); rc != WEFT_SUCCESS)
+        weft::rt::abort(1, std::string("MPI_Init: the bootstrap barrier failed (") +
+                               weft_status_string(rc) + "; messages above)");
     return MPI_SUCCESS;
 }
 
@@ -171,8 +227,11 @@ int MPI_Finalize(void)
     // for ever).
     g_pml->pml_enable(g_pml, 0);
     internal_barrier(MPI_COMM_WORLD);
+    // A rank that cannot tell its job it finished must not exit 0 as if it had.
     weft_boot_module_t *boot = weft::rt::boot();
-    boot->boot_barrier(boot);
+    if (weft_status_t rc = boot->boot_barrier(boot); rc != WEFT_SUCCESS)
+        weft::rt::abort(1, std::string("MPI_Finalize: the bootstrap barrier failed (") +
+                               weft_status_string(rc) + "; messages above)");
     coll_comm_disable(MPI_COMM_SELF);
     coll_comm_disable(MPI_COMM_WORLD);
     coll_finalize();
@@ -187,7 +246,11 @@ int MPI_Finalize(void)
     g_pml = nullptr;
     phase = Phase::after;
     g_running = false;
-    weft::rt::finalize();
+    if (weft_status_t rc = weft::rt::finalize(); rc != WEFT_SUCCESS) {
+        weft::output::error(std::string("MPI_Finalize: the bootstrap did not close cleanly (") +
+                            weft_status_string(rc) + "; messages above); ending with status 1");
+        std::exit(1);
+    }
     return MPI_SUCCESS;
 }
 

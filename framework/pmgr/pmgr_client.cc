@@ -53,6 +53,12 @@ inline void copy_bytes(void *dst, const void *src, size_t n)
 #ifndef MPIRUN_USE_PMI
 #define MPIRUN_USE_PMI 0
 #endif
+// Weft's extension: how long, in seconds, a read, write or accept may go without a byte moving
+// before the client gives up (0: no limit; a lost connection to mpirun or the tree parent
+// still ends the wait at once).
+#ifndef MPIRUN_CLIENT_TIMEOUT
+#define MPIRUN_CLIENT_TIMEOUT 300
+#endif
 
 namespace weft::pmgr {
 
@@ -72,6 +78,7 @@ struct State {
     int random_backoff = MPIRUN_CONNECT_RANDOM;
     int use_trees = MPIRUN_USE_TREES;
     int use_pmi = MPIRUN_USE_PMI;
+    int io_timeout = MPIRUN_CLIENT_TIMEOUT;
     int debug = 0; // effective level 0-3 for this rank
     unsigned seed = 0;
     int mpirun_fd = -1;
@@ -147,15 +154,64 @@ class Traced {
     double start_;
 };
 
+// The deadline of one wait, or 0 for none.
+double deadline_from_now() { return S.io_timeout > 0 ? now() + S.io_timeout : 0; }
+
+// Waits until fd is ready for `events`. A wait for input also watches the other connections
+// this task depends on (mpirun's, the tree parent's) for a hang-up meanwhile; a write does not,
+// since a parent that has sent its last packet closes its links while its children still
+// write to theirs. False, with a message and errno set, when the deadline passes or a watched
+// connection is lost.
+bool wait_ready(int fd, short events, double deadline)
+{
+    for (;;) {
+        pollfd p[3];
+        nfds_t n = 0;
+        p[n++] = {fd, events, 0};
+        if (events & POLLIN)
+            for (int w : {S.mpirun_fd, S.parent_fd})
+                if (w >= 0 && w != fd)
+                    p[n++] = {w, POLLRDHUP, 0};
+        int wait_ms = -1;
+        if (deadline > 0) {
+            double left = deadline - now();
+            if (left <= 0) {
+                error("no progress within %d s (MPIRUN_CLIENT_TIMEOUT); giving up", S.io_timeout);
+                errno = ETIMEDOUT;
+                return false;
+            }
+            wait_ms = int(std::min(left * 1000.0 + 1.0, 3600e3));
+        }
+        int rc = poll(p, n, wait_ms);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0)
+            return false;
+        for (nfds_t i = 1; i < n; ++i)
+            if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+                error("lost the connection to %s while waiting",
+                      p[i].fd == S.mpirun_fd ? "mpirun" : "the tree parent");
+                errno = ECONNRESET;
+                return false;
+            }
+        if (p[0].revents)
+            return true;
+    }
+}
+
 bool write_all(int fd, const void *buf, size_t n)
 {
     auto *p = static_cast<const char *>(buf);
+    double deadline = deadline_from_now(); // renewed by every byte that moves
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        if (!wait_ready(fd, POLLOUT, deadline))
+            return false;
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (w <= 0)
             return false;
+        deadline = deadline_from_now();
         p += w;
         n -= size_t(w);
     }
@@ -167,12 +223,18 @@ bool write_all(int fd, const void *buf, size_t n)
 bool read_all(int fd, void *buf, size_t n)
 {
     auto *p = static_cast<char *>(buf);
+    double deadline = deadline_from_now(); // renewed by every byte that moves
     while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
+        if (!wait_ready(fd, POLLIN, deadline))
+            return false;
+        ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
+        if (r == 0)
+            errno = 0;
         if (r <= 0)
             return false;
+        deadline = deadline_from_now();
         p += r;
         n -= size_t(r);
     }
@@ -272,15 +334,35 @@ bool parse_env_int(const char *name, int &out, bool required)
 
 bool mpirun_ok(const char *op)
 {
-    if (S.mpirun_fd >= 0)
-        return true;
-    error("%s failed since socket to mpirun is not open", op);
-    return false;
+    if (S.mpirun_fd < 0) {
+        error("%s failed since socket to mpirun is not open", op);
+        return false;
+    }
+    // mpirun only ever answers: bytes waiting before we ask are a corrupt stream, and reading
+    // them as the next reply would shift every reply after it.
+    char c;
+    ssize_t r = recv(S.mpirun_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r > 0) {
+        error("%s: mpirun sent data nobody asked for; the bootstrap stream is corrupt", op);
+        close_fd(S.mpirun_fd);
+        return false;
+    }
+    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        error("%s: lost the connection to mpirun (%s)", op,
+              r == 0 ? "closed" : std::strerror(errno));
+        close_fd(S.mpirun_fd);
+        return false;
+    }
+    return true;
 }
 
 bool mpirun_io_failed(const char *op)
 {
-    error("%s: lost the connection to mpirun (%s)", op, errno ? std::strerror(errno) : "closed");
+    if (errno == ETIMEDOUT)
+        error("%s: mpirun did not answer in time; giving up", op);
+    else
+        error("%s: lost the connection to mpirun (%s)", op,
+              errno ? std::strerror(errno) : "closed");
     close_fd(S.mpirun_fd);
     return false;
 }
@@ -659,7 +741,9 @@ bool open_tree()
         ok = mpirun_gather(entry, table_entry_size, table.data(), 0);
     }
     if (ok && S.tree.parent >= 0) {
-        S.parent_fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+        S.parent_fd = wait_ready(lfd, POLLIN, deadline_from_now())
+                          ? accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC)
+                          : -1;
         int one = 1;
         if (S.parent_fd >= 0)
             setsockopt(S.parent_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -744,9 +828,11 @@ int pmgr_init(int *, char ***, int *np_p, int *me_p, int *id_p)
               parse_env_int("MPIRUN_CONNECT_BACKOFF", S.backoff, false) &&
               parse_env_int("MPIRUN_CONNECT_RANDOM", S.random_backoff, false) &&
               parse_env_int("MPIRUN_USE_TREES", S.use_trees, false) &&
-              parse_env_int("MPIRUN_USE_PMI", S.use_pmi, false);
-    if (ok && (S.tries < 0 || S.timeout < 0 || S.backoff < 0)) {
-        error("MPIRUN_CONNECT_TRIES, _TIMEOUT and _BACKOFF must not be negative");
+              parse_env_int("MPIRUN_USE_PMI", S.use_pmi, false) &&
+              parse_env_int("MPIRUN_CLIENT_TIMEOUT", S.io_timeout, false);
+    if (ok && (S.tries < 0 || S.timeout < 0 || S.backoff < 0 || S.io_timeout < 0)) {
+        error("MPIRUN_CONNECT_TRIES, _TIMEOUT, _BACKOFF and MPIRUN_CLIENT_TIMEOUT must not be "
+              "negative");
         ok = false;
     }
     int dbg = 0;

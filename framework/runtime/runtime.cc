@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -37,6 +38,10 @@ struct State {
 };
 
 State S;
+
+// The most modex data one rank may publish. The components publish a few hundred bytes each;
+// a length beyond this in a bootstrap reply is corruption, not data.
+constexpr uint64_t modex_max_bytes = 16u << 20;
 
 void put_u32(std::string &out, uint32_t v) { out.append(reinterpret_cast<const char *>(&v), 4); }
 
@@ -66,32 +71,60 @@ bool decode_modex(const std::string &in, std::vector<std::pair<std::string, std:
 {
     size_t off = 0;
     uint32_t n;
-    if (!get_u32(in, off, n))
+    // Every entry takes at least its two lengths: a count the blob cannot hold is refused
+    // before anything is reserved for it.
+    if (!get_u32(in, off, n) || n > (in.size() - off) / 8)
         return false;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t kl, vl;
-        if (!get_u32(in, off, kl) || off + kl > in.size())
+        if (!get_u32(in, off, kl) || kl > in.size() - off)
             return false;
         std::string k = in.substr(off, kl);
         off += kl;
-        if (!get_u32(in, off, vl) || off + vl > in.size())
+        if (!get_u32(in, off, vl) || vl > in.size() - off)
             return false;
         out.emplace_back(k, in.substr(off, vl));
         off += vl;
     }
-    return true;
+    return off == in.size();
+}
+
+// A corrupt or hostile bootstrap reply: say what was wrong, and fail the rank.
+weft_status_t bad_reply(const std::string &what)
+{
+    output::error("the bootstrap returned a malformed reply: " + what +
+                  "; the launcher or the connection to it is broken");
+    return WEFT_ERR_BAD_HEADER;
 }
 
 // Everyone's modex blob: first the lengths, then the blobs padded to the
-// longest (the bootstrap's allgather takes equal sizes).
+// longest (the bootstrap's allgather takes equal sizes). Nothing that comes back is trusted:
+// our own entries must come back as we sent them (a shifted stream does not), and a length
+// must fit what a rank can publish before anything is allocated for it.
 weft_status_t exchange_modex()
 {
     const std::string mine = encode_modex();
+    if (mine.size() > modex_max_bytes)
+        return bad_reply("this rank's own modex (" + std::to_string(mine.size()) +
+                         " bytes) is larger than the " + std::to_string(modex_max_bytes) +
+                         " bytes a rank may publish");
     std::vector<uint64_t> lens(size_t(S.size));
     uint64_t my_len = mine.size();
     if (weft_status_t rc = S.boot->boot_allgather(S.boot, &my_len, lens.data(), sizeof my_len);
         rc != WEFT_SUCCESS)
         return rc;
+    if (lens[size_t(S.rank)] != my_len)
+        return bad_reply("rank " + std::to_string(S.rank) + "'s own modex length came back as " +
+                         std::to_string(lens[size_t(S.rank)]) + " instead of " +
+                         std::to_string(my_len));
+    const uint64_t limit =
+        std::min<uint64_t>(modex_max_bytes, uint64_t(INT32_MAX) / uint64_t(S.size));
+    for (int r = 0; r < S.size; ++r)
+        if (lens[size_t(r)] > limit)
+            return bad_reply("a modex length of " + std::to_string(lens[size_t(r)]) +
+                             " bytes for rank " + std::to_string(r) + " (at most " +
+                             std::to_string(limit) + " allowed in a job of " +
+                             std::to_string(S.size) + ")");
     const uint64_t max = *std::max_element(lens.begin(), lens.end());
     std::string padded = mine;
     padded.resize(size_t(max));
@@ -100,6 +133,8 @@ weft_status_t exchange_modex()
         if (weft_status_t rc = S.boot->boot_allgather(S.boot, padded.data(), all.data(), max);
             rc != WEFT_SUCCESS)
             return rc;
+    if (all.compare(size_t(S.rank) * max, size_t(max), padded) != 0)
+        return bad_reply("rank " + std::to_string(S.rank) + "'s own modex data came back changed");
     S.procs.assign(size_t(S.size), weft_proc{});
     for (int r = 0; r < S.size; ++r) {
         weft_proc &p = S.procs[size_t(r)];
@@ -135,6 +170,8 @@ weft_status_t find_local_ranks(const char *host)
     if (weft_status_t rc = S.boot->boot_allgather(S.boot, mine, all.data(), sizeof mine);
         rc != WEFT_SUCCESS)
         return rc;
+    if (std::memcmp(all.data() + size_t(S.rank) * sizeof mine, mine, sizeof mine) != 0)
+        return bad_reply("rank " + std::to_string(S.rank) + "'s own node name came back changed");
     S.local_rank = 0;
     S.local_size = 0;
     for (int r = 0; r < S.size; ++r) {

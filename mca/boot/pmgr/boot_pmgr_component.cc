@@ -1,6 +1,7 @@
 // boot/pmgr: bootstrap through Weft's mpirun (or any PMGR_COLLECTIVE
 // protocol-8 launcher) with the classic client, plus Weft's job-event channel
 // when the launcher offers it (WEFT_MPIRUN_EVENTS=1).
+#include "boot_pmgr_watchdog.h"
 #include "pmgr_client.h"
 #include "pmgr_collective_client.h"
 #include "pmgr_protocol.h"
@@ -78,6 +79,9 @@ weft_status_t boot_init(weft_boot_module_t *m, int *rank, int *size, char *jobid
     S.event_fd = S.size > 1 ? open_event_channel() : -1;
     m->boot_event_fd = S.event_fd;
     m->boot_flags = S.event_fd >= 0 ? WEFT_BOOT_FLAG_FAILURE_EVENTS : 0;
+    // From here until finalize, a lost mpirun ends this rank (boot_pmgr_watchdog.h).
+    if (S.size > 1 && !weft::pmgr::uses_pmi())
+        watchdog_start(S.rank, weft::pmgr::mpirun_socket(), S.event_fd);
     return WEFT_SUCCESS;
 }
 
@@ -103,11 +107,14 @@ weft_status_t boot_bcast(weft_boot_module_t *, void *buf, size_t len, int root)
 
 weft_status_t boot_abort(weft_boot_module_t *, int code, const char *msg)
 {
+    // Our own closing of the connection, and mpirun's reply to the abort, are no loss.
+    watchdog_disarm();
     return pmgr_abort(code, "%s", msg ? msg : "") == PMGR_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
 }
 
 weft_status_t boot_finalize(weft_boot_module_t *m)
 {
+    watchdog_stop();
     if (S.event_fd >= 0) {
         send_int(S.event_fd, weft::pmgr::event_finalized);
         close(S.event_fd);

@@ -1,0 +1,139 @@
+#include "boot_pmgr_watchdog.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace weft::boot::pmgr_comp {
+
+namespace {
+
+struct Watchdog {
+    bool running = false;
+    pthread_t thread{};
+    int rank = 0;
+    int fds[2] = {-1, -1}; // duplicates of the watched connections
+    int stop_pipe[2] = {-1, -1};
+    std::atomic<bool> disarmed{false};
+} W;
+
+void close_fd(int &fd)
+{
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+}
+
+void keepalive(int fd)
+{
+    int on = 1, idle = keepalive_idle_s, intvl = keepalive_interval_s, cnt = keepalive_count;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    // No TCP_USER_TIMEOUT: it would override these counts, and it also ends a connection to
+    // an mpirun that is alive but slow to read (a zero window).
+}
+
+void *watch(void *)
+{
+    pollfd p[3];
+    nfds_t n = 0;
+    p[n++] = {W.stop_pipe[0], POLLIN, 0};
+    for (int fd : W.fds)
+        if (fd >= 0)
+            p[n++] = {fd, POLLRDHUP, 0};
+    for (;;) {
+        int rc = poll(p, n, -1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0 || p[0].revents || W.disarmed.load())
+            return nullptr;
+        for (nfds_t i = 1; i < n; ++i) {
+            if (!(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+                continue;
+            if (W.disarmed.load())
+                return nullptr;
+            int err = 0;
+            socklen_t len = sizeof err;
+            getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            char line[256];
+            int k = std::snprintf(line, sizeof line,
+                                  "weft: rank %d: lost the connection to mpirun (%s); ending\n",
+                                  W.rank, err ? std::strerror(err) : "closed by mpirun");
+            if (k > 0) {
+                ssize_t w = write(STDERR_FILENO, line,
+                                  size_t(k) < sizeof line ? size_t(k) : sizeof line - 1);
+                (void)w;
+            }
+            _exit(exit_lost_mpirun);
+        }
+    }
+}
+
+} // namespace
+
+bool watchdog_start(int rank, int fd_a, int fd_b)
+{
+    if (W.running)
+        return true;
+    W.rank = rank;
+    W.disarmed = false;
+    int in[2] = {fd_a, fd_b};
+    for (int i = 0; i < 2; ++i) {
+        W.fds[i] = in[i] >= 0 ? fcntl(in[i], F_DUPFD_CLOEXEC, 3) : -1;
+        if (W.fds[i] >= 0)
+            keepalive(W.fds[i]);
+    }
+    if (pipe2(W.stop_pipe, O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "weft: rank %d: cannot start the mpirun watchdog: %s\n", rank,
+                     std::strerror(errno));
+        watchdog_stop();
+        return false;
+    }
+    // The thread takes no signals: they stay with the application's threads.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&W.thread, nullptr, watch, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (rc != 0) {
+        std::fprintf(stderr, "weft: rank %d: cannot start the mpirun watchdog: %s\n", rank,
+                     std::strerror(rc));
+        watchdog_stop();
+        return false;
+    }
+    W.running = true;
+    return true;
+}
+
+void watchdog_stop()
+{
+    W.disarmed = true;
+    if (W.running) {
+        char c = 0;
+        ssize_t w;
+        do {
+            w = write(W.stop_pipe[1], &c, 1);
+        } while (w < 0 && errno == EINTR);
+        pthread_join(W.thread, nullptr);
+        W.running = false;
+    }
+    for (int &fd : W.fds)
+        close_fd(fd);
+    close_fd(W.stop_pipe[0]);
+    close_fd(W.stop_pipe[1]);
+}
+
+void watchdog_disarm() { W.disarmed = true; }
+
+} // namespace weft::boot::pmgr_comp

@@ -1,0 +1,41 @@
+// boot/pmgr's watchdog: a rank lives no longer than its mpirun.
+//
+// A thread blocked in poll() on duplicates of the rank's connections to mpirun (the PMGR
+// socket and the event channel), asking only for hang-ups (POLLRDHUP; POLLHUP and POLLERR come
+// unasked), so it never reads or wakes for data: the event channel's records stay for whoever
+// consumes them. TCP keepalive on the same sockets turns a host that vanished without a FIN
+// into an error. When a connection is lost the watchdog prints one line and _exit()s the rank
+// with exit_lost_mpirun, whatever the rank is doing (computing, blocked in MPI, in init or
+// finalize). It costs the MPI paths nothing: they never see it.
+#ifndef WEFT_BOOT_PMGR_WATCHDOG_H
+#define WEFT_BOOT_PMGR_WATCHDOG_H
+
+namespace weft::boot::pmgr_comp {
+
+// The exit status of a rank whose mpirun is gone.
+constexpr int exit_lost_mpirun = 1;
+
+// Keepalive timing on the watched sockets: the first probe after keepalive_idle_s seconds of
+// silence, then one every keepalive_interval_s, and keepalive_count unanswered ones end the
+// connection. A vanished host is therefore noticed within idle + interval * count seconds.
+constexpr int keepalive_idle_s = 2;
+constexpr int keepalive_interval_s = 1;
+constexpr int keepalive_count = 3;
+
+// Start watching fd_a and fd_b (either may be -1). The descriptors stay the caller's: the
+// watchdog works on duplicates. Returns false (with a message) if it cannot start; the rank
+// then runs unwatched. Thread: init.
+bool watchdog_start(int rank, int fd_a, int fd_b);
+
+// Stop watching, before the rank closes its connections on purpose (finalize), and join the
+// thread. Idempotent. Thread: init.
+void watchdog_stop();
+
+// Make the watchdog ignore what it sees from now on, without joining it: for the abort path,
+// whose own closing of the connection (and mpirun's answer to it) is no loss. Async-safe
+// enough for any thread. Thread: any.
+void watchdog_disarm();
+
+} // namespace weft::boot::pmgr_comp
+
+#endif
