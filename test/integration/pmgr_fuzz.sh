@@ -1,6 +1,7 @@
 #!/bin/sh
 # Hostile clients against mpirun's side of the bootstrap: an oversized packet, a flood, a
-# stalled packet, a rank that never reads its reply, a bad opcode, a truncated packet, idle
+# stalled packet, a rank that never reads its reply, a bad opcode, a truncated packet, an
+# abort message full of control characters (printed escaped), idle
 # and half-sent handshakes from a stranger, and a stranger that exhausts mpirun's file
 # descriptors. Each must end the job with a clear error naming the rank (or let the job
 # complete) within a bound, with mpirun's peak memory (VmHWM) bounded and mpirun serving
@@ -60,6 +61,9 @@ PMGR_FUZZ_SIZE=8388608 fault never-read 1 "rank 1 has not read its PMGR_ALLGATHE
     -np 2 --oversubscribe --bootstrap-timeout 1 --bootstrap-max-size 16M -x PMGR_FUZZ_SIZE "$FUZZ" --never-read
 fault bad-opcode 1 "rank 1 sent unknown opcode 99; ending the job" -np 2 --oversubscribe "$FUZZ" --bad-opcode
 fault truncate 1 "rank 1 closed its connection in the middle of a packet" -np 2 --oversubscribe "$FUZZ" --truncate
+fault abort-text 5 'rank 1 on host localhost called abort with code 5: evil\x1b[2J\nforged line\r' \
+    -np 2 --oversubscribe "$FUZZ" --abort-text
+[ "$(printf '%s' "$out" | tr -d '\n' | tr -d '[:print:]' | wc -c)" -eq 0 ] || fail "abort-text: control characters reached the terminal"
 fault idle-stranger 0 "fuzz: job completed" -np 2 --oversubscribe "$FUZZ" --idle 0
 expect_in "mpirun closed an idle connection of 0 bytes" "$out" "idle stranger"
 for n in 1 4 7; do

@@ -13,6 +13,8 @@
  *   --never-read  the well-behaved ALLGATHER, then never reads its reply (30 s)
  *   --bad-opcode  opcode 99
  *   --truncate    an ALLGATHER header and 3 of its bytes, then exit 0
+ *   --abort-text  CLOSE, then an abort request (code 5) whose message holds
+ *                 control characters (a terminal escape, a newline), exit 5
  * or, before its own handshake, as a stranger on a second connection:
  *   --idle N      sends N bytes of a handshake (0..7) and waits up to 6 s for
  *                 mpirun to close it; exits 1 if it does not, else carries on
@@ -213,6 +215,15 @@ int main(int argc, char **argv)
 			put_ints(fd, 7, size, 0, 2);
 			put(fd, "abc", 3);
 			return 0;
+		} else if (strcmp(mode, "--abort-text") == 0) {
+			static const char text[] = "evil\033[2J\nforged line\r";
+			put_ints(fd, 1, 0, 0, 1);
+			close(fd);
+			fd = connect_mpirun();
+			put_ints(fd, 5, me, (int)sizeof text, 3);
+			put(fd, text, sizeof text);
+			close(fd);
+			return 5;
 		} else if (strcmp(mode, "--bad-opcode") == 0) {
 			put_ints(fd, 99, 0, 0, 1);
 			sleep(30);

@@ -81,6 +81,8 @@ std::string escape_text(const std::string &text)
             out += "\\n";
         else if (ch == '\t')
             out += "\\t";
+        else if (ch == '\r')
+            out += "\\r";
         else if (ch < 0x20 || ch >= 0x7f) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", ch);

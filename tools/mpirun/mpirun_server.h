@@ -127,7 +127,7 @@ class Server {
 };
 
 // `text` with control characters, backslashes and bytes that are not printable ASCII
-// written as escapes (\n, \t, \xHH), for printing what a peer sent.
+// written as escapes (\n, \r, \t, \xHH), for printing what a peer sent.
 std::string escape_text(const std::string &text);
 
 } // namespace weft::mpirun
