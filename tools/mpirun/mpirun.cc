@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <set>
 #include <string>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -233,13 +234,35 @@ bool Job::listen_socket()
     }
     int one = 1;
     setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    // Every rank here: loopback only. Ranks elsewhere that all reach mpirun at one address
+    // of this machine: that address only (the ranks here use it too). Otherwise every
+    // address.
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    bool remote = std::any_of(hosts_.begin(), hosts_.end(),
-                              [](const Host &h) { return !h.local && h.placed; });
-    addr.sin_addr.s_addr = htonl(remote ? INADDR_ANY : INADDR_LOOPBACK);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool bound = false;
+    std::set<std::string> remote_addrs;
+    for (const auto &h : hosts_)
+        if (!h.local && h.placed)
+            remote_addrs.insert(h.mpirun_addr);
+    if (!remote_addrs.empty()) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        in_addr single{};
+        if (remote_addrs.size() == 1 &&
+            inet_pton(AF_INET, remote_addrs.begin()->c_str(), &single) == 1) {
+            sockaddr_in only = addr;
+            only.sin_addr = single;
+            if (bind(listen_fd_, reinterpret_cast<sockaddr *>(&only), sizeof only) == 0) {
+                addr = only;
+                bound = true;
+                for (auto &h : hosts_)
+                    h.mpirun_addr = *remote_addrs.begin();
+            }
+            // Else (an address this machine does not have, behind NAT say): every address.
+        }
+    }
     socklen_t len = sizeof addr;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+    if ((!bound && bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) ||
         listen(listen_fd_, SOMAXCONN) != 0 ||
         getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
         say(std::string("cannot listen for the ranks: ") + std::strerror(errno));
