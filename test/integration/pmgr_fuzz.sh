@@ -1,11 +1,11 @@
 #!/bin/sh
-# Hostile clients against mpirun's side of the bootstrap: an oversized packet, a flood, a
-# stalled packet, a rank that never reads its reply, a bad opcode, a truncated packet, an
-# abort message full of control characters (printed escaped), idle
-# and half-sent handshakes from a stranger, and a stranger that exhausts mpirun's file
-# descriptors. Each must end the job with a clear error naming the rank (or let the job
-# complete) within a bound, with mpirun's peak memory (VmHWM) bounded and mpirun serving
-# signals throughout.
+# Hostile clients against mpirun's side of the bootstrap: an oversized packet, one larger
+# than rank 0's header allows (refused before its data), a flood, a stalled
+# packet, a rank that never reads its reply, a bad opcode, a truncated packet, an abort
+# message full of control characters (printed escaped), idle and half-sent handshakes from
+# a stranger, and a stranger that exhausts mpirun's file descriptors. Each must end the job
+# with a clear error naming the rank (or let the job complete) within a bound, with
+# mpirun's peak memory (VmHWM) bounded and mpirun serving signals throughout.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 FUZZ="$WEFT_TEST_BUILDDIR/test/integration/pmgr_fuzz_client"
@@ -53,6 +53,8 @@ fault() {
 
 fault oversized 1 "rank 1 sent PMGR_ALLGATHER with size 268435456 bytes per rank, more than the limit of 1048576 (--bootstrap-max-size); ending the job" \
     -np 2 --oversubscribe "$FUZZ" --oversized
+fault larger 1 "mismatched collective: rank 1 sent PMGR_ALLGATHER (size 1048576) while rank 0 sent PMGR_ALLGATHER (size 9); ending the job" \
+    -np 2 --oversubscribe "$FUZZ" --larger
 PMGR_FUZZ_DELAY_MS=1500 fault flood 1 "rank 1 sent unknown opcode -1; ending the job" \
     -np 2 --oversubscribe -x PMGR_FUZZ_DELAY_MS "$FUZZ" --flood
 fault stall 1 "rank 1 sent 11 of the 17 bytes of a PMGR_ALLGATHER packet, then nothing for 1 s; ending the job" \

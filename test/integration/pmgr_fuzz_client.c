@@ -9,10 +9,14 @@
  * BARRIER. The fault rank does, after its handshake (argv[1]):
  *   --oversized   an ALLGATHER header of 256 MiB per rank, then that data
  *   --flood       a whole BARRIER, then up to 256 MiB of 0xff bytes, never reading
- *   --stall       an ALLGATHER header and 3 of its bytes, then nothing (30 s)
+ *   --stall       after the BARRIER, an ALLGATHER header and 3 of its bytes,
+ *                 then nothing (30 s)
  *   --never-read  the well-behaved ALLGATHER, then never reads its reply (30 s)
+ *   --larger      after the BARRIER, once the others' ALLGATHER is in, an
+ *                 ALLGATHER header of 1 MiB per rank (larger than theirs), no data
  *   --bad-opcode  opcode 99
- *   --truncate    an ALLGATHER header and 3 of its bytes, then exit 0
+ *   --truncate    after the BARRIER, an ALLGATHER header and 3 of its bytes,
+ *                 then exit 0
  *   --abort-text  CLOSE, then an abort request (code 5) whose message holds
  *                 control characters (a terminal escape, a newline), exit 5
  * or, before its own handshake, as a stranger on a second connection:
@@ -206,15 +210,6 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 4096; ++i)
 				put(fd, junk, sizeof junk);
 			die(1, "mpirun took 256 MiB of flood");
-		} else if (strcmp(mode, "--stall") == 0) {
-			put_ints(fd, 7, size, 0, 2);
-			put(fd, "abc", 3);
-			sleep(30);
-			die(1, "mpirun did not notice a stalled packet in 30 s");
-		} else if (strcmp(mode, "--truncate") == 0) {
-			put_ints(fd, 7, size, 0, 2);
-			put(fd, "abc", 3);
-			return 0;
 		} else if (strcmp(mode, "--abort-text") == 0) {
 			static const char text[] = "evil\033[2J\nforged line\r";
 			put_ints(fd, 1, 0, 0, 1);
@@ -237,6 +232,20 @@ int main(int argc, char **argv)
 	get(fd, &reply, sizeof reply);
 	if (reply != 3)
 		die(1, "bad BARRIER reply");
+	if (faulty && (strcmp(mode, "--stall") == 0 || strcmp(mode, "--truncate") == 0)) {
+		put_ints(fd, 7, size, 0, 2);
+		put(fd, "abc", 3);
+		if (strcmp(mode, "--truncate") == 0)
+			return 0;
+		sleep(30);
+		die(1, "mpirun did not notice a stalled packet in 30 s");
+	}
+	if (faulty && strcmp(mode, "--larger") == 0) {
+		usleep(300000);
+		put_ints(fd, 7, 1 << 20, 0, 2);
+		sleep(30);
+		die(1, "mpirun waited 30 s for data larger than the round's");
+	}
 	char *mine = malloc((size_t)size + 1), *all = malloc((size_t)size * (size_t)np + 1);
 	if (!mine || !all)
 		die(1, "out of memory");

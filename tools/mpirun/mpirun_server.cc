@@ -4,8 +4,8 @@
 // poll() alongside the rest of mpirun and never blocks: it reads from each
 // connection only what the packet in progress still needs (nothing while a
 // whole packet or a reply waits on it, so a flood stays in the peer's socket),
-// refuses a header whose size is above the limits or above what the round's
-// first header allows before reading its data, and queues replies per
+// refuses a header whose size is above the limits or above what rank 0's
+// header in the round allows before reading its data, and queues replies per
 // connection, written as the peer reads them; a reply that goes to several
 // ranks is one shared buffer. Once every rank has a whole packet for the
 // current round it checks that they agree (opcode, root, size, as the
@@ -422,7 +422,7 @@ bool same_round(int op, int root, int size, int op2, int root2, int size2)
 } // namespace
 
 // Parse the next packet of a task connection: its header as soon as it is in (checked
-// against the limits and against the round's first header before any data is read), then
+// against the limits and against rank 0's header before any data is read), then
 // the whole packet.
 std::string Server::parse(Conn *c, bool &progress)
 {
@@ -483,18 +483,15 @@ std::string Server::parse(Conn *c, bool &progress)
         c->code = code;
         const size_t data_len = data_len_for(op, root, size, c->rank, nprocs_);
         c->need = header + data_len;
-        // A packet larger than the round's first header allows is refused before its data
-        // is read.
-        if (op != op_close) {
-            const Conn *lead = round_lead_ >= 0 ? by_rank_[size_t(round_lead_)] : nullptr;
-            if (!lead || !lead->have_header)
-                round_lead_ = c->rank;
-            else if (lead != c && !same_round(op, root, size, lead->op, lead->root, lead->size) &&
-                     data_len > data_len_for(lead->op, lead->root, lead->size, c->rank, nprocs_))
-                return "mismatched collective: " + who(c->rank) + " sent " +
-                       describe(op, root, size) + " while " + who(lead->rank) + " sent " +
-                       describe(lead->op, lead->root, lead->size);
-        }
+        // A packet larger than rank 0's header allows is refused before its data is read
+        // (rank 0 is the reference, as in the round's check, so the message does not
+        // depend on arrival order).
+        const Conn *lead = by_rank_[0];
+        if (op != op_close && lead && lead != c && (lead->have_header || lead->have_packet) &&
+            !same_round(op, root, size, lead->op, lead->root, lead->size) &&
+            data_len > data_len_for(lead->op, lead->root, lead->size, c->rank, nprocs_))
+            return "mismatched collective: " + who(c->rank) + " sent " + describe(op, root, size) +
+                   " while " + who(0) + " sent " + describe(lead->op, lead->root, lead->size);
     }
     if (c->in.size() < c->need)
         return {};
@@ -794,7 +791,6 @@ std::string Server::process_round()
         c->data.reset();
     }
     round_op_ = -1;
-    round_lead_ = -1;
     std::vector<int> fds;
     for (Conn *c : order)
         fds.push_back(c->fd);

@@ -122,7 +122,6 @@ class Server {
     bool failed_ = false;
     double start_time_ = 0;
     int round_op_ = -1;
-    int round_lead_ = -1; // the rank whose header opened the current round
     int rounds_ = 0;
 };
 
