@@ -180,7 +180,7 @@ bool parse_hostfile(const std::string &path, std::vector<HostSpec> &out, std::st
                 " bytes a host file may have";
     else {
         char buf[65536];
-        ssize_t n;
+        ssize_t n = 0;
         while (text.size() <= max_hostfile_bytes && (n = read(fd, buf, sizeof buf)) > 0)
             text.append(buf, size_t(n));
         if (n < 0)
