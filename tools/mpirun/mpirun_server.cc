@@ -483,6 +483,8 @@ std::string Server::parse(Conn *c, bool &progress)
         c->code = code;
         const size_t data_len = data_len_for(op, root, size, c->rank, nprocs_);
         c->need = header + data_len;
+        // Within the limits now: hold it in one allocation rather than a chain of them.
+        c->in.reserve(c->need);
         // A packet larger than rank 0's header allows is refused before its data is read
         // (rank 0 is the reference, as in the round's check, so the message does not
         // depend on arrival order).
