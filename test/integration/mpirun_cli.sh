@@ -1,7 +1,9 @@
 #!/bin/sh
 # mpirun as a user drives it: non-MPI programs, exit codes and signals passed
 # through, output never lost, --tag-output, -x, --mca, hosts and slots,
-# binding, --timeout, signals to mpirun, and clear errors for bad input.
+# binding, --timeout, signals to mpirun, and clear errors for bad input: out-of-range
+# numbers, a boot selection that bypasses mpirun, host files that are not small regular
+# files; and the bootstrap listener on loopback for a local job.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 checks=0
@@ -98,6 +100,57 @@ out=$(run "$MPIRUN" -np 0 true 2>&1) && fail "-np 0 accepted"
 expect_in "-np needs a positive number of ranks" "$out" "-np 0"
 out=$(run "$MPIRUN" --host 'bad host' true 2>&1) && fail "bad host accepted"
 expect_in "is not a host name" "$out" "bad host"; ok
+
+# Numeric options: non-finite and out-of-range values are refused with the option, the
+# value and the range (--timeout inf or 1e30 once ended the job at once, nan meant no limit).
+for v in inf 1e30 nan -1 0 '' 5x 31536001; do
+    out=$(run "$MPIRUN" -np 1 --timeout "$v" true 2>&1); rc=$?
+    [ $rc -eq 1 ] || fail "--timeout '$v': rc $rc: $out"
+    expect_in "--timeout '$v': expected a number of seconds greater than 0 and at most 31536000" "$out" "--timeout $v"
+done
+out=$(run "$MPIRUN" -np 1 --timeout=2.5 sh -c 'echo fine' 2>&1) || fail "--timeout 2.5 refused: $out"
+expect_in "fine" "$out" "--timeout 2.5"
+for v in nan inf 0 3601; do
+    out=$(run "$MPIRUN" -np 1 --bootstrap-timeout "$v" true 2>&1) && fail "--bootstrap-timeout $v accepted"
+    expect_in "--bootstrap-timeout '$v': expected a number of seconds greater than 0 and at most 3600" "$out" "--bootstrap-timeout $v"
+done
+for v in 0 2G -1 1x 99999999999999999999; do
+    out=$(run "$MPIRUN" -np 1 --bootstrap-max-size "$v" true 2>&1) && fail "--bootstrap-max-size $v accepted"
+    expect_in "--bootstrap-max-size '$v': expected a number of bytes from 1 to 1073741824 (K, M and G suffixes allowed)" "$out" "--bootstrap-max-size $v"
+done
+run "$MPIRUN" -np 1 --bootstrap-max-size 64K --bootstrap-timeout 0.5 true || fail "valid bootstrap bounds refused"; ok
+
+# A boot selection that would not bootstrap through mpirun is refused before anything
+# starts (--mca boot singleton once ran unrelated singletons and exited 0).
+out=$(run "$MPIRUN" -np 2 --mca boot singleton echo started 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "--mca boot singleton: rc $rc: $out"
+expect_in "--mca boot 'singleton' would keep the ranks from bootstrapping through mpirun (boot component pmgr)" "$out" "boot singleton"
+expect_not_in "started" "$out" "boot singleton launched ranks"
+out=$(run "$MPIRUN" -np 2 --mca boot ^pmgr true 2>&1) && fail "--mca boot ^pmgr accepted"
+expect_in "--mca boot '^pmgr' would keep" "$out" "boot ^pmgr"
+out=$(run "$MPIRUN" -np 2 -x WEFT_MCA_boot=pmi true 2>&1) && fail "-x WEFT_MCA_boot=pmi accepted"
+expect_in "-x WEFT_MCA_boot 'pmi' would keep" "$out" "-x boot"
+out=$(WEFT_MCA_boot=singleton run "$MPIRUN" -np 2 true 2>&1) && fail "WEFT_MCA_boot=singleton accepted"
+expect_in "WEFT_MCA_boot 'singleton' would keep" "$out" "environment boot"
+run "$MPIRUN" -np 2 --oversubscribe --mca boot pmgr true || fail "--mca boot pmgr refused"
+WEFT_MCA_boot=singleton run "$MPIRUN" -np 1 --mca boot pmgr,singleton true || fail "--mca boot over the environment"; ok
+
+# Host files must be regular files of a bounded size: a directory, a FIFO (which once
+# blocked), a device and a file over 1 MiB are refused at once.
+mkfifo "$TEST_TMP/fifo"
+for f in "$TEST_TMP" "$TEST_TMP/fifo" /dev/zero; do
+    out=$(run "$MPIRUN" --hostfile "$f" true 2>&1) && fail "hostfile $f accepted"
+    expect_in "--hostfile $f: not a regular file" "$out" "hostfile $f"
+done
+head -c 1048577 /dev/zero | tr '\0' '#' >"$TEST_TMP/bighosts"
+out=$(run "$MPIRUN" --hostfile "$TEST_TMP/bighosts" true 2>&1) && fail "a 1 MiB + 1 hostfile accepted"
+expect_in "1048577 bytes, more than the 1048576 bytes a host file may have" "$out" "big hostfile"; ok
+
+# With every rank on this machine, mpirun's bootstrap listener is on loopback only.
+out=$(run "$MPIRUN" -np 1 sh -c 'printf "%04X" "$MPIRUN_PORT"; echo; cat /proc/net/tcp')
+port=$(echo "$out" | head -n 1)
+listen=$(echo "$out" | awk -v p=":$port" '$2 ~ p"$" && $4 == "0A" {print $2}')
+[ "$listen" = "0100007F:$port" ] || fail "bootstrap listener: expected 127.0.0.1, got '$listen'"; ok
 
 run "$MPIRUN" --version | grep -q "mpirun (Weft)" || fail "--version"
 run "$MPIRUN" --help | grep -q -- "--launch-agent" || fail "--help"; ok

@@ -2,7 +2,8 @@
 # A job whose ranks run on two "hosts": two network namespaces with their own
 # addresses on a bridge, reached through mpirun's launch agent
 # (ip netns exec {host}). The bootstrap (handshake, socket table, tree links
-# between the namespaces) and the job must complete, trees on and off.
+# between the namespaces) and the job must complete, trees on and off; mpirun
+# listens only on the address the ranks reach it at.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
@@ -39,4 +40,20 @@ out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
     --launch-agent 'ip netns exec {host} env -u WEFT_JOB_SECRET' --bootstrap-addr "$net.1" --timeout 60 \
     "$WEFT_TEST_BUILDDIR/examples/hello" 2>&1) && fail "ranks without the job's secret ran: $out"
 expect_in "WEFT_JOB_SECRET did not reach this process" "$out" "an agent that drops the secret"
-echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off; the job's secret through the agent's environment, on no command line"
+# With every rank elsewhere, mpirun listens on the one address they reach it at, not on
+# every address of its machine.
+ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+    --bootstrap-addr "$net.1" --timeout 60 sleep 3 >"$TEST_TMP/listen.out" 2>&1 &
+mp=$!
+listeners=
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    listeners=$(ip netns exec "$hub" ss -ltnH | awk '{print $4}')
+    [ -n "$listeners" ] && break
+    sleep 0.2
+done
+wait $mp || fail "listener probe job: $(cat "$TEST_TMP/listen.out")"
+case "$listeners" in
+"$net.1:"[0-9]*) ;;
+*) fail "mpirun's bootstrap listener: expected $net.1:PORT only, got '$listeners'" ;;
+esac
+echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off; the job's secret through the agent's environment, on no command line; mpirun listens on $net.1 only"

@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <set>
 #include <string>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -45,6 +46,10 @@ using Clock = std::chrono::steady_clock;
 constexpr int exit_usage = 1;
 constexpr int exit_not_found = 127;
 constexpr int exit_timeout = 124;
+// A rank's line longer than this is written out in pieces rather than held whole.
+constexpr size_t max_pending_line = size_t(64) << 10;
+// How long mpirun waits before it tries accept() again when it is out of descriptors.
+constexpr auto accept_backoff = std::chrono::milliseconds(100);
 
 void say(const std::string &text)
 {
@@ -159,6 +164,12 @@ class Job {
     std::optional<Clock::time_point> kill_at_;
     std::string server_error_;
     std::optional<Clock::time_point> server_error_at_;
+    // Out of file descriptors: accept() waits until then, and the job ends when it lasts
+    // longer than --bootstrap-timeout.
+    Clock::time_point accept_after_{};
+    std::optional<Clock::time_point> fds_exhausted_since_;
+    bool warned_fds_ = false;
+    void accept_connections(Clock::time_point now);
 };
 
 bool Job::setup_hosts()
@@ -217,20 +228,42 @@ bool Job::setup_hosts()
 
 bool Job::listen_socket()
 {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (listen_fd_ < 0) {
         say(std::string("socket: ") + std::strerror(errno));
         return false;
     }
     int one = 1;
     setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    // Every rank here: loopback only. Ranks elsewhere that all reach mpirun at one address
+    // of this machine: that address only (the ranks here use it too). Otherwise every
+    // address.
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    bool remote = std::any_of(hosts_.begin(), hosts_.end(),
-                              [](const Host &h) { return !h.local && h.placed; });
-    addr.sin_addr.s_addr = htonl(remote ? INADDR_ANY : INADDR_LOOPBACK);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool bound = false;
+    std::set<std::string> remote_addrs;
+    for (const auto &h : hosts_)
+        if (!h.local && h.placed)
+            remote_addrs.insert(h.mpirun_addr);
+    if (!remote_addrs.empty()) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        in_addr single{};
+        if (remote_addrs.size() == 1 &&
+            inet_pton(AF_INET, remote_addrs.begin()->c_str(), &single) == 1) {
+            sockaddr_in only = addr;
+            only.sin_addr = single;
+            if (bind(listen_fd_, reinterpret_cast<sockaddr *>(&only), sizeof only) == 0) {
+                addr = only;
+                bound = true;
+                for (auto &h : hosts_)
+                    h.mpirun_addr = *remote_addrs.begin();
+            }
+            // Else (an address this machine does not have, behind NAT say): every address.
+        }
+    }
     socklen_t len = sizeof addr;
-    if (bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+    if ((!bound && bind(listen_fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) ||
         listen(listen_fd_, SOMAXCONN) != 0 ||
         getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
         say(std::string("cannot listen for the ranks: ") + std::strerror(errno));
@@ -389,26 +422,36 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
     FILE *to = is_err ? stderr : stdout;
     size_t start = 0, nl;
     while ((nl = s.pending.find('\n', start)) != std::string::npos) {
-        if (opt_.tag_output)
+        if (opt_.tag_output && !s.mid_line)
             std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
         std::fwrite(s.pending.data() + start, 1, nl + 1 - start, to);
+        s.mid_line = false;
         start = nl + 1;
     }
     s.pending.erase(0, start);
+    if (s.pending.size() > max_pending_line) {
+        // A line without end: pass it on in pieces rather than hold it.
+        if (opt_.tag_output && !s.mid_line)
+            std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+        std::fwrite(s.pending.data(), 1, s.pending.size(), to);
+        s.pending.clear();
+        s.mid_line = true;
+    }
     std::fflush(to);
 }
 
 void Job::flush_partial(Rank &r, Stream &s, bool is_err)
 {
-    if (s.pending.empty())
+    if (s.pending.empty() && !s.mid_line)
         return;
     FILE *to = is_err ? stderr : stdout;
-    if (opt_.tag_output)
+    if (opt_.tag_output && !s.mid_line)
         std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
     std::fwrite(s.pending.data(), 1, s.pending.size(), to);
     std::fputc('\n', to);
     std::fflush(to);
     s.pending.clear();
+    s.mid_line = false;
 }
 
 void Job::terminate(int sig)
@@ -572,7 +615,11 @@ int Job::run()
     if (!listen_socket())
         return 1;
     const char *dbg = std::getenv("MPIRUN_DEBUG");
-    server_ = std::make_unique<Server>(int(ranks_.size()), dbg ? std::atoi(dbg) : 0);
+    ServerLimits limits;
+    limits.max_size = opt_.bootstrap_max_size;
+    limits.max_round = std::max(limits.max_round, opt_.bootstrap_max_size);
+    limits.io_s = opt_.bootstrap_timeout;
+    server_ = std::make_unique<Server>(int(ranks_.size()), dbg ? std::atoi(dbg) : 0, limits);
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -595,10 +642,13 @@ int Job::run()
     while (!done()) {
         std::vector<pollfd> pfds;
         pfds.push_back({sig_fd_, POLLIN, 0});
-        pfds.push_back({listen_fd_, POLLIN, 0});
-        const std::vector<int> server_fds = server_->fds();
-        for (int fd : server_fds)
-            pfds.push_back({fd, POLLIN, 0});
+        auto now = Clock::now();
+        // Not accepting (too many undecided connections, or out of descriptors): new
+        // connections wait in the listen backlog.
+        const bool accepting = server_->accepting() && now >= accept_after_;
+        pfds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
+        const std::vector<pollfd> server_fds = server_->poll_fds();
+        pfds.insert(pfds.end(), server_fds.begin(), server_fds.end());
         std::vector<std::pair<Rank *, bool>> streams;
         for (auto &r : ranks_) {
             if (r.out.fd >= 0) {
@@ -611,7 +661,6 @@ int Job::run()
             }
         }
         int wait_ms = 1000;
-        auto now = Clock::now();
         if (has_deadline && !failing_)
             wait_ms = int(std::clamp<int64_t>(
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count(), 0,
@@ -619,6 +668,8 @@ int Job::run()
         if (server_error_at_ || std::any_of(ranks_.begin(), ranks_.end(),
                                             [](const Rank &r) { return r.exit_time.has_value(); }))
             wait_ms = std::min(wait_ms, 50);
+        if (server_->has_timers() || !accepting)
+            wait_ms = std::min(wait_ms, 100);
         if (kill_at_)
             wait_ms = int(std::clamp<int64_t>(
                 std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - now).count(), 0,
@@ -631,9 +682,9 @@ int Job::run()
         }
         now = Clock::now();
         if (has_deadline && !failing_ && now >= deadline) {
-            fail(-1,
-                 "the job ran past --timeout " + std::to_string(int(opt_.timeout)) +
-                     " seconds; ending it",
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%g", opt_.timeout);
+            fail(-1, std::string("the job ran past --timeout ") + secs + " seconds; ending it",
                  exit_timeout);
         }
         if (kill_at_ && now >= *kill_at_) {
@@ -650,21 +701,19 @@ int Job::run()
             while (read(sig_fd_, &si, sizeof si) == sizeof si)
                 handle_signal(int(si.ssi_signo));
         }
-        if (pfds[1].revents & POLLIN) {
-            int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd >= 0)
-                server_->accept(fd);
-        }
+        if (pfds[1].revents & POLLIN)
+            accept_connections(now);
         for (size_t k = 2; k < 2 + server_fds.size(); ++k) {
             if (pfds[k].revents) {
-                defer_error(server_->readable(pfds[k].fd), now);
+                defer_error(server_->handle(pfds[k].fd, pfds[k].revents), now);
                 if (auto ab = server_->take_abort()) {
                     const Rank &r = ranks_[size_t(ab->rank)];
-                    fail(ab->rank,
-                         "rank " + std::to_string(ab->rank) + " on host " + r.host->name +
-                             " called abort with code " + std::to_string(ab->code) +
-                             (ab->message.empty() ? std::string() : ": " + ab->message),
-                         ab->code ? ab->code : 1);
+                    fail(
+                        ab->rank,
+                        "rank " + std::to_string(ab->rank) + " on host " + r.host->name +
+                            " called abort with code " + std::to_string(ab->code) +
+                            (ab->message.empty() ? std::string() : ": " + escape_text(ab->message)),
+                        ab->code ? ab->code : 1);
                 }
             }
         }
@@ -683,6 +732,43 @@ int Job::run()
     if (!failing_)
         return 0;
     return exit_code_;
+}
+
+// Accept what the listen backlog holds, up to the server's limit. Out of descriptors
+// (EMFILE, ENFILE) the backlog is left alone for a moment instead of polled in a busy loop;
+// mpirun says so once, and ends the job when it lasts longer than --bootstrap-timeout.
+void Job::accept_connections(Clock::time_point now)
+{
+    while (server_->accepting()) {
+        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            server_->accept(fd);
+            fds_exhausted_since_.reset();
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            accept_after_ = now + accept_backoff;
+            if (!fds_exhausted_since_)
+                fds_exhausted_since_ = now;
+            if (!warned_fds_) {
+                warned_fds_ = true;
+                say(std::string("out of file descriptors (accept: ") + std::strerror(errno) +
+                    "); new connections wait until some close");
+            }
+            const auto limit = std::chrono::duration<double>(opt_.bootstrap_timeout);
+            if (!failing_ && now - *fds_exhausted_since_ > limit)
+                fail(-1,
+                     std::string("mpirun has been out of file descriptors for longer than "
+                                 "--bootstrap-timeout (accept: ") +
+                         std::strerror(errno) + "); raise the limit (ulimit -n); ending the job",
+                     1);
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            fds_exhausted_since_.reset();
+        return; // the backlog is empty, or an error that another try will report
+    }
 }
 
 // Shared-memory files the job's ranks left behind (a rank killed before it

@@ -23,7 +23,8 @@ struct Host {
 
 struct Stream {
     int fd = -1;
-    std::string pending; // bytes after the last newline
+    std::string pending;   // bytes after the last newline, at most max_pending_line
+    bool mid_line = false; // part of the current line was already written
 };
 
 struct Rank {

@@ -2,12 +2,16 @@
 
 #include "weft_config.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace weft::mpirun {
 
@@ -28,6 +32,10 @@ const char usage_text[] =
     "                         CMD is replaced by the host name, else the host is appended\n"
     "  --bootstrap-addr ADDR  the address ranks on other hosts use to reach mpirun\n"
     "  --timeout S            end the job after S seconds\n"
+    "  --bootstrap-timeout S  how long a rank may stall the bootstrap server: a packet\n"
+    "                         begun, a reply not read (default 10)\n"
+    "  --bootstrap-max-size B largest per-rank size of a bootstrap collective, in bytes\n"
+    "                         (K, M, G suffixes; default 1M)\n"
     "  --version              print the version and exit\n"
     "  -h, --help             this text\n"
     "\n"
@@ -43,6 +51,57 @@ bool parse_int(const std::string &s, int &out)
     if (errno || *end || v < 0 || v > 1000000)
         return false;
     out = int(v);
+    return true;
+}
+
+// Upper bounds of the numeric options.
+constexpr double max_timeout_s = 31536000; // a year
+constexpr double max_bootstrap_timeout_s = 3600;
+constexpr size_t max_bootstrap_size = size_t(1) << 30;
+
+// A finite number of seconds in (0, max]; else an error naming the option, the value and
+// the range.
+bool parse_seconds(const std::string &opt, const std::string &v, double max, double &out,
+                   std::string &error)
+{
+    char *end = nullptr;
+    errno = 0;
+    const double d = v.empty() ? 0 : std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || errno == ERANGE || !std::isfinite(d) || d <= 0 || d > max) {
+        char range[64];
+        std::snprintf(range, sizeof range, "%.0f", max);
+        error =
+            opt + " '" + v + "': expected a number of seconds greater than 0 and at most " + range;
+        return false;
+    }
+    out = d;
+    return true;
+}
+
+// A byte count with an optional K, M or G (binary) suffix, in [1, max].
+bool parse_bytes(const std::string &opt, const std::string &v, size_t max, size_t &out,
+                 std::string &error)
+{
+    error = opt + " '" + v + "': expected a number of bytes from 1 to " + std::to_string(max) +
+            " (K, M and G suffixes allowed)";
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        ++end;
+    if (errno || *end || n == 0 || n > (max >> shift))
+        return false;
+    out = size_t(n) << shift;
+    error.clear();
     return true;
 }
 
@@ -84,13 +143,56 @@ bool parse_host_list(const std::string &text, std::vector<HostSpec> &out, std::s
     return true;
 }
 
+bool boot_selects_mpirun(const std::string &value, std::string &error)
+{
+    // The selection is a comma list of components, or ^ and a list to exclude.
+    const bool exclude = !value.empty() && value[0] == '^';
+    std::stringstream ss(exclude ? value.substr(1) : value);
+    bool names_pmgr = false;
+    for (std::string item; std::getline(ss, item, ',');)
+        names_pmgr |= item == "pmgr";
+    if (exclude ? !names_pmgr : names_pmgr)
+        return true;
+    error = "boot '" + value +
+            "' would keep the ranks from bootstrapping through mpirun (boot component pmgr): "
+            "they would run as unrelated processes. Under mpirun, leave boot unset or include "
+            "pmgr; run a singleton without mpirun";
+    return false;
+}
+
 bool parse_hostfile(const std::string &path, std::vector<HostSpec> &out, std::string &error)
 {
-    std::ifstream in(path);
-    if (!in) {
+    // O_NONBLOCK: a FIFO must not block the open; only a regular file is read.
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
         error = "--hostfile " + path + ": " + std::strerror(errno);
+        if (fd >= 0)
+            close(fd);
         return false;
     }
+    std::string text;
+    if (!S_ISREG(st.st_mode))
+        error = "--hostfile " + path + ": not a regular file";
+    else if (size_t(st.st_size) > max_hostfile_bytes)
+        error = "--hostfile " + path + ": " + std::to_string(st.st_size) +
+                " bytes, more than the " + std::to_string(max_hostfile_bytes) +
+                " bytes a host file may have";
+    else {
+        char buf[65536];
+        ssize_t n = 0;
+        while (text.size() <= max_hostfile_bytes && (n = read(fd, buf, sizeof buf)) > 0)
+            text.append(buf, size_t(n));
+        if (n < 0)
+            error = "--hostfile " + path + ": " + std::strerror(errno);
+        else if (text.size() > max_hostfile_bytes)
+            error = "--hostfile " + path + ": more than the " + std::to_string(max_hostfile_bytes) +
+                    " bytes a host file may have";
+    }
+    close(fd);
+    if (!error.empty())
+        return false;
+    std::istringstream in(text);
     std::string line;
     for (int lineno = 1; std::getline(in, line); ++lineno) {
         if (auto hash = line.find('#'); hash != std::string::npos)
@@ -217,9 +319,23 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 return fail(a + " needs an IPv4 address");
             o.bootstrap_addr = v;
         } else if (a == "--timeout" || a == "-timeout") {
-            char *end = nullptr;
-            if (!value(v) || (o.timeout = std::strtod(v.c_str(), &end), *end) || o.timeout <= 0)
-                return fail("--timeout needs a positive number of seconds");
+            std::string err;
+            if (!value(v))
+                return fail(a + " needs a number of seconds");
+            if (!parse_seconds("--timeout", v, max_timeout_s, o.timeout, err))
+                return fail(err);
+        } else if (a == "--bootstrap-timeout") {
+            std::string err;
+            if (!value(v))
+                return fail(a + " needs a number of seconds");
+            if (!parse_seconds(a, v, max_bootstrap_timeout_s, o.bootstrap_timeout, err))
+                return fail(err);
+        } else if (a == "--bootstrap-max-size") {
+            std::string err;
+            if (!value(v))
+                return fail(a + " needs a number of bytes");
+            if (!parse_bytes(a, v, max_bootstrap_size, o.bootstrap_max_size, err))
+                return fail(err);
         } else {
             return fail("unknown option '" + a + "'");
         }
@@ -228,6 +344,20 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
         o.command.emplace_back(argv[i]);
     if (o.command.empty())
         return fail("no program to run");
+    // Every rank must bootstrap through this mpirun: a boot selection without pmgr would
+    // start unrelated processes. It reaches the ranks by --mca, -x or mpirun's environment.
+    // The value the ranks will see: --mca over -x over mpirun's environment.
+    std::optional<std::pair<std::string, std::string>> boot; // where from, value
+    if (const char *env = std::getenv("WEFT_MCA_boot"))
+        boot.emplace("WEFT_MCA_", env);
+    for (const auto &[name, value] : o.exports)
+        if (name == "WEFT_MCA_boot" && value)
+            boot.emplace("-x WEFT_MCA_", *value);
+    for (const auto &[name, value] : o.mca)
+        if (name == "boot")
+            boot.emplace("--mca ", value);
+    if (std::string err; boot && !boot_selects_mpirun(boot->second, err))
+        return fail(boot->first + err);
     if (!o.hostfile.empty()) {
         std::string err;
         if (!parse_hostfile(o.hostfile, o.hosts, err))

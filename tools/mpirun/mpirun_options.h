@@ -2,6 +2,7 @@
 #ifndef WEFT_MPIRUN_OPTIONS_H
 #define WEFT_MPIRUN_OPTIONS_H
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,9 @@ struct Options {
     bool tag_output = false;
     std::string launch_agent = "ssh";
     double timeout = 0; // seconds; 0: none
+    // The bootstrap server's bounds (docs/mpirun.md, "Bounds and timeouts").
+    size_t bootstrap_max_size = size_t(1) << 20; // largest per-rank size of a packet
+    double bootstrap_timeout = 10;               // seconds a peer may stall the server
     std::string bootstrap_addr;
     std::vector<std::string> command; // program and its arguments
 };
@@ -38,7 +42,12 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code);
 
 // Parse "h1,h2:4" into host specs; false with `error` set on bad input.
 bool parse_host_list(const std::string &text, std::vector<HostSpec> &out, std::string &error);
-// Parse a hostfile ("host [slots=N]" per line, # comments).
+// Whether `value` of the boot framework's selection parameter lets the ranks bootstrap
+// through mpirun (component pmgr); `error` says why not.
+bool boot_selects_mpirun(const std::string &value, std::string &error);
+// Parse a hostfile ("host [slots=N]" per line, # comments): a regular file of at most
+// max_hostfile_bytes.
+constexpr size_t max_hostfile_bytes = size_t(1) << 20;
 bool parse_hostfile(const std::string &path, std::vector<HostSpec> &out, std::string &error);
 
 } // namespace weft::mpirun

@@ -1,11 +1,17 @@
 // mpirun's PMGR_COLLECTIVE protocol 8 server and Weft's event channel.
 //
 // The reference server blocks on each rank in turn. This one is driven by
-// poll() alongside the rest of mpirun: it buffers what each connection sends,
-// and once every rank has a whole packet for the current round it checks that
-// they agree (opcode, root, size, as the reference does in rank order) and
-// answers each rank in rank order. Anything a classic server would hang or
-// crash on ends the job with a message instead.
+// poll() alongside the rest of mpirun and never blocks: it reads from each
+// connection only what the packet in progress still needs (nothing while a
+// whole packet or a reply waits on it, so a flood stays in the peer's socket),
+// refuses a header whose size is above the limits or above what rank 0's
+// header in the round allows before reading its data, and queues replies per
+// connection, written as the peer reads them; a reply that goes to several
+// ranks is one shared buffer. Once every rank has a whole packet for the
+// current round it checks that they agree (opcode, root, size, as the
+// reference does in rank order) and answers each rank in rank order. Anything
+// a classic server would hang or crash on ends the job with a message
+// instead, and every wait on a peer is bounded (ServerLimits).
 #include "mpirun_server.h"
 
 #include "pmgr_protocol.h"
@@ -17,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,13 +38,13 @@ using namespace weft::pmgr;
 
 namespace {
 
-// Largest per-round payload the server accepts (it holds a round in memory).
-constexpr size_t max_round_bytes = size_t(1) << 30;
-// How long a connection may stay undecided (not a handshake, not yet a
-// complete abort request) before it is taken for a bad handshake.
-constexpr double undecided_limit_s = 2.0;
 // Longest abort message accepted.
 constexpr int max_abort_message = 65536;
+// Most a connection may read in one call before the event loop turns to others.
+constexpr size_t max_read_per_call = size_t(256) << 10;
+// TCP keepalive on every connection: a peer whose host is gone (a half-open connection) is
+// found within idle + interval * count seconds.
+constexpr int keepalive_idle_s = 10, keepalive_interval_s = 5, keepalive_count = 3;
 
 double now_s()
 {
@@ -53,48 +60,69 @@ int int_at(const std::string &b, size_t off)
     return v;
 }
 
-// Write everything to a non-blocking socket, waiting as needed (bounded).
-bool send_all(int fd, const void *buf, size_t n)
+std::string seconds(double s)
 {
-    auto *p = static_cast<const char *>(buf);
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w > 0) {
-            p += w;
-            n -= size_t(w);
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            pollfd pf{fd, POLLOUT, 0};
-            if (poll(&pf, 1, 60000) <= 0)
-                return false;
-            continue;
-        }
-        return false;
-    }
-    return true;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
 }
 
+using Buffer = std::shared_ptr<const std::string>;
+
 } // namespace
+
+std::string escape_text(const std::string &text)
+{
+    std::string out;
+    for (unsigned char ch : text) {
+        if (ch == '\\')
+            out += "\\\\";
+        else if (ch == '\n')
+            out += "\\n";
+        else if (ch == '\t')
+            out += "\\t";
+        else if (ch == '\r')
+            out += "\\r";
+        else if (ch < 0x20 || ch >= 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+            out += buf;
+        } else
+            out += char(ch);
+    }
+    return out;
+}
 
 struct Server::Conn {
     enum class Kind { undecided, task, event, abort_request } kind = Kind::undecided;
     int fd = -1;
     int rank = -1;
-    std::string in;
+    std::string in; // the packet (or handshake) in progress: never more than it needs
     double since = now_s();
+    double last_in = since; // when bytes last arrived
     bool eof = false;
+    bool rdhup = false; // the peer shut its side while the server was not reading
 
+    // The current packet's header, once known, and its total length.
+    bool have_header = false;
+    size_t need = 4;
     // The current round's packet, once whole.
     bool have_packet = false;
     int op = -1, root = -1, size = -1, code = 0;
-    std::string data;
+    Buffer data;
+
+    // Replies and events not yet written.
+    struct Out {
+        Buffer buf;
+        size_t off, len;
+        int op;
+    };
+    std::deque<Out> out;
+    double last_out = 0; // when bytes last left (or the queue last became non-empty)
 };
 
-Server::Server(int nprocs, int debug)
-    : nprocs_(nprocs), debug_(debug), by_rank_(size_t(nprocs), nullptr),
+Server::Server(int nprocs, int debug, const ServerLimits &limits)
+    : nprocs_(nprocs), debug_(debug), limits_(limits), by_rank_(size_t(nprocs), nullptr),
       events_by_rank_(size_t(nprocs), nullptr), finalized_(size_t(nprocs), false),
       closed_(size_t(nprocs), false), joined_(size_t(nprocs), false)
 {
@@ -121,16 +149,61 @@ void Server::accept(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &keepalive_idle_s, sizeof keepalive_idle_s);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &keepalive_interval_s, sizeof keepalive_interval_s);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &keepalive_count, sizeof keepalive_count);
     auto c = std::make_unique<Conn>();
     c->fd = fd;
     conns_[fd] = std::move(c);
 }
 
-std::vector<int> Server::fds() const
+bool Server::accepting() const
 {
-    std::vector<int> out;
+    size_t undecided = 0;
     for (const auto &[fd, c] : conns_)
-        out.push_back(fd);
+        undecided += c->kind == Conn::Kind::undecided;
+    return undecided < limits_.max_undecided;
+}
+
+// How many more bytes the server will read from `c` now.
+size_t Server::read_cap(const Conn *c) const
+{
+    const size_t have = c->in.size();
+    switch (c->kind) {
+    case Conn::Kind::undecided: {
+        // A handshake is 8 bytes; an abort request 12 and its message, then the close (one
+        // byte more tells it is not one).
+        size_t want = 12;
+        if (have >= 12) {
+            const int len = int_at(c->in, 8);
+            want = len >= 0 && len <= max_abort_message ? 12 + size_t(len) + 1 : 0;
+        }
+        return want > have ? want - have : 0;
+    }
+    case Conn::Kind::task:
+        if (c->have_packet || !c->out.empty() || c->eof)
+            return 0;
+        return c->need > have ? c->need - have : 0;
+    case Conn::Kind::event: return c->eof ? 0 : 64;
+    case Conn::Kind::abort_request: return 0;
+    }
+    return 0;
+}
+
+std::vector<pollfd> Server::poll_fds() const
+{
+    std::vector<pollfd> out;
+    for (const auto &[fd, c] : conns_) {
+        short events = 0;
+        if (read_cap(c.get()) > 0)
+            events |= POLLIN;
+        else if (c->kind == Conn::Kind::task && !c->rdhup && !c->eof)
+            events |= POLLRDHUP;
+        if (!c->out.empty())
+            events |= POLLOUT;
+        out.push_back({fd, events, 0});
+    }
     return out;
 }
 
@@ -156,6 +229,15 @@ bool Server::has_undecided() const
                        [](const auto &kv) { return kv.second->kind == Conn::Kind::undecided; });
 }
 
+bool Server::has_timers() const
+{
+    return std::any_of(conns_.begin(), conns_.end(), [](const auto &kv) {
+        const Conn &c = *kv.second;
+        return c.kind == Conn::Kind::undecided || !c.out.empty() ||
+               (c.kind == Conn::Kind::task && !c.have_packet && !c.in.empty());
+    });
+}
+
 bool Server::all_closed() const
 {
     return std::all_of(closed_.begin(), closed_.end(), [](bool c) { return c; });
@@ -165,12 +247,58 @@ bool Server::finalized(int rank) const { return finalized_[size_t(rank)]; }
 
 bool Server::has_event_channel(int rank) const { return ever_events_.count(rank) > 0; }
 
+void Server::queue(Conn *c, Buffer buf, size_t off, size_t len, int op)
+{
+    if (len == 0)
+        return;
+    if (c->out.empty())
+        c->last_out = now_s();
+    c->out.push_back({std::move(buf), off, len, op});
+}
+
+// Write what the socket takes now. Returns an error, or "".
+std::string Server::flush(Conn *c)
+{
+    while (!c->out.empty()) {
+        Conn::Out &o = c->out.front();
+        ssize_t w = send(c->fd, o.buf->data() + o.off, o.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            c->last_out = now_s();
+            o.off += size_t(w);
+            o.len -= size_t(w);
+            if (o.len == 0)
+                c->out.pop_front();
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return {};
+        const std::string why = w < 0 ? std::strerror(errno) : "nothing written";
+        if (c->kind == Conn::Kind::event) {
+            // The rank is gone; its exit tells the rest.
+            drop(c);
+            return {};
+        }
+        return fail("cannot send the " + std::string(opcode_name(o.op)) + " reply to " +
+                    who(c->rank) + ": " + why);
+    }
+    return {};
+}
+
 void Server::notify_failed(int rank, int exit_code, int signal)
 {
-    Event ev{WEFT_BOOT_EVENT_PROC_FAILED, rank, exit_code, signal};
+    auto ev = std::make_shared<std::string>(sizeof(Event), '\0');
+    const Event e{WEFT_BOOT_EVENT_PROC_FAILED, rank, exit_code, signal};
+    std::memcpy(ev->data(), &e, sizeof e);
+    std::vector<Conn *> targets;
     for (Conn *c : events_by_rank_)
         if (c && c->rank != rank)
-            send_all(c->fd, &ev, sizeof ev);
+            targets.push_back(c);
+    for (Conn *c : targets) {
+        queue(c, ev, 0, ev->size(), -1);
+        flush(c);
+    }
 }
 
 void Server::drop(Conn *c)
@@ -243,10 +371,10 @@ std::string Server::classify(Conn *c, bool &progress)
             progress = true;
             return {};
         }
-        if (plausible && c->in.size() < 12 + size_t(len) && !c->eof &&
-            now_s() - c->since < undecided_limit_s)
+        if (plausible && c->in.size() <= 12 + size_t(len) && !c->eof &&
+            now_s() - c->since < limits_.handshake_s)
             return {};
-    } else if (!c->eof && now_s() - c->since < undecided_limit_s) {
+    } else if (!c->eof && now_s() - c->since < limits_.handshake_s) {
         return {};
     }
     if (first != version)
@@ -258,82 +386,161 @@ std::string Server::classify(Conn *c, bool &progress)
     return "two tasks connected as " + who(rank);
 }
 
-// Parse the next whole packet of a task connection, if there is one.
+namespace {
+
+// The bytes of data that `rank` sends in a packet with this header.
+size_t data_len_for(int op, int root, int size, int rank, int nprocs)
+{
+    const size_t s = size_t(std::max(size, 0)), N = size_t(nprocs);
+    switch (op) {
+    case op_gather: return s;
+    case op_bcast: return root == rank ? s : 0;
+    case op_scatter: return root == rank ? s * N : 0;
+    case op_allgather: return s;
+    case op_alltoall: return s * N;
+    default: return 0;
+    }
+}
+
+std::string describe(int op, int root, int size)
+{
+    std::string d = opcode_name(op);
+    if (op == op_bcast || op == op_gather || op == op_scatter)
+        d += " (root " + std::to_string(root) + ", size " + std::to_string(size) + ")";
+    else if (op == op_allgather || op == op_alltoall)
+        d += " (size " + std::to_string(size) + ")";
+    return d;
+}
+
+bool same_round(int op, int root, int size, int op2, int root2, int size2)
+{
+    return op == op2 &&
+           (op != op_bcast && op != op_gather && op != op_scatter ? true : root == root2) &&
+           (op == op_barrier || op == op_open || op == op_abort ? true : size == size2);
+}
+
+} // namespace
+
+// Parse the next packet of a task connection: its header as soon as it is in (checked
+// against the limits and against rank 0's header before any data is read), then
+// the whole packet.
 std::string Server::parse(Conn *c, bool &progress)
 {
     progress = false;
     if (c->have_packet || c->in.size() < 4)
         return {};
-    const int op = int_at(c->in, 0);
-    const size_t N = size_t(nprocs_);
-    size_t need = 4;
-    int root = -1, size = 0, code = 0;
-    size_t data_off = 0, data_len = 0;
-    auto header = [&](size_t ints) { return c->in.size() >= ints * 4; };
-    switch (op) {
-    case op_close:
-    case op_barrier: break;
-    case op_open:
-    case op_abort:
-        need = 8;
-        if (!header(2))
+    size_t header = 4;
+    if (!c->have_header) {
+        const int op = int_at(c->in, 0);
+        switch (op) {
+        case op_close:
+        case op_barrier: break;
+        case op_open:
+        case op_abort:
+        case op_allgather:
+        case op_alltoall: header = 8; break;
+        case op_bcast:
+        case op_gather:
+        case op_scatter: header = 12; break;
+        default: return who(c->rank) + " sent unknown opcode " + std::to_string(op);
+        }
+        if (c->in.size() < header) {
+            c->need = header;
             return {};
-        code = int_at(c->in, 4);
-        break;
-    case op_bcast:
-    case op_gather:
-    case op_scatter:
-        if (!header(3))
-            return {};
-        root = int_at(c->in, 4);
-        size = int_at(c->in, 8);
-        if (root < 0 || root >= nprocs_)
-            return who(c->rank) + " sent " + opcode_name(op) + " with root " +
-                   std::to_string(root) + ", outside ranks 0.." + std::to_string(nprocs_ - 1);
-        data_off = 12;
-        data_len = op == op_gather                       ? size_t(size)
-                   : op == op_bcast && root == c->rank   ? size_t(size)
-                   : op == op_scatter && root == c->rank ? size_t(size) * N
-                                                         : 0;
-        break;
-    case op_allgather:
-    case op_alltoall:
-        if (!header(2))
-            return {};
-        size = int_at(c->in, 4);
-        data_off = 8;
-        data_len = op == op_allgather ? size_t(size) : size_t(size) * N;
-        break;
-    default: return who(c->rank) + " sent unknown opcode " + std::to_string(op);
+        }
+        int root = -1, size = 0, code = 0;
+        if (op == op_open || op == op_abort)
+            code = int_at(c->in, 4);
+        if (op == op_allgather || op == op_alltoall)
+            size = int_at(c->in, 4);
+        if (header == 12) {
+            root = int_at(c->in, 4);
+            size = int_at(c->in, 8);
+            if (root < 0 || root >= nprocs_)
+                return who(c->rank) + " sent " + opcode_name(op) + " with root " +
+                       std::to_string(root) + ", outside ranks 0.." + std::to_string(nprocs_ - 1);
+        }
+        const std::string sent = who(c->rank) + " sent " + opcode_name(op) + " with size " +
+                                 std::to_string(size) + " bytes per rank";
+        if (size < 0)
+            return sent + ", which is not a usable size";
+        if (size_t(size) > limits_.max_size)
+            return sent + ", more than the limit of " + std::to_string(limits_.max_size) +
+                   " (--bootstrap-max-size)";
+        const double N = nprocs_;
+        const double round_bytes = op == op_bcast      ? double(size)
+                                   : op == op_alltoall ? double(size) * N * N
+                                   : op == op_gather || op == op_scatter || op == op_allgather
+                                       ? double(size) * N
+                                       : 0;
+        if (round_bytes > double(limits_.max_round))
+            return sent + ": the round would hold " + std::to_string(uint64_t(round_bytes)) +
+                   " bytes, more than the limit of " + std::to_string(limits_.max_round);
+        c->have_header = true;
+        c->op = op;
+        c->root = root;
+        c->size = size;
+        c->code = code;
+        const size_t data_len = data_len_for(op, root, size, c->rank, nprocs_);
+        c->need = header + data_len;
+        // Within the limits now: hold it in one allocation rather than a chain of them.
+        c->in.reserve(c->need);
+        // A packet larger than rank 0's header allows is refused before its data is read
+        // (rank 0 is the reference, as in the round's check, so the message does not
+        // depend on arrival order).
+        const Conn *lead = by_rank_[0];
+        if (op != op_close && lead && lead != c && (lead->have_header || lead->have_packet) &&
+            !same_round(op, root, size, lead->op, lead->root, lead->size) &&
+            data_len > data_len_for(lead->op, lead->root, lead->size, c->rank, nprocs_))
+            return "mismatched collective: " + who(c->rank) + " sent " + describe(op, root, size) +
+                   " while " + who(0) + " sent " + describe(lead->op, lead->root, lead->size);
     }
-    if (size < 0 || size_t(size) * N * (op == op_alltoall ? N : 1) > max_round_bytes)
-        return who(c->rank) + " sent " + opcode_name(op) + " with size " + std::to_string(size) +
-               " bytes per rank, which is not a usable size";
-    need = std::max(need, data_off + data_len);
-    if (c->in.size() < need)
+    if (c->in.size() < c->need)
         return {};
+    header = c->need - data_len_for(c->op, c->root, c->size, c->rank, nprocs_);
+    const size_t len = c->need - header;
+    if (c->in.size() == c->need) {
+        c->in.erase(0, header);
+        c->data = std::make_shared<const std::string>(std::move(c->in));
+        c->in = std::string();
+    } else {
+        c->data = std::make_shared<const std::string>(c->in, header, len);
+        c->in.erase(0, c->need);
+    }
     c->have_packet = true;
-    c->op = op;
-    c->root = root;
-    c->size = size;
-    c->code = code;
-    c->data = c->in.substr(data_off, data_len);
-    c->in.erase(0, need);
+    c->have_header = false;
+    c->need = 4;
     progress = true;
     return {};
 }
 
-std::string Server::readable(int fd)
+std::string Server::handle(int fd, short revents)
 {
     auto it = conns_.find(fd);
     if (it == conns_.end())
         return {};
     Conn *c = it->second.get();
+    if (revents & POLLOUT) {
+        if (std::string e = flush(c); !e.empty())
+            return e;
+        if (!conns_.count(fd))
+            return {};
+    }
     char buf[65536];
-    for (;;) {
-        ssize_t n = recv(fd, buf, sizeof buf, 0);
+    size_t budget = max_read_per_call;
+    while (budget > 0) {
+        const size_t cap = std::min({read_cap(c), sizeof buf, budget});
+        if (cap == 0)
+            break;
+        ssize_t n = recv(fd, buf, cap, 0);
         if (n > 0) {
             c->in.append(buf, size_t(n));
+            c->last_in = now_s();
+            budget -= size_t(n);
+            if (std::string e = advance(c); !e.empty())
+                return e;
+            if (!conns_.count(fd))
+                return {};
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -342,11 +549,20 @@ std::string Server::readable(int fd)
             c->eof = true;
         break;
     }
+    if (read_cap(c) == 0 && !c->eof) {
+        // Not reading: a hang-up or an error is the end of it; a peer that only shut its
+        // side may still read its reply.
+        if (revents & (POLLHUP | POLLERR))
+            c->eof = true;
+        else if (revents & POLLRDHUP)
+            c->rdhup = true;
+    }
     return advance(c);
 }
 
 std::string Server::advance(Conn *c)
 {
+    const int fd = c->fd;
     bool progress = true;
     while (progress) {
         progress = false;
@@ -355,9 +571,14 @@ std::string Server::advance(Conn *c)
         case Conn::Kind::undecided: err = classify(c, progress); break;
         case Conn::Kind::task: err = parse(c, progress); break;
         case Conn::Kind::event:
-            while (c->in.size() >= 4) {
-                if (int_at(c->in, 0) == event_finalized)
+            while (err.empty() && c->in.size() >= 4) {
+                const int v = int_at(c->in, 0);
+                if (v == event_finalized)
                     finalized_[size_t(c->rank)] = true;
+                else
+                    err = who(c->rank) + " sent " + std::to_string(v) +
+                          " on its job-event channel, which carries only FINALIZED (" +
+                          std::to_string(event_finalized) + ")";
                 c->in.erase(0, 4);
             }
             break;
@@ -379,7 +600,9 @@ std::string Server::advance(Conn *c)
         if (progress && c->kind == Conn::Kind::task && c->have_packet) {
             if (std::string e = check_round(); !e.empty())
                 return e;
-            progress = c->kind == Conn::Kind::task && conns_.count(c->fd) && !c->have_packet;
+            if (!conns_.count(fd))
+                return {};
+            progress = c->kind == Conn::Kind::task && !c->have_packet && c->out.empty();
         }
     }
     if (c->eof) {
@@ -411,15 +634,56 @@ std::string Server::advance(Conn *c)
     return {};
 }
 
+// Undecided connections past their time, stalled packets, replies not read.
 std::string Server::tick()
 {
-    std::vector<Conn *> undecided;
-    for (auto &[fd, c] : conns_)
-        if (c->kind == Conn::Kind::undecided && !c->in.empty())
-            undecided.push_back(c.get());
-    for (Conn *c : undecided)
-        if (std::string e = advance(c); !e.empty())
-            return e;
+    const double now = now_s();
+    std::vector<int> fds;
+    for (const auto &[fd, c] : conns_)
+        fds.push_back(fd);
+    for (int fd : fds) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end())
+            continue;
+        Conn *c = it->second.get();
+        if (c->kind == Conn::Kind::undecided) {
+            const bool late = now - c->since >= limits_.handshake_s;
+            if (late && c->in.empty()) {
+                note("dropped a connection that said nothing for " + seconds(limits_.handshake_s) +
+                     " s");
+                drop(c);
+                continue;
+            }
+            if (late && c->in.size() < 8)
+                return fail("a connection sent " + std::to_string(c->in.size()) +
+                            " bytes, not a whole handshake (8 bytes), then nothing for " +
+                            seconds(limits_.handshake_s) + " s");
+            if (!c->in.empty())
+                if (std::string e = advance(c); !e.empty())
+                    return e;
+            continue;
+        }
+        if (c->kind == Conn::Kind::task && !c->have_packet && !c->in.empty() && c->out.empty() &&
+            now - std::max(c->last_in, c->last_out) >= limits_.io_s) {
+            const std::string what = c->in.size() >= 4
+                                         ? std::string(opcode_name(int_at(c->in, 0))) + " packet"
+                                         : std::string("packet");
+            return fail(who(c->rank) + " sent " + std::to_string(c->in.size()) + " of the " +
+                        std::to_string(c->need) + " bytes of a " + what + ", then nothing for " +
+                        seconds(limits_.io_s) + " s");
+        }
+        if (!c->out.empty() && now - c->last_out >= limits_.io_s) {
+            size_t unread = 0;
+            for (const auto &o : c->out)
+                unread += o.len;
+            if (c->kind == Conn::Kind::event)
+                return fail(who(c->rank) + " has not read its job-event channel for " +
+                            seconds(limits_.io_s) + " s");
+            return fail(who(c->rank) + " has not read its " + opcode_name(c->out.front().op) +
+                        " reply for " + seconds(limits_.io_s) + " s (" + std::to_string(unread) +
+                        " bytes of it unread)");
+        }
+    }
     return {};
 }
 
@@ -467,82 +731,83 @@ std::string Server::process_round()
     const int op = lead->op;
     round_op_ = op;
     note(std::string("Receiving data for ") + opcode_name(op));
-    auto describe = [&](const Conn *c) {
-        std::string d = opcode_name(c->op);
-        if (c->op == op_bcast || c->op == op_gather || c->op == op_scatter)
-            d += " (root " + std::to_string(c->root) + ", size " + std::to_string(c->size) + ")";
-        else if (c->op == op_allgather || c->op == op_alltoall)
-            d += " (size " + std::to_string(c->size) + ")";
-        return d;
-    };
     for (int r = 1; r < nprocs_; ++r) {
         const Conn *c = by_rank_[size_t(r)];
-        bool same =
-            c->op == op &&
-            (op != op_bcast && op != op_gather && op != op_scatter ? true
-                                                                   : c->root == lead->root) &&
-            (op == op_barrier || op == op_open || op == op_abort ? true : c->size == lead->size);
-        if (!same)
-            return fail("mismatched collective: " + who(r) + " sent " + describe(c) + " while " +
-                        who(0) + " sent " + describe(lead));
+        if (!same_round(c->op, c->root, c->size, op, lead->root, lead->size))
+            return fail("mismatched collective: " + who(r) + " sent " +
+                        describe(c->op, c->root, c->size) + " while " + who(0) + " sent " +
+                        describe(op, lead->root, lead->size));
     }
     note(std::string("Sending data for ") + opcode_name(op));
     const size_t N = size_t(nprocs_), size = size_t(std::max(lead->size, 0));
-    std::vector<std::string> reply(N);
+    const size_t root = size_t(std::max(lead->root, 0));
+    const std::vector<Conn *> order(by_rank_.begin(), by_rank_.end());
+    // A reply that several ranks get is one buffer, shared by their queues.
+    auto concat = [&] {
+        auto all = std::make_shared<std::string>();
+        all->reserve(N * size);
+        for (Conn *c : order)
+            *all += *c->data;
+        return all;
+    };
     switch (op) {
-    case op_barrier:
-        for (auto &r : reply)
-            r.assign(reinterpret_cast<const char *>(&op), sizeof op);
+    case op_barrier: {
+        auto b =
+            std::make_shared<const std::string>(reinterpret_cast<const char *>(&op), sizeof op);
+        for (Conn *c : order)
+            queue(c, b, 0, b->size(), op);
         break;
+    }
     case op_bcast:
-        for (auto &r : reply)
-            r = by_rank_[size_t(lead->root)]->data;
+        for (Conn *c : order)
+            queue(c, order[root]->data, 0, size, op);
         break;
     case op_gather: {
-        std::string all;
-        for (size_t r = 0; r < N; ++r)
-            all += by_rank_[r]->data;
-        reply[size_t(lead->root)] = std::move(all);
+        auto all = concat();
+        queue(order[root], all, 0, all->size(), op);
         break;
     }
-    case op_scatter: {
-        const std::string &src = by_rank_[size_t(lead->root)]->data;
+    case op_scatter:
         for (size_t r = 0; r < N; ++r)
-            reply[r] = src.substr(r * size, size);
+            queue(order[r], order[root]->data, r * size, size, op);
         break;
-    }
     case op_allgather: {
-        std::string all;
-        for (size_t r = 0; r < N; ++r)
-            all += by_rank_[r]->data;
-        for (auto &r : reply)
-            r = all;
+        Buffer all = concat();
+        for (Conn *c : order)
+            queue(c, all, 0, all->size(), op);
         break;
     }
     case op_alltoall:
-        for (size_t i = 0; i < N; ++i)
-            for (size_t s = 0; s < N; ++s)
-                reply[i] += by_rank_[s]->data.substr(i * size, size);
+        for (size_t i = 0; i < N; ++i) {
+            auto mine = std::make_shared<std::string>();
+            mine->reserve(N * size);
+            for (Conn *c : order)
+                mine->append(*c->data, i * size, size);
+            queue(order[i], mine, 0, mine->size(), op);
+        }
         break;
     default: break; // OPEN: no reply
     }
-    std::vector<Conn *> order(by_rank_.begin(), by_rank_.end());
-    for (Conn *c : order)
+    for (Conn *c : order) {
         c->have_packet = false;
-    round_op_ = -1;
-    for (size_t r = 0; r < N; ++r) {
-        if (!reply[r].empty() && !send_all(order[r]->fd, reply[r].data(), reply[r].size()))
-            return fail("cannot send the " + std::string(opcode_name(op)) + " reply to " +
-                        who(int(r)) + ": " + std::strerror(errno));
+        c->data.reset();
     }
+    round_op_ = -1;
+    std::vector<int> fds;
+    for (Conn *c : order)
+        fds.push_back(c->fd);
+    for (int fd : fds)
+        if (auto it = conns_.find(fd); it != conns_.end())
+            if (std::string e = flush(it->second.get()); !e.empty())
+                return e;
     ++rounds_;
     note(std::string("Completed ") + opcode_name(op));
     note("Operation took " + std::to_string(now_s() - t0) + " seconds for " +
          std::to_string(nprocs_) + " procs");
     // Ranks may already have sent their next packet.
-    for (Conn *c : order)
-        if (conns_.count(c->fd) && !c->in.empty())
-            if (std::string e = advance(c); !e.empty())
+    for (int fd : fds)
+        if (auto it = conns_.find(fd); it != conns_.end() && !it->second->in.empty())
+            if (std::string e = advance(it->second.get()); !e.empty())
                 return e;
     return {};
 }

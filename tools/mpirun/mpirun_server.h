@@ -11,34 +11,56 @@
 #ifndef WEFT_MPIRUN_SERVER_H
 #define WEFT_MPIRUN_SERVER_H
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <poll.h>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace weft::mpirun {
 
+// What the server holds and how long it waits (docs/mpirun.md, "Bounds and timeouts").
+struct ServerLimits {
+    // Largest per-rank size a packet header may give (--bootstrap-max-size).
+    size_t max_size = size_t(1) << 20;
+    // Largest data a whole round may hold, every rank's packet together.
+    size_t max_round = size_t(256) << 20;
+    // A new connection must say what it is within this (seconds).
+    double handshake_s = 2.0;
+    // A packet begun, or a reply queued, must make progress within this (seconds,
+    // --bootstrap-timeout).
+    double io_s = 10.0;
+    // New connections wait in the listen backlog while this many have not said what they
+    // are.
+    size_t max_undecided = 64;
+};
+
 class Server {
   public:
     struct Abort {
         int rank;
         int code;
-        std::string message;
+        std::string message; // as the peer sent it: escape it before printing
     };
 
-    Server(int nprocs, int debug);
+    Server(int nprocs, int debug, const ServerLimits &limits);
     ~Server();
 
-    // A connection accepted on the listening socket.
+    // A connection accepted on the listening socket (made non-blocking here).
     void accept(int fd);
-    // Descriptors to poll for reading.
-    std::vector<int> fds() const;
-    // `fd` is readable or hung up. Returns an error message that must end the
-    // job (a protocol violation, a rank gone mid-collective), or "".
-    std::string readable(int fd);
+    // Whether to accept more connections now (few enough are undecided).
+    bool accepting() const;
+    // Descriptors to poll, with the events each waits for. The server reads from a
+    // connection only what its current packet still needs, and nothing while a whole packet
+    // or a reply is pending on it: what it buffers is bounded by the limits.
+    std::vector<pollfd> poll_fds() const;
+    // `fd` reported `revents`. Never blocks. Returns an error message that must end the job
+    // (a protocol violation, a rank gone mid-collective), or "".
+    std::string handle(int fd, short revents);
     // A rank asked for the job to be aborted (pmgr_abort).
     std::optional<Abort> take_abort();
 
@@ -51,6 +73,9 @@ class Server {
     bool has_open_connection(int rank) const;
     // Whether a connection is open that has not said what it is yet.
     bool has_undecided() const;
+    // Whether a timeout is running (a connection undecided, a packet begun, a reply
+    // queued): tick() is then due soon.
+    bool has_timers() const;
     // Whether every rank has sent PMGR_CLOSE.
     bool all_closed() const;
     // Whether any rank has joined.
@@ -59,10 +84,10 @@ class Server {
     bool finalized(int rank) const;
     // Whether `rank` ever opened an event channel (it is a Weft MPI process).
     bool has_event_channel(int rank) const;
-    // Push "rank failed" to every other event channel still open.
+    // Queue "rank failed" on every other event channel still open.
     void notify_failed(int rank, int exit_code, int signal);
     // Called now and then: decides connections that said too little to be
-    // classified. Returns an error that ends the job, or "".
+    // classified, and enforces the timeouts. Returns an error that ends the job, or "".
     std::string tick();
     // Collective rounds completed.
     int rounds() const { return rounds_; }
@@ -76,11 +101,15 @@ class Server {
     std::string process_round();
     std::string fail(const std::string &why);
     std::string who(int rank) const;
+    std::string flush(Conn *c);
+    void queue(Conn *c, std::shared_ptr<const std::string> buf, size_t off, size_t len, int op);
+    size_t read_cap(const Conn *c) const;
     void drop(Conn *c);
     void note(const std::string &text) const;
 
     int nprocs_;
     int debug_;
+    ServerLimits limits_;
     std::map<int, std::unique_ptr<Conn>> conns_; // by fd
     std::vector<Conn *> by_rank_;                // collective connections
     std::vector<Conn *> events_by_rank_;
@@ -95,6 +124,10 @@ class Server {
     int round_op_ = -1;
     int rounds_ = 0;
 };
+
+// `text` with control characters, backslashes and bytes that are not printable ASCII
+// written as escapes (\n, \r, \t, \xHH), for printing what a peer sent.
+std::string escape_text(const std::string &text);
 
 } // namespace weft::mpirun
 
