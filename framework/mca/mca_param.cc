@@ -134,8 +134,8 @@ std::optional<std::string> read_param_file(const std::string &path, std::string 
         why = "it has " + std::to_string(st.st_size) +
               " bytes; a param file may have at most 1 MiB (1048576 bytes)";
     } else {
-        // Read at most one byte past the bound, in case the file grows meanwhile.
-        std::string buf(size_t(kMaxParamFile) + 1, '\0');
+        // One byte more than fstat said, to notice a file that grows meanwhile.
+        std::string buf(size_t(st.st_size) + 1, '\0');
         size_t got = 0;
         while (got < buf.size()) {
             ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
@@ -153,13 +153,23 @@ std::optional<std::string> read_param_file(const std::string &path, std::string 
             got += size_t(n);
         }
         if (!text && why.empty())
-            why = "it grew past 1 MiB (1048576 bytes) while being read";
+            why = "it grew while being read";
     }
     ::close(fd);
     return text;
 }
 
 } // namespace
+
+std::string describe_range(const Param &p)
+{
+    // An open end in words: "1.." alone reads like a typo.
+    if (p.lo && !p.hi)
+        return p.range + " (at least " + p.lo->text + ")";
+    if (!p.lo && p.hi)
+        return p.range + " (at most " + p.hi->text + ")";
+    return p.range;
+}
 
 bool in_range(const Param &p, const Value &v)
 {
@@ -292,7 +302,8 @@ weft_status_t Registry::set(Param &p, std::string_view value, weft_mca_param_sou
     }
     if (!in_range(p, *v)) {
         output::error("parameter " + p.full_name + ": value '" + std::string(value) + "' from " +
-                      describe_source(source, detail) + " is outside its range " + p.range);
+                      describe_source(source, detail) + " is outside its range " +
+                      describe_range(p));
         return WEFT_ERR_BAD_PARAM;
     }
     p.value = std::move(*v);

@@ -52,6 +52,8 @@ const char *source_name(weft_mca_param_source_t source);
 
 // Whether `v` lies within p's declared range (always, when it has none).
 bool in_range(const Param &p, const Value &v);
+// The declared range for a message: "64..1M", "1.. (at least 1)".
+std::string describe_range(const Param &p);
 
 class Registry {
   public:

@@ -42,9 +42,9 @@ btl_sm_free_list_max 0|1..8191
 btl_sm_free_list_max 9000|1..8191
 btl_sm_rndv_eager_limit 32|64..1M
 btl_sm_rndv_eager_limit 2M|64..1M
-btl_sm_rdma_pipeline_frag_size 0|1..
+btl_sm_rdma_pipeline_frag_size 0|1.. (at least 1)
 btl_self_exclusivity 4294967296|0..4294967295
-btl_self_eager_limit 0|64..
+btl_self_eager_limit 0|64.. (at least 64)
 pml_ob1_send_pipeline_depth 0|1..1024
 pml_ob1_max_rdma_per_request 9|1..8
 EOT

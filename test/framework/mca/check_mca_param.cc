@@ -310,6 +310,12 @@ START_TEST(test_ranges)
     ck_assert_int_eq(weft_mca_param_set(d, "1.5"), WEFT_ERR_BAD_PARAM);
     ck_assert_int_eq(weft_mca_param_set(d, "-1e9"), WEFT_SUCCESS);
     ck_assert_int_eq(count_messages(Kind::error, "is outside its range"), 4);
+    ck_assert_int_eq(count_messages(Kind::error, "value '0' from the program is outside its "
+                                                 "range 1.. (at least 1)"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::error, "value '1.5' from the program is outside its "
+                                                 "range ..1 (at most 1)"),
+                     1);
 }
 END_TEST
 
