@@ -55,9 +55,10 @@ refused "btl_sm_ring_size 4k" "btl/sm: btl_sm_ring_size is 4096, outside 4 * (bt
 refused "btl_sm_rndv_eager_limit 8k" "btl/sm: btl_sm_rndv_eager_limit is 8192, outside 64..btl_sm_eager_limit"
 refused "btl_sm_flags send,teleport" 'btl/sm: btl_sm_flags names "teleport" (expected some of send, put, get, inplace)'
 refused "btl_sm_flags put" "btl/sm: btl_sm_flags lacks send"
+refused "btl_sm_segment_dir $TEST_TMP/nonexistent" "btl/sm: btl_sm_segment_dir '$TEST_TMP/nonexistent' is not a writable directory"
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl_sm_max_send_size 100 "$HELLO" 2>&1)
 expect_in "$BAD" "$out" "a combination"
-n=$((n + 5))
+n=$((n + 6))
 # Unknown components, also of a framework that this job never opens.
 refused "mtl nosuch" "mtl = 'nosuch': there is no mtl component 'nosuch'"
 refused "btl nosuch" "btl = 'nosuch': there is no btl component 'nosuch'"

@@ -270,7 +270,11 @@ weft_status_t query(int *priority, char *why, size_t why_len)
     if (cfg.segment_dir.empty() || ::access(cfg.segment_dir.c_str(), W_OK | X_OK) != 0) {
         std::snprintf(why, why_len, "btl_sm_segment_dir '%s' is not a writable directory",
                       cfg.segment_dir.c_str());
-        return WEFT_ERR_NOT_AVAILABLE;
+        // A directory the user named must work; only the default may be missing (a host
+        // without /dev/shm), and then sm stays out.
+        return weft_mca_param_source(params[kSegmentDir]) == WEFT_MCA_SOURCE_DEFAULT
+                   ? WEFT_ERR_NOT_AVAILABLE
+                   : WEFT_ERR_BAD_PARAM;
     }
     *priority = 0;
     return WEFT_SUCCESS;
