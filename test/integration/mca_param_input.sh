@@ -49,16 +49,17 @@ pml_ob1_send_pipeline_depth 0|1..1024
 pml_ob1_max_rdma_per_request 9|1..8
 EOT
 # In range alone, but not together: the component says why, and the job ends.
-BAD="cannot work together"
+BAD="btl components cannot run with the parameter values they were given"
 refused "btl_sm_max_send_size 100" "btl/sm: btl_sm_max_send_size is 100, outside btl_sm_eager_limit (4096)..64M"
 refused "btl_sm_ring_size 4k" "btl/sm: btl_sm_ring_size is 4096, outside 4 * (btl_sm_eager_limit + 64)"
 refused "btl_sm_rndv_eager_limit 8k" "btl/sm: btl_sm_rndv_eager_limit is 8192, outside 64..btl_sm_eager_limit"
 refused "btl_sm_flags send,teleport" 'btl/sm: btl_sm_flags names "teleport" (expected some of send, put, get, inplace)'
 refused "btl_sm_flags put" "btl/sm: btl_sm_flags lacks send"
+refused "btl_tcp_free_list_max 0" "btl_tcp_free_list_max"
 refused "btl_sm_segment_dir $TEST_TMP/nonexistent" "btl/sm: btl_sm_segment_dir '$TEST_TMP/nonexistent' is not a writable directory"
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl_sm_max_send_size 100 "$HELLO" 2>&1)
 expect_in "$BAD" "$out" "a combination"
-n=$((n + 6))
+n=$((n + 7))
 # Unknown components, also of a framework that this job never opens.
 refused "mtl nosuch" "mtl = 'nosuch': there is no mtl component 'nosuch'"
 refused "btl nosuch" "btl = 'nosuch': there is no btl component 'nosuch'"
