@@ -56,10 +56,11 @@ refused "btl_sm_rndv_eager_limit 8k" "btl/sm: btl_sm_rndv_eager_limit is 8192, o
 refused "btl_sm_flags send,teleport" 'btl/sm: btl_sm_flags names "teleport" (expected some of send, put, get, inplace)'
 refused "btl_sm_flags put" "btl/sm: btl_sm_flags lacks send"
 refused "btl_tcp_free_list_max 0" "btl_tcp_free_list_max"
+refused "btl_sm_flags send,get --mca btl_sm_single_copy_mechanism none" "btl/sm: btl_sm_flags asks for get, which this BTL cannot do here (it can: send)"
 refused "btl_sm_segment_dir $TEST_TMP/nonexistent" "btl/sm: btl_sm_segment_dir '$TEST_TMP/nonexistent' is not a writable directory"
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl_sm_max_send_size 100 "$HELLO" 2>&1)
 expect_in "$BAD" "$out" "a combination"
-n=$((n + 7))
+n=$((n + 8))
 # Unknown components, also of a framework that this job never opens.
 refused "mtl nosuch" "mtl = 'nosuch': there is no mtl component 'nosuch'"
 refused "btl nosuch" "btl = 'nosuch': there is no btl component 'nosuch'"

@@ -304,9 +304,10 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
     const std::string note = rdma_setup(m);
     if (weft_btl_rdma_params_apply(kName, &rdma_params, &m->base, why, sizeof why) !=
         WEFT_SUCCESS) {
-        log_warning(std::string("btl/sm: ") + why + "; shared memory disabled");
+        // Only the user's values fail here (btl_sm_flags asking for what this host cannot do;
+        // query checked the rest): leaving sm out would quietly move the job to another BTL.
         m->base.btl_finalize(&m->base);
-        return nullptr;
+        weft_runtime_abort(1, (std::string("btl/sm: ") + why).c_str());
     }
     if (const weft_mca_param_t *v = weft_mca_param_find("btl_base_verbose");
         v && weft_mca_param_int(v) >= 10)
