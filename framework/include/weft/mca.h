@@ -179,7 +179,8 @@ typedef struct weft_mca_param_def {
  * keep working when the row grows. handles (may be NULL) receives one handle
  * per row. Each value is resolved from its sources at once.
  * Returns WEFT_ERR_BAD_PARAM (with a message printed) when a row is invalid or
- * a user-supplied value does not parse; WEFT_ERR_EXISTS for a duplicate name.
+ * a user-supplied value does not parse or is outside its range (the default is
+ * kept); WEFT_ERR_EXISTS for a duplicate name.
  * Not thread-safe: call from register_params.
  */
 weft_status_t weft_mca_param_register_table(const char *framework, const char *component,
@@ -202,7 +203,7 @@ const char *weft_mca_param_list_item(const weft_mca_param_t *p, size_t i);
 weft_mca_param_source_t weft_mca_param_source(const weft_mca_param_t *p);
 
 /* Set a value from a program (source API). WEFT_ERR_BAD_PARAM if it does not
- * parse; the old value is kept. */
+ * parse or is outside the parameter's range; the old value is kept. */
 weft_status_t weft_mca_param_set(weft_mca_param_t *p, const char *value);
 
 /*
