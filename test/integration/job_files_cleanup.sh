@@ -35,11 +35,13 @@ job() {
     runs=$((runs + 1))
 }
 
-# Deterministic: rank 0 dies inside MPI_Init, its segment made, while rank 2 has not started
-# MPI_Init yet (so nobody has mapped the segment, and its name is still there).
+# Deterministic: a rank dies inside MPI_Init the moment its btl/sm segment file appears, so the
+# file is there and only the rank itself would have removed it.
 for segdir_opt in "" "--mca btl_sm_segment_dir $SEGDIR"; do
-    job "killed in MPI_Init (${segdir_opt:-/dev/shm})" WEFT_TEST_LATE_RANK=2 WEFT_TEST_LATE_US=3000000 \
-        WEFT_TEST_KILL_AT=init WEFT_TEST_KILL_RANK=0 WEFT_TEST_KILL_US=1000000
+    for rank in 0 2; do
+        job "rank $rank killed in MPI_Init as its segment appeared (${segdir_opt:-/dev/shm})" \
+            WEFT_TEST_KILL_AT=segment WEFT_TEST_KILL_RANK=$rank
+    done
 done
 # Random points: phase, rank and delay.
 i=0

@@ -2,9 +2,10 @@
  * clean-up test (job_files_cleanup.sh). WEFT_TEST_KILL_RANK names the rank,
  * WEFT_TEST_KILL_AT the phase (init, traffic, finalize) and WEFT_TEST_KILL_US
  * a delay in microseconds from the start of that phase; a thread does the
- * killing, so the rank dies wherever it is at that moment. The rank named by
- * WEFT_TEST_LATE_RANK sleeps WEFT_TEST_LATE_US before MPI_Init, which holds
- * the others inside MPI_Init with their segments made. Rank 0 prints
+ * killing, so the rank dies wherever it is at that moment. The phase
+ * "segment" kills the rank the moment its btl/sm segment file appears (in
+ * btl_sm_segment_dir, as the rank was given it): inside MPI_Init, with the
+ * file that only the rank itself would remove. Rank 0 prints
  * MPIRUN_ID first, so that the test knows the job's file names. */
 #include <mpi.h>
 
@@ -13,14 +14,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static long delay_us;
+static char segment[512];
 
 static void *killer(void *arg)
 {
     (void)arg;
-    usleep((useconds_t)delay_us);
+    if (segment[0]) {
+        struct stat st;
+        /* At most 20 s: a rank that never makes its segment is not killed. */
+        for (int i = 0; i < 200000 && stat(segment, &st) != 0; ++i)
+            usleep(100);
+    } else {
+        usleep((useconds_t)delay_us);
+    }
     raise(SIGKILL);
     return NULL;
 }
@@ -33,6 +43,12 @@ static void arm(const char *phase, int rank)
     if (!at || !who || strcmp(at, phase) != 0 || atoi(who) != rank)
         return;
     delay_us = us ? atol(us) : 0;
+    if (strcmp(phase, "segment") == 0) {
+        const char *dir = getenv("WEFT_MCA_btl_sm_segment_dir");
+        const char *id = getenv("MPIRUN_ID");
+        snprintf(segment, sizeof segment, "%s/weft-pmgr-%s-%d", dir ? dir : "/dev/shm",
+                 id ? id : "", rank);
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, killer, NULL) == 0)
         pthread_detach(t);
@@ -47,9 +63,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     arm("init", boot_rank);
-    const char *late = getenv("WEFT_TEST_LATE_RANK");
-    if (late && atoi(late) == boot_rank && getenv("WEFT_TEST_LATE_US"))
-        usleep((useconds_t)atol(getenv("WEFT_TEST_LATE_US")));
+    arm("segment", boot_rank);
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
