@@ -59,4 +59,4 @@ while [ $i -lt 9 ]; do
         WEFT_TEST_KILL_AT=$phase WEFT_TEST_KILL_RANK=$rank WEFT_TEST_KILL_US=$us
     i=$((i + 1))
 done
-echo "job files clean-up: $runs jobs ($killed with a rank killed by SIGKILL (in MPI_Init, in traffic, in MPI_Finalize)) left no file in /dev/shm or in btl_sm_segment_dir"
+echo "job files clean-up: $runs jobs with a rank sent SIGKILL (4 as its segment appeared, the rest at random points in MPI_Init, traffic and MPI_Finalize; $killed ended by it) left no file in /dev/shm or in btl_sm_segment_dir"
