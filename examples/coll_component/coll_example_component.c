@@ -39,7 +39,8 @@ static weft_status_t example_register_params(void)
          .level = 3,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = NULL,
-         .synonyms = NULL},
+         .synonyms = NULL,
+         .range = NULL},
         /* Every rank must decline the same calls, so every rank needs the same value. */
         {.name = "max_bytes",
          .type = WEFT_MCA_PARAM_SIZE,
@@ -49,7 +50,8 @@ static weft_status_t example_register_params(void)
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = NULL,
-         .synonyms = NULL},
+         .synonyms = NULL,
+         .range = NULL},
     };
     return weft_mca_param_register_table("coll", "example", defs, 2, sizeof defs[0], params);
 }

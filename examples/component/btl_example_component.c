@@ -25,7 +25,8 @@ static weft_status_t example_register_params(void)
          .level = 3,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = NULL,
-         .synonyms = NULL},
+         .synonyms = NULL,
+         .range = NULL},
         {.name = "greeting",
          .type = WEFT_MCA_PARAM_STRING,
          .default_value = "hello from btl/example",
@@ -33,7 +34,8 @@ static weft_status_t example_register_params(void)
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = NULL,
-         .synonyms = NULL},
+         .synonyms = NULL,
+         .range = NULL},
     };
     weft_mca_param_t *handles[2];
     weft_status_t rc =

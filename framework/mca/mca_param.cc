@@ -3,9 +3,13 @@
 #include "mca_output.h"
 #include "weft_config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -19,7 +23,6 @@ std::string install_dir(const char *configured)
         return dir;
     return std::string(moved) + dir.substr(prefix.size());
 }
-
 
 namespace {
 
@@ -49,7 +52,129 @@ std::string describe_source(weft_mca_param_source_t src, const std::string &deta
     return "an unknown source";
 }
 
+// Compare two values of a numeric type: <0, 0, >0.
+int compare(weft_mca_param_type_t type, const Value &a, const Value &b)
+{
+    switch (type) {
+    case WEFT_MCA_PARAM_INT: return a.i < b.i ? -1 : a.i > b.i;
+    case WEFT_MCA_PARAM_SIZE: return a.size < b.size ? -1 : a.size > b.size;
+    case WEFT_MCA_PARAM_DOUBLE: return a.d < b.d ? -1 : a.d > b.d;
+    default: return 0;
+    }
+}
+
+// Parse a declared range "lo..hi" (either end may be empty) with the type's own parser.
+bool parse_range(weft_mca_param_type_t type, std::string_view text, std::optional<Value> &lo,
+                 std::optional<Value> &hi, std::string &why)
+{
+    if (type != WEFT_MCA_PARAM_INT && type != WEFT_MCA_PARAM_SIZE &&
+        type != WEFT_MCA_PARAM_DOUBLE) {
+        why = std::string("a range is only for int, size and double parameters, not ") +
+              type_name(type);
+        return false;
+    }
+    const auto dots = text.find("..");
+    if (dots == std::string_view::npos) {
+        why = "its range '" + std::string(text) + "' is not of the form min..max";
+        return false;
+    }
+    const std::string ends[2] = {trim(text.substr(0, dots)), trim(text.substr(dots + 2))};
+    std::optional<Value> *out[2] = {&lo, &hi};
+    for (int k = 0; k < 2; ++k) {
+        if (ends[k].empty())
+            continue;
+        std::string expected;
+        *out[k] = parse_value(type, ends[k], {}, expected);
+        if (!*out[k]) {
+            why = "its range '" + std::string(text) + "' has an end '" + ends[k] +
+                  "' that is not valid: expected " + expected;
+            return false;
+        }
+    }
+    if (!lo && !hi) {
+        why = "its range '" + std::string(text) + "' has neither end";
+        return false;
+    }
+    if (lo && hi && compare(type, *lo, *hi) > 0) {
+        why = "its range '" + std::string(text) + "' is empty";
+        return false;
+    }
+    return true;
+}
+
+// A param file is a regular file of at most this size: anything else (a device such as
+// /dev/zero, a FIFO, a directory) would read forever, block or mean nothing.
+constexpr off_t kMaxParamFile = off_t(1) << 20;
+
+// The contents of a param file, or nullopt with `why` set (errno's text, or what is wrong).
+std::optional<std::string> read_param_file(const std::string &path, std::string &why, bool &missing)
+{
+    missing = false;
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        missing = errno == ENOENT || errno == ENOTDIR;
+        why = std::strerror(errno);
+        return std::nullopt;
+    }
+    struct stat st {};
+    std::optional<std::string> text;
+    if (::fstat(fd, &st) != 0) {
+        why = std::strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        why = std::string("it is ") +
+              (S_ISDIR(st.st_mode)    ? "a directory"
+               : S_ISFIFO(st.st_mode) ? "a FIFO"
+               : S_ISCHR(st.st_mode)  ? "a character device"
+               : S_ISBLK(st.st_mode)  ? "a block device"
+               : S_ISSOCK(st.st_mode) ? "a socket"
+                                      : "not a regular file") +
+              "; a param file must be a regular file";
+    } else if (st.st_size > kMaxParamFile) {
+        why = "it has " + std::to_string(st.st_size) +
+              " bytes; a param file may have at most 1 MiB (1048576 bytes)";
+    } else {
+        // One byte more than fstat said, to notice a file that grows meanwhile.
+        std::string buf(size_t(st.st_size) + 1, '\0');
+        size_t got = 0;
+        while (got < buf.size()) {
+            ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                why = std::strerror(errno);
+                break;
+            }
+            if (n == 0) {
+                buf.resize(got);
+                text = std::move(buf);
+                break;
+            }
+            got += size_t(n);
+        }
+        if (!text && why.empty())
+            why = "it grew while being read";
+    }
+    ::close(fd);
+    return text;
+}
+
 } // namespace
+
+std::string describe_range(const Param &p)
+{
+    // An open end in words: "1.." alone reads like a typo.
+    if (p.lo && !p.hi)
+        return p.range + " (at least " + p.lo->text + ")";
+    if (!p.lo && p.hi)
+        return p.range + " (at most " + p.hi->text + ")";
+    return p.range;
+}
+
+bool in_range(const Param &p, const Value &v)
+{
+    return (!p.lo || compare(p.type, v, *p.lo) >= 0) && (!p.hi || compare(p.type, v, *p.hi) <= 0);
+}
 
 const char *source_name(weft_mca_param_source_t source)
 {
@@ -82,15 +207,20 @@ void Registry::reset()
 
 void Registry::load_file(const std::string &path, bool must_exist)
 {
-    std::ifstream in(path);
-    if (!in) {
-        if (must_exist)
+    std::string why;
+    bool missing = false;
+    const auto text = read_param_file(path, why, missing);
+    if (!text) {
+        // The optional default files may be absent; anything else is worth a word.
+        if (must_exist || !missing)
             output::warning("param file " + path +
-                            " (from WEFT_MCA_PARAM_FILES) cannot be read: " + std::strerror(errno));
+                            (must_exist ? " (from WEFT_MCA_PARAM_FILES)" : "") +
+                            " cannot be read: " + why + "; it is ignored");
         return;
     }
     std::map<std::string, Given> in_file;
     std::string line;
+    std::istringstream in(*text);
     for (int lineno = 1; std::getline(in, line); ++lineno) {
         if (auto hash = line.find('#'); hash != std::string::npos)
             line.erase(hash);
@@ -168,6 +298,12 @@ weft_status_t Registry::set(Param &p, std::string_view value, weft_mca_param_sou
     if (!v) {
         output::error("parameter " + p.full_name + ": value '" + std::string(value) + "' from " +
                       describe_source(source, detail) + " is not valid: expected " + expected);
+        return WEFT_ERR_BAD_PARAM;
+    }
+    if (!in_range(p, *v)) {
+        output::error("parameter " + p.full_name + ": value '" + std::string(value) + "' from " +
+                      describe_source(source, detail) + " is outside its range " +
+                      describe_range(p));
         return WEFT_ERR_BAD_PARAM;
     }
     p.value = std::move(*v);
@@ -278,10 +414,18 @@ weft_status_t Registry::register_one(const std::string &full_name, const char *f
     }
     if (d.synonyms)
         p->synonyms = split(d.synonyms, ',');
+    if (d.range) {
+        std::string why;
+        if (!parse_range(p->type, d.range, p->lo, p->hi, why))
+            return bad_row(why);
+        p->range = trim(d.range);
+    }
     std::string expected;
     auto v = parse_value(p->type, p->default_text, p->enums, expected);
     if (!v)
         return bad_row("its default '" + p->default_text + "' is not valid: expected " + expected);
+    if (!in_range(*p, *v))
+        return bad_row("its default '" + p->default_text + "' is outside its range " + p->range);
     p->value = std::move(*v);
     // A bad user value leaves the default in place; the error is printed.
     weft_status_t rc = resolve(*p);

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct weft_mca_param {
     weft_mca_param_scope_t scope = WEFT_MCA_SCOPE_LOCAL;
     std::vector<weft::mca::EnumEntry> enums;
     std::vector<std::string> synonyms;
+    // The allowed values, as declared ("64..1M"); empty for any. lo/hi hold the
+    // parsed ends (INT in .i, SIZE in .size, DOUBLE in .d), when given.
+    std::string range;
+    std::optional<weft::mca::Value> lo, hi;
 
     weft::mca::Value value;
     weft_mca_param_source_t source = WEFT_MCA_SOURCE_DEFAULT;
@@ -44,6 +49,11 @@ std::string install_dir(const char *configured);
 using Param = weft_mca_param;
 
 const char *source_name(weft_mca_param_source_t source);
+
+// Whether `v` lies within p's declared range (always, when it has none).
+bool in_range(const Param &p, const Value &v);
+// The declared range for a message: "64..1M", "1.. (at least 1)".
+std::string describe_range(const Param &p);
 
 class Registry {
   public:

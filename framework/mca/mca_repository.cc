@@ -137,7 +137,8 @@ weft_status_t Repository::register_base_params()
          .level = 2,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "loader",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = WEFT_DEFAULT_LOADER,
@@ -146,7 +147,8 @@ weft_status_t Repository::register_base_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = loaders,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "verbose",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
@@ -155,7 +157,8 @@ weft_status_t Repository::register_base_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_mca_param_t *h[3] = {};
     weft_status_t rc = weft_mca_param_register_table("mca", "base", defs, 3, sizeof defs[0], h);

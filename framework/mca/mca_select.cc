@@ -103,7 +103,8 @@ weft_status_t FrameworkBase::register_params()
                                              .level = 2,
                                              .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
                                              .enum_values = nullptr,
-                                             .synonyms = nullptr};
+                                             .synonyms = nullptr,
+                                             .range = nullptr};
     const weft_mca_param_def_t verbose_def = {
         .name = "verbose",
         .type = WEFT_MCA_PARAM_INT,
@@ -113,12 +114,29 @@ weft_status_t FrameworkBase::register_params()
         .level = 5,
         .scope = WEFT_MCA_SCOPE_LOCAL,
         .enum_values = nullptr,
-        .synonyms = nullptr};
+        .synonyms = nullptr,
+        .range = nullptr};
     auto &reg = Registry::instance();
     weft_status_t a = reg.register_one(fw_.name, fw_.name, nullptr, select_def, &select_param_);
     weft_status_t b = weft_mca_param_register_table(fw_.name, "base", &verbose_def, 1,
                                                     sizeof verbose_def, &verbose_param_);
     return a != WEFT_SUCCESS ? a : b;
+}
+
+weft_status_t FrameworkBase::check_selection()
+{
+    std::vector<std::string> items;
+    for (size_t i = 0; i < weft_mca_param_list_count(select_param_); ++i)
+        items.emplace_back(weft_mca_param_list_item(select_param_, i));
+    auto &repo = Repository::instance();
+    Filter filter;
+    std::string error;
+    if (parse_filter(fw_, items, repo.components(fw_.name), repo.rejected(), filter, error) !=
+        WEFT_SUCCESS) {
+        output::error(error);
+        return WEFT_ERR_BAD_PARAM;
+    }
+    return WEFT_SUCCESS;
 }
 
 weft_status_t FrameworkBase::open()
@@ -176,6 +194,7 @@ weft_status_t FrameworkBase::query(std::vector<Candidate> &accepted)
 {
     accepted.clear();
     std::vector<std::pair<std::string, std::string>> refusals;
+    std::string bad_params;
     for (Component *c : opened_) {
         int priority = 0;
         char why[256] = "";
@@ -188,7 +207,16 @@ weft_status_t FrameworkBase::query(std::vector<Candidate> &accepted)
             std::string reason = why[0] ? why : weft_status_string(rc);
             refusals.emplace_back(c->name, reason);
             note(10, c->name + ": cannot run: " + reason);
+            // WEFT_ERR_BAD_PARAM: the user's values do not work. Leaving the component out
+            // would quietly change what the job runs on (sm to tcp), so it ends the job.
+            if (rc == WEFT_ERR_BAD_PARAM)
+                bad_params += "\n  " + std::string(fw_.name) + "/" + c->name + ": " + reason;
         }
+    }
+    if (!bad_params.empty()) {
+        output::show_help(output::Kind::error, "help-mca.txt", "bad-params",
+                          {fw_.name, bad_params, fw_.name});
+        return WEFT_ERR_BAD_PARAM;
     }
     std::stable_sort(accepted.begin(), accepted.end(), [](const Candidate &a, const Candidate &b) {
         return a.priority != b.priority ? a.priority > b.priority
@@ -308,7 +336,8 @@ static weft_status_t register_mpi_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     return weft_mca_param_register_table("mpi", nullptr, defs, 1, sizeof defs[0], nullptr);
 }
@@ -322,6 +351,11 @@ weft_status_t register_all()
         weft_status_t frc = framework_base(fw->name)->register_params();
         if (rc == WEFT_SUCCESS)
             rc = frc;
+    }
+    for (const Framework *fw : frameworks()) {
+        weft_status_t src = framework_base(fw->name)->check_selection();
+        if (rc == WEFT_SUCCESS)
+            rc = src;
     }
     return rc;
 }

@@ -45,6 +45,9 @@ class FrameworkBase {
 
     // Register `<fw>` and `<fw>_base_verbose` (once).
     weft_status_t register_params();
+    // Check the selection list against the repository (every name a component of this
+    // framework), with the error printed: also for frameworks nothing opens in this job.
+    weft_status_t check_selection();
     // Scan the repository, apply the selection list, open what it allows.
     weft_status_t open();
     // Query every opened component; accepted ones by priority, highest first.
@@ -76,7 +79,9 @@ class FrameworkBase {
 FrameworkBase *framework_base(std::string_view name);
 
 // Scan the repository and register the parameters of every framework and
-// component. What weft_info and init call first.
+// component, and check every framework's selection list (an unknown component
+// name is an error even for a framework this job never opens). What weft_info
+// and init call first.
 weft_status_t register_all();
 
 // Close every framework and component and forget all parameters (tests).

@@ -449,6 +449,13 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
                                             const char *min_rdma_pipeline_size,
                                             weft_btl_rdma_params_t *params);
 
+/* The checks of weft_btl_rdma_params_apply that need no module (every name in btl_<name>_flags
+ * known, send among them), for a component's query: a bad value there must end the job, not
+ * leave the BTL out. WEFT_SUCCESS, or WEFT_ERR_BAD_PARAM with a one-line reason in why. */
+weft_status_t weft_btl_rdma_params_check(const char *component,
+                                         const weft_btl_rdma_params_t *params, char *why,
+                                         size_t why_len);
+
 /* Set module's pipeline limits from the parameters and narrow its btl_flags to those named in
  * btl_<name>_flags (empty: all it has). Returns WEFT_SUCCESS, or WEFT_ERR_BAD_PARAM with a
  * one-line reason in why (why_len bytes, NUL-terminated) when a value cannot work: a flag the

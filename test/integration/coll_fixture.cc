@@ -70,7 +70,8 @@ weft_status_t register_params()
          .level = 9,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     return weft_mca_param_register_table("coll", "fixture", defs, 1, sizeof defs[0], &p_priority);
 }

@@ -70,5 +70,12 @@ run "$WEFT_INFO" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "--bogus did not 
 run "$WEFT_INFO" --param nosuch all >/dev/null 2>&1; [ $? -eq 2 ] || fail "--param nosuch did not exit 2"
 out=$(run "$WEFT_INFO" --param mpi all --level 9 2>/dev/null) || fail "--param mpi all failed"
 expect_in 'parameter "mpi_leave_pinned"' "$out" "the MPI layer's parameters"
+# A declared range is shown, in both forms.
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$WEFT_INFO" --param btl sm --level 9 2>/dev/null) ||
+    fail "--param btl sm failed"
+expect_in "Range: 64..1M" "$out" "--param range"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$WEFT_INFO" --parsable --param btl sm --level 9 2>/dev/null) ||
+    fail "--parsable --param btl sm failed"
+expect_in "mca:btl:sm:param:btl_sm_free_list_max:range:1..8191" "$out" "--parsable range"
 run "$WEFT_INFO" --version | grep -q "weft_info (Weft)" || fail "--version"
 echo "weft_info: all checks passed"

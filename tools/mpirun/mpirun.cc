@@ -147,6 +147,7 @@ class Job {
     void defer_error(const std::string &err, Clock::time_point now);
     void check_bootstrap(Clock::time_point now);
     bool done() const;
+    std::vector<std::string> job_file_dirs() const;
     void remove_job_files();
 
     Options opt_;
@@ -771,19 +772,52 @@ void Job::accept_connections(Clock::time_point now)
     }
 }
 
-// Shared-memory files the job's ranks left behind (a rank killed before it
-// could unlink its segment): they are named after the job id, which is
-// "pmgr-" and this process's pid.
+
+// Directories where the job's ranks make files: /dev/shm, and every segment directory the
+// job was given (a parameter named *_segment_dir, such as btl_sm_segment_dir) through --mca,
+// -x or this process's environment. A directory a rank sets for itself alone (its own
+// environment, a param file) is not seen here; btl/sm removes its file at finalize and when
+// every peer has mapped it.
+std::vector<std::string> Job::job_file_dirs() const
+{
+    std::vector<std::string> dirs{"/dev/shm"};
+    auto add = [&](const std::string &name, const std::string &value) {
+        constexpr std::string_view suffix = "_segment_dir";
+        if (name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+            !value.empty() && std::find(dirs.begin(), dirs.end(), value) == dirs.end())
+            dirs.push_back(value);
+    };
+    const std::string env_prefix = "WEFT_MCA_";
+    for (char **e = environ; *e; ++e) {
+        const std::string kv = *e;
+        const size_t eq = kv.find('=');
+        if (kv.rfind(env_prefix, 0) == 0 && eq != std::string::npos)
+            add(kv.substr(env_prefix.size(), eq - env_prefix.size()), kv.substr(eq + 1));
+    }
+    for (const auto &[name, value] : opt_.exports)
+        if (value && name.rfind(env_prefix, 0) == 0)
+            add(name.substr(env_prefix.size()), *value);
+    for (const auto &[name, value] : opt_.mca)
+        add(name, value);
+    return dirs;
+}
+
+// Files the job's ranks left behind (a rank killed before it could unlink its segment):
+// every one is named after the job id, which is "pmgr-" and this process's pid
+// (weft_runtime_job_file_prefix), whichever directory it is in.
 void Job::remove_job_files()
 {
     const std::string prefix = "weft-pmgr-" + std::to_string(getpid()) + "-";
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return;
-    while (dirent *e = readdir(d))
-        if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
+    for (const std::string &dir : job_file_dirs()) {
+        DIR *d = opendir(dir.c_str());
+        if (!d)
+            continue;
+        while (dirent *e = readdir(d))
+            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
 }
 
 } // namespace

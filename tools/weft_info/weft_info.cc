@@ -223,6 +223,8 @@ void print_param(const Param &p, bool parsable)
             std::printf("%s:enumerator:value:%d:%s\n", key.c_str(), e.value, e.name.c_str());
         for (const auto &s : p.synonyms)
             std::printf("%s:synonym:%s\n", key.c_str(), s.c_str());
+        if (!p.range.empty())
+            std::printf("%s:range:%s\n", key.c_str(), p.range.c_str());
         return;
     }
     std::string where = source_name(p.source);
@@ -238,6 +240,8 @@ void print_param(const Param &p, bool parsable)
         std::printf("        %s\n", line.c_str());
     if (!p.enums.empty())
         std::printf("        Valid values: %s\n", expected_values(p).c_str());
+    if (!p.range.empty())
+        std::printf("        Range: %s\n", p.range.c_str());
     for (const auto &s : p.synonyms)
         std::printf("        Deprecated synonym: %s\n", s.c_str());
 }

@@ -91,7 +91,11 @@ typedef struct weft_mca_component {
     /* Say whether the component can run here and how much it wants to.
      * On WEFT_SUCCESS *priority is set (higher wins). On any error the
      * component refuses and writes a one-line reason into why (why_len bytes,
-     * always NUL-terminated by the caller's buffer). Required. */
+     * always NUL-terminated by the caller's buffer). WEFT_ERR_BAD_PARAM means
+     * the user's parameter values cannot work (a combination no declared range
+     * can express): it ends the framework's selection with an error, since
+     * leaving the component out would silently change what the job runs on.
+     * Any other error only leaves the component out. Required. */
     weft_status_t (*query)(int *priority, char *why, size_t why_len);
     /* Release what open acquired. May be NULL. */
     weft_status_t (*close)(void);
@@ -159,6 +163,13 @@ typedef struct weft_mca_param_def {
     /* Deprecated full names that still set this parameter, with a warning;
      * comma-separated, or NULL. */
     const char *synonyms;
+    /* INT, SIZE and DOUBLE only: the values allowed, "min..max" in the
+     * parameter's own syntax ("64..1M", "1..8191"); either end may be left out
+     * ("1..", "..512k"). NULL: any value the type takes. A value from any
+     * source outside the range is refused with an error naming the parameter,
+     * the value and the range, and the registration fails like a value that
+     * does not parse. A table built before this field (see def_size) has none. */
+    const char *range;
 } weft_mca_param_def_t;
 
 /*
@@ -168,7 +179,8 @@ typedef struct weft_mca_param_def {
  * keep working when the row grows. handles (may be NULL) receives one handle
  * per row. Each value is resolved from its sources at once.
  * Returns WEFT_ERR_BAD_PARAM (with a message printed) when a row is invalid or
- * a user-supplied value does not parse; WEFT_ERR_EXISTS for a duplicate name.
+ * a user-supplied value does not parse or is outside its range (the default is
+ * kept); WEFT_ERR_EXISTS for a duplicate name.
  * Not thread-safe: call from register_params.
  */
 weft_status_t weft_mca_param_register_table(const char *framework, const char *component,
@@ -191,7 +203,7 @@ const char *weft_mca_param_list_item(const weft_mca_param_t *p, size_t i);
 weft_mca_param_source_t weft_mca_param_source(const weft_mca_param_t *p);
 
 /* Set a value from a program (source API). WEFT_ERR_BAD_PARAM if it does not
- * parse; the old value is kept. */
+ * parse or is outside the parameter's range; the old value is kept. */
 weft_status_t weft_mca_param_set(weft_mca_param_t *p, const char *value);
 
 /*

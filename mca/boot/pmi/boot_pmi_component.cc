@@ -107,7 +107,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = versions,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     return weft_mca_param_register_table("boot", "pmi", defs, 1, sizeof defs[0], &version_param);
 }

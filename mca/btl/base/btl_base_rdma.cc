@@ -61,7 +61,8 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "rdma_pipeline_frag_size",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = pipeline_frag_size,
@@ -70,7 +71,8 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "1.."},
         {.name = "min_rdma_pipeline_size",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = min_rdma_pipeline_size,
@@ -80,7 +82,8 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "flags",
          .type = WEFT_MCA_PARAM_LIST,
          .default_value = "",
@@ -90,7 +93,8 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_mca_param_t *h[4] = {};
     const weft_status_t rc =
@@ -98,6 +102,31 @@ weft_status_t weft_btl_rdma_params_register(const char *component, const char *p
     if (params)
         *params = weft_btl_rdma_params_t{h[0], h[1], h[2], h[3]};
     return rc;
+}
+
+weft_status_t weft_btl_rdma_params_check(const char *component, const weft_btl_rdma_params_t *p,
+                                         char *why, size_t why_len)
+{
+    if (!component || !p)
+        return refuse(why, why_len, "weft_btl_rdma_params_check: an argument is NULL");
+    const std::string prefix = std::string("btl_") + component + "_";
+    const size_t n = p->flags ? weft_mca_param_list_count(p->flags) : 0;
+    bool send = n == 0;
+    for (size_t i = 0; i < n; ++i) {
+        const char *item = weft_mca_param_list_item(p->flags, i);
+        uint32_t flag = 0;
+        for (const FlagName &f : kFlagNames)
+            if (std::strcmp(item, f.name) == 0)
+                flag = f.flag;
+        if (flag == 0)
+            return refuse(why, why_len,
+                          prefix + "flags names \"" + item +
+                              "\" (expected some of send, put, get, inplace)");
+        send |= flag == WEFT_BTL_FLAG_SEND;
+    }
+    if (!send)
+        return refuse(why, why_len, prefix + "flags lacks send (every BTL the PML uses must send)");
+    return WEFT_SUCCESS;
 }
 
 weft_status_t weft_btl_rdma_params_apply(const char *component, const weft_btl_rdma_params_t *p,

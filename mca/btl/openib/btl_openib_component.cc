@@ -33,7 +33,8 @@ weft_status_t register_params()
          .level = 2,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "if_exclude",
          .type = WEFT_MCA_PARAM_LIST,
          .default_value = "",
@@ -42,7 +43,8 @@ weft_status_t register_params()
          .level = 2,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_mca_param_t *h[2] = {};
     weft_status_t rc = weft_mca_param_register_table("btl", "openib", defs, 2, sizeof defs[0], h);

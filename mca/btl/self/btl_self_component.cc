@@ -210,7 +210,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "64.."},
         {.name = "max_send_size",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "256k",
@@ -218,7 +219,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "64.."},
         {.name = "exclusivity",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "65536",
@@ -227,7 +229,8 @@ weft_status_t register_params()
          .level = 7,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0..4294967295"},
     };
     weft_mca_param_t *h[3] = {};
     weft_status_t rc = weft_mca_param_register_table("btl", "self", defs, 3, sizeof defs[0], h);

@@ -63,7 +63,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "64..1M"},
         {.name = "max_send_size",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "64k",
@@ -75,7 +76,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "64..64M"},
         {.name = "exclusivity",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "32768",
@@ -86,7 +88,8 @@ weft_status_t register_params()
          .level = 7,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0..4294967295"},
         {.name = "latency",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "1",
@@ -95,7 +98,8 @@ weft_status_t register_params()
          .level = 7,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0..4294967295"},
         {.name = "bandwidth",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "90000",
@@ -104,7 +108,8 @@ weft_status_t register_params()
          .level = 7,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0..4294967295"},
         {.name = "ring_size",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "128k",
@@ -120,7 +125,8 @@ weft_status_t register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "512..512k"},
         {.name = "free_list_max",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "64",
@@ -133,7 +139,8 @@ weft_status_t register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "1..8191"},
         {.name = "segment_dir",
          .type = WEFT_MCA_PARAM_STRING,
          .default_value = "/dev/shm",
@@ -146,7 +153,8 @@ weft_status_t register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "rndv_eager_limit",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "4k",
@@ -155,7 +163,8 @@ weft_status_t register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "64..1M"},
         {.name = "single_copy_mechanism",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
@@ -168,7 +177,8 @@ weft_status_t register_params()
          .level = 4,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = kSingleCopyValues,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_status_t rc =
         weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
@@ -254,10 +264,17 @@ weft_status_t query(int *priority, char *why, size_t why_len)
     Config cfg;
     if (!read_config(cfg, why, why_len))
         return WEFT_ERR_BAD_PARAM;
+    if (weft_status_t rc = weft_btl_rdma_params_check(kName, &rdma_params, why, why_len);
+        rc != WEFT_SUCCESS)
+        return rc;
     if (cfg.segment_dir.empty() || ::access(cfg.segment_dir.c_str(), W_OK | X_OK) != 0) {
         std::snprintf(why, why_len, "btl_sm_segment_dir '%s' is not a writable directory",
                       cfg.segment_dir.c_str());
-        return WEFT_ERR_NOT_AVAILABLE;
+        // A directory the user named must work; only the default may be missing (a host
+        // without /dev/shm), and then sm stays out.
+        return weft_mca_param_source(params[kSegmentDir]) == WEFT_MCA_SOURCE_DEFAULT
+                   ? WEFT_ERR_NOT_AVAILABLE
+                   : WEFT_ERR_BAD_PARAM;
     }
     *priority = 0;
     return WEFT_SUCCESS;
@@ -287,9 +304,10 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
     const std::string note = rdma_setup(m);
     if (weft_btl_rdma_params_apply(kName, &rdma_params, &m->base, why, sizeof why) !=
         WEFT_SUCCESS) {
-        log_warning(std::string("btl/sm: ") + why + "; shared memory disabled");
+        // Only the user's values fail here (btl_sm_flags asking for what this host cannot do;
+        // query checked the rest): leaving sm out would quietly move the job to another BTL.
         m->base.btl_finalize(&m->base);
-        return nullptr;
+        weft_runtime_abort(1, (std::string("btl/sm: ") + why).c_str());
     }
     if (const weft_mca_param_t *v = weft_mca_param_find("btl_base_verbose");
         v && weft_mca_param_int(v) >= 10)

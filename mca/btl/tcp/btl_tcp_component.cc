@@ -170,7 +170,8 @@ weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const cha
             .level = level,
             .scope = scope,
             .enum_values = nullptr,
-            .synonyms = nullptr};
+            .synonyms = nullptr,
+            .range = nullptr};
 }
 
 weft_status_t register_params()

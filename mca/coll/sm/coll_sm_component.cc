@@ -46,6 +46,19 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 constexpr size_t kSlot = 256; // the largest allreduce taken here, in bytes
 constexpr size_t kNameMax = 128;
 
+// The segment this process created and has not unlinked yet, for exit_cleanup. Plain storage,
+// no constructor: this runs in a dlopened component.
+char g_pending[kNameMax];
+
+// A process that leaves while its segment still has its name (an abort from inside enable,
+// when a peer fails) removes it on the way out: at exit() and when the component is unloaded.
+__attribute__((destructor)) void exit_cleanup()
+{
+    if (g_pending[0])
+        unlink(g_pending);
+    g_pending[0] = '\0';
+}
+
 size_t segment_size(int nranks)
 {
     const size_t bytes = sizeof(Shared) + 2 * size_t(nranks) * kSlot;
@@ -152,6 +165,8 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
                       weft_runtime_job_file_prefix(), int(getpid()), unsigned(weft_comm_cid(comm)),
                       unsigned(weft_runtime_world_rank()));
         const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0)
+            std::memcpy(g_pending, name, sizeof name);
         if (fd >= 0 && ftruncate(fd, off_t(m->size)) == 0)
             m->shared = map_segment(fd, m->size);
         if (fd >= 0)
@@ -159,6 +174,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         if (!m->shared) {
             if (fd >= 0)
                 unlink(name);
+            g_pending[0] = '\0';
             name[0] = '\0'; // tells the others to give up too
         } else {
             new (m->shared) Shared{};
@@ -174,6 +190,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         }
         if (name[0])
             unlink(name); // everyone who could map it has
+        g_pending[0] = '\0';
         for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
             rc = send(comm, r, tag, &all_ok, 1);
         if (rc == WEFT_SUCCESS && !all_ok)
@@ -223,7 +240,8 @@ weft_status_t register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     return weft_mca_param_register_table("coll", "sm", defs, 1, sizeof defs[0], &p_priority);
 }

@@ -340,6 +340,8 @@ weft_status_t Engine<Policy>::revoke_comm(weft_pml_module_t *, weft_comm_t *, in
 }
 
 // The protocol parameters into P; false (with the reason printed) when one cannot work.
+static_assert(kMaxRails == 8, "the ranges of max_rdma_per_request and max_send_per_range say 1..8");
+
 template <class Policy> bool Engine<Policy>::read_params()
 {
     struct Check {
@@ -473,7 +475,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "verbose",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
@@ -485,7 +488,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "send_pipeline_depth",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "16",
@@ -494,7 +498,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "1..1024"},
         {.name = "max_rdma_per_request",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "4",
@@ -503,7 +508,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "1..8"},
         {.name = "max_send_per_range",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "4",
@@ -512,7 +518,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "1..8"},
         {.name = "rcache_max_unused",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "64",
@@ -521,7 +528,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0..65536"},
         {.name = "fault_remove_rails",
          .type = WEFT_MCA_PARAM_STRING,
          .default_value = "",
@@ -533,7 +541,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "fault_fail_sendi",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
@@ -543,7 +552,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0.."},
         {.name = "fault_duplicate_sendi",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
@@ -554,7 +564,8 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .level = 9,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
-         .synonyms = nullptr},
+         .synonyms = nullptr,
+         .range = "0.."},
     };
     constexpr size_t n = sizeof defs / sizeof defs[0];
     weft_mca_param_t *h[n] = {};

@@ -13,7 +13,7 @@ namespace {
 
 weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const char *dflt,
                          const weft_mca_enum_value_t *enums = nullptr,
-                         const char *synonyms = nullptr)
+                         const char *synonyms = nullptr, const char *range = nullptr)
 {
     return {.name = name,
             .type = type,
@@ -22,7 +22,8 @@ weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const cha
             .level = 4,
             .scope = WEFT_MCA_SCOPE_LOCAL,
             .enum_values = enums,
-            .synonyms = synonyms};
+            .synonyms = synonyms,
+            .range = range};
 }
 
 weft_mca_param_t *register_one(weft_mca_param_def_t d, weft_status_t expect = WEFT_SUCCESS)
@@ -270,6 +271,124 @@ START_TEST(test_list_accessors)
 }
 END_TEST
 
+// A declared range is enforced for every source, with the parameter, the value and the range in
+// the error; the old value stays.
+START_TEST(test_ranges)
+{
+    test::isolate();
+    setenv("WEFT_MCA_test_unit_eager", "16T", 1);
+    auto *p = register_one(def("eager", WEFT_MCA_PARAM_SIZE, "4k", nullptr, nullptr, "64..1M"),
+                           WEFT_ERR_BAD_PARAM);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(weft_mca_param_size(p), 4096);
+    ck_assert_int_eq(
+        count_messages(Kind::error,
+                       "parameter test_unit_eager: value '16T' from environment "
+                       "variable WEFT_MCA_test_unit_eager is outside its range 64..1M"),
+        1);
+    // The ends are in the range.
+    ck_assert_int_eq(weft_mca_param_set(p, "64"), WEFT_SUCCESS);
+    ck_assert_int_eq(weft_mca_param_set(p, "1M"), WEFT_SUCCESS);
+    ck_assert_int_eq(weft_mca_param_set(p, "63"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(p, "1025k"), WEFT_ERR_BAD_PARAM);
+    ck_assert_uint_eq(weft_mca_param_size(p), 1 << 20);
+    ck_assert_int_eq(weft_mca_cmdline_set("test_unit_eager", "32"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(count_messages(Kind::error, "value '32' from the command line (--mca) is "
+                                                 "outside its range 64..1M"),
+                     1);
+
+    // Open ends, negative integers and doubles.
+    test::isolate();
+    auto *n = register_one(def("count", WEFT_MCA_PARAM_INT, "1", nullptr, nullptr, "1.."));
+    ck_assert_int_eq(weft_mca_param_set(n, "0"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(n, "-5"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(n, "9223372036854775807"), WEFT_SUCCESS);
+    auto *m = register_one(def("delta", WEFT_MCA_PARAM_INT, "-3", nullptr, nullptr, "-10..-1"));
+    ck_assert_int_eq(weft_mca_param_set(m, "0"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(m, "-10"), WEFT_SUCCESS);
+    auto *d = register_one(def("ratio", WEFT_MCA_PARAM_DOUBLE, "0.5", nullptr, nullptr, "..1"));
+    ck_assert_int_eq(weft_mca_param_set(d, "1.5"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(d, "-1e9"), WEFT_SUCCESS);
+    ck_assert_int_eq(count_messages(Kind::error, "is outside its range"), 4);
+    ck_assert_int_eq(count_messages(Kind::error, "value '0' from the program is outside its "
+                                                 "range 1.. (at least 1)"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::error, "value '1.5' from the program is outside its "
+                                                 "range ..1 (at most 1)"),
+                     1);
+}
+END_TEST
+
+// A range that cannot be right is a bad row: the table's author hears of it at once.
+START_TEST(test_bad_ranges)
+{
+    test::isolate();
+    const struct {
+        weft_mca_param_type_t type;
+        const char *dflt, *range, *why;
+    } cases[] = {
+        {WEFT_MCA_PARAM_SIZE, "8", "64..1M", "its default '8' is outside its range 64..1M"},
+        {WEFT_MCA_PARAM_STRING, "x", "1..2", "a range is only for int, size and double"},
+        {WEFT_MCA_PARAM_INT, "1", "1-2", "is not of the form min..max"},
+        {WEFT_MCA_PARAM_INT, "1", "..", "has neither end"},
+        {WEFT_MCA_PARAM_INT, "1", "5..1", "is empty"},
+        {WEFT_MCA_PARAM_SIZE, "1", "1..lots", "has an end 'lots' that is not valid"},
+    };
+    int i = 0;
+    for (const auto &c : cases) {
+        const std::string name = "r" + std::to_string(i++);
+        register_one(def(name.c_str(), c.type, c.dflt, nullptr, nullptr, c.range),
+                     WEFT_ERR_BAD_PARAM);
+        ck_assert_msg(count_messages(Kind::error, c.why) == 1, "wanted '%s', got:\n%s", c.why,
+                      test::all_messages().c_str());
+        ck_assert_ptr_null(weft_mca_param_find(("test_unit_" + name).c_str()));
+    }
+}
+END_TEST
+
+// Param files must be regular files of at most 1 MiB: a device, a FIFO, a directory or a huge
+// file draws a warning naming it and is ignored, at once (never read forever, never waited on).
+START_TEST(test_param_file_kinds)
+{
+    test::isolate();
+    const std::string dir = std::string(getenv("HOME")) + "/pf";
+    mkdir(dir.c_str(), 0700);
+    const std::string fifo = dir + "/fifo", big = dir + "/big";
+    ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+    FILE *f = fopen(big.c_str(), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("test_unit_kind = 5\n", f);
+    ck_assert_int_eq(fseek(f, 2 << 20, SEEK_SET), 0);
+    fputs("\n", f);
+    fclose(f);
+    const std::string good = test::temp_file("test_unit_kind = 7\n");
+    setenv("WEFT_MCA_PARAM_FILES",
+           ("/dev/zero:" + fifo + ":" + dir + ":" + big + ":" + good).c_str(), 1);
+    auto *p = register_one(def("kind", WEFT_MCA_PARAM_INT, "1"));
+    ck_assert_int_eq(weft_mca_param_int(p), 7);
+    ck_assert_int_eq(count_messages(Kind::warning,
+                                    "param file /dev/zero (from WEFT_MCA_PARAM_FILES) "
+                                    "cannot be read: it is a character device; a "
+                                    "param file must be a regular file"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::warning, fifo + " (from WEFT_MCA_PARAM_FILES) cannot be "
+                                                          "read: it is a FIFO"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::warning, dir + " (from WEFT_MCA_PARAM_FILES) cannot be "
+                                                         "read: it is a directory"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::warning, big + " (from WEFT_MCA_PARAM_FILES) cannot be "
+                                                         "read: it has 2097153 bytes; a param file "
+                                                         "may have at most 1 MiB"),
+                     1);
+    ck_assert_int_eq(count_messages(Kind::warning, ""), 4);
+    unlink(fifo.c_str());
+    unlink(big.c_str());
+    rmdir(dir.c_str());
+    unlink(good.c_str());
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -287,6 +406,9 @@ int main()
     tcase_add_test(tc, test_synonyms);
     tcase_add_test(tc, test_older_table_rows);
     tcase_add_test(tc, test_list_accessors);
+    tcase_add_test(tc, test_ranges);
+    tcase_add_test(tc, test_bad_ranges);
+    tcase_add_test(tc, test_param_file_kinds);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
