@@ -772,7 +772,6 @@ void Job::accept_connections(Clock::time_point now)
     }
 }
 
-
 // Directories where the job's ranks make files: /dev/shm, and every segment directory the
 // job was given (a parameter named *_segment_dir, such as btl_sm_segment_dir) through --mca,
 // -x or this process's environment. A directory a rank sets for itself alone (its own
