@@ -4,7 +4,10 @@
 #ifndef WEFT_PMGR_PROTOCOL_H
 #define WEFT_PMGR_PROTOCOL_H
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace weft::pmgr {
@@ -33,9 +36,26 @@ constexpr int table_entry_size = 6;
 
 // Weft's extension: a connection that starts with this int (instead of the
 // protocol version) is a rank's job-event channel; then comes the rank.
-// mpirun writes Event records on it; the rank writes event_finalized once.
+// mpirun answers with event_nonce_size random bytes, and the rank proves that
+// it holds the job's secret (docs/security.md) with the HMAC-SHA-256, keyed
+// with the secret, of event_mac_label, the nonce and the rank (int, host
+// order): event_mac_size bytes. Then mpirun writes Event records on it; the
+// rank writes event_finalized once. A claim without the proof is closed.
 constexpr int event_magic = 0x57454654; // "WEFT"
 constexpr int event_finalized = 1;
+constexpr size_t event_nonce_size = 16;
+constexpr size_t event_mac_size = 32;
+constexpr char event_mac_label[] = "weft-event-channel";
+// What the proof covers: the label, the nonce mpirun sent, the rank claimed.
+inline std::string event_mac_input(const unsigned char *nonce, int rank)
+{
+    std::string in(event_mac_label, sizeof event_mac_label - 1);
+    in.append(reinterpret_cast<const char *>(nonce), event_nonce_size);
+    char r[sizeof rank];
+    std::memcpy(r, &rank, sizeof rank);
+    in.append(r, sizeof r);
+    return in;
+}
 struct Event {
     int32_t kind; // weft_boot_event_kind_t
     int32_t rank;

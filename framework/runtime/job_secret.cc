@@ -63,25 +63,34 @@ bool parse_hex(const char *s, unsigned char *out, size_t n)
 
 } // namespace
 
+weft_status_t load_from_launcher()
+{
+    S = State{};
+    const char *v = std::getenv(kEnvVar);
+    if (!v)
+        return WEFT_SUCCESS;
+    const bool ok = parse_hex(v, S.key, sizeof S.key);
+    // Not inherited by what the program starts (the launcher's copy in /proc/<pid>/environ
+    // stays readable to this user and root, who can read the process's memory anyway).
+    unsetenv(kEnvVar);
+    unsetenv(kExpectedVar);
+    if (!ok) {
+        // The value is not printed: it may be a secret nonetheless.
+        output::error(std::string(kEnvVar) + " is malformed: expected " +
+                      std::to_string(2 * WEFT_JOB_SECRET_SIZE) + " hexadecimal digits");
+        return WEFT_ERR_BAD_PARAM;
+    }
+    S.source = "launcher";
+    return WEFT_SUCCESS;
+}
+
 weft_status_t init(weft_boot_module_t *boot, int rank, int size, const std::string &jobid)
 {
+    if (std::strcmp(S.source, "launcher") == 0)
+        return WEFT_SUCCESS;
     S = State{};
     const bool expected = std::getenv(kExpectedVar) != nullptr;
     unsetenv(kExpectedVar);
-    if (const char *v = std::getenv(kEnvVar)) {
-        const bool ok = parse_hex(v, S.key, sizeof S.key);
-        // Not inherited by what the program starts (the launcher's copy in /proc/<pid>/environ
-        // stays readable to this user and root, who can read the process's memory anyway).
-        unsetenv(kEnvVar);
-        if (!ok) {
-            // The value is not printed: it may be a secret nonetheless.
-            output::error(std::string(kEnvVar) + " is malformed: expected " +
-                          std::to_string(2 * WEFT_JOB_SECRET_SIZE) + " hexadecimal digits");
-            return WEFT_ERR_BAD_PARAM;
-        }
-        S.source = "launcher";
-        return WEFT_SUCCESS;
-    }
     if (expected) {
         output::error(std::string(kEnvVar) +
                       " did not reach this process: the launch agent mpirun started it "

@@ -27,6 +27,10 @@ inline constexpr const char *kExpectedVar = "WEFT_JOB_SECRET_EXPECTED";
 // WEFT_JOB_SECRET_EXPECTED without WEFT_JOB_SECRET is an error. The variables are removed from
 // the environment once read, so that programs the rank starts do
 // not inherit it. Collective under PMI (every rank must call it). Errors are printed.
+// The launcher's secret (WEFT_JOB_SECRET), read before the bootstrap so that the boot
+// component can prove it to mpirun (the job-event channel). Errors (a malformed value) are
+// printed. Without it, init() below finds the secret after the bootstrap.
+weft_status_t load_from_launcher();
 weft_status_t init(weft_boot_module_t *boot, int rank, int size, const std::string &jobid);
 
 } // namespace weft::rt::secret

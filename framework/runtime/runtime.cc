@@ -201,6 +201,8 @@ weft_status_t init()
     weft_mca_param_warn_unknown();
     if (weft_status_t rc = weft_boot_select(&S.boot); rc != WEFT_SUCCESS)
         return rc;
+    if (weft_status_t rc = secret::load_from_launcher(); rc != WEFT_SUCCESS)
+        return rc;
     char jobid[256];
     if (weft_status_t rc = S.boot->boot_init(S.boot, &S.rank, &S.size, jobid, sizeof jobid);
         rc != WEFT_SUCCESS) {

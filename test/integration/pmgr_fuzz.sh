@@ -3,7 +3,7 @@
 # than rank 0's header allows (refused before its data), a flood, a stalled
 # packet, a rank that never reads its reply, a bad opcode, a truncated packet, an abort
 # message full of control characters (printed escaped), idle and half-sent handshakes from
-# a stranger, and a stranger that exhausts mpirun's file descriptors. Each must end the job
+# a stranger, job-event channel claims without the job's secret, and a stranger that exhausts mpirun's file descriptors. Each must end the job
 # with a clear error naming the rank (or let the job complete) within a bound, with
 # mpirun's peak memory (VmHWM) bounded and mpirun serving signals throughout.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
@@ -72,6 +72,13 @@ for n in 1 4 7; do
     fault "half-handshake-$n" 1 "a connection sent $n bytes, not a whole handshake (8 bytes), then nothing for 2 s; ending the job" \
         -np 2 --oversubscribe "$FUZZ" --idle $n
 done
+
+# Claims of a job-event channel without the job's secret (docs/security.md): challenged,
+# closed with a warning, and the job goes on.
+fault event-stranger 0 "fuzz: job completed" -np 2 --oversubscribe "$FUZZ" --event-stranger
+expect_in "mpirun: a connection claiming the job-event channel of rank 0 did not prove the job's secret; closed" "$out" "event stranger: wrong proof"
+expect_in "mpirun: a connection claimed the job-event channel of rank 99, outside this job's ranks 0..1; closed" "$out" "event stranger: rank 99"
+expect_in "mpirun: a connection claiming the job-event channel of rank 0 did not prove the job's secret within 2 s; closed" "$out" "event stranger: no answer"
 
 # A rank that never reads does not stop mpirun from serving a signal.
 PMGR_FUZZ_SIZE=8388608 "$MPIRUN" -np 2 --oversubscribe --bootstrap-max-size 16M -x PMGR_FUZZ_SIZE \

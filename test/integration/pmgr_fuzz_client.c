@@ -22,6 +22,10 @@
  * or, before its own handshake, as a stranger on a second connection:
  *   --idle N      sends N bytes of a handshake (0..7) and waits up to 6 s for
  *                 mpirun to close it; exits 1 if it does not, else carries on
+ *   --event-stranger  claims rank 0's job-event channel (Weft's extension:
+ *                 0x57454654, rank): must get a 16-byte challenge, and be
+ *                 closed after a wrong 32-byte proof, after a claim of rank 99,
+ *                 and after a challenge left unanswered; exits 1 otherwise
  *   --fd-flood    raises its own descriptor limit, opens 64 connections that
  *                 say nothing, measures mpirun's CPU time over 1 s (exits 1
  *                 above 0.3 s: a busy loop), closes them and carries on
@@ -149,6 +153,52 @@ static void idle_stranger(int n)
     close(fd);
 }
 
+/* Wait up to ms for mpirun to close fd (after reading and dropping what it
+ * sends); exit 1 if it does not. */
+static void expect_closed(int fd, int ms, const char *what)
+{
+    double t0 = now_s();
+    char buf[64];
+    for (;;) {
+        int left = ms - (int)((now_s() - t0) * 1000);
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&pf, 1, left) <= 0) {
+            fprintf(stderr, "fuzz rank %d: mpirun kept open %s\n", me, what);
+            exit(1);
+        }
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r <= 0)
+            break;
+    }
+    fprintf(stderr, "fuzz rank %d: mpirun closed %s after %.1f s\n", me, what, now_s() - t0);
+    close(fd);
+}
+
+static void event_stranger(void)
+{
+    const int magic = 0x57454654;
+    unsigned char nonce[16], proof[32];
+    memset(proof, 0, sizeof proof);
+    /* A wrong proof. */
+    int fd = connect_mpirun();
+    put_ints(fd, magic, 0, 0, 2);
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, 3000) <= 0)
+        die(1, "mpirun took a claim of rank 0's job-event channel without a challenge");
+    get(fd, nonce, sizeof nonce);
+    put(fd, proof, sizeof proof);
+    expect_closed(fd, 3000, "a job-event channel with a wrong proof");
+    /* A rank outside the job. */
+    fd = connect_mpirun();
+    put_ints(fd, magic, 99, 0, 2);
+    expect_closed(fd, 3000, "a job-event channel claimed for rank 99");
+    /* A challenge left unanswered. */
+    fd = connect_mpirun();
+    put_ints(fd, magic, 0, 0, 2);
+    get(fd, nonce, sizeof nonce);
+    expect_closed(fd, 6000, "a job-event channel whose challenge went unanswered");
+}
+
 static void fd_flood(void)
 {
     struct rlimit rl;
@@ -192,6 +242,8 @@ int main(int argc, char **argv)
         idle_stranger(argc > 2 ? atoi(argv[2]) : 0);
     if (faulty && strcmp(mode, "--fd-flood") == 0)
         fd_flood();
+    if (faulty && strcmp(mode, "--event-stranger") == 0)
+        event_stranger();
 
     int fd = connect_mpirun();
     put_ints(fd, 8, me, 0, 2);

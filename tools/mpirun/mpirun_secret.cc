@@ -14,28 +14,45 @@ constexpr size_t kBytes = 32; // WEFT_JOB_SECRET_SIZE (weft/runtime.h)
 
 } // namespace
 
+bool random_bytes(unsigned char *p, size_t n, std::string &error)
+{
+    for (size_t got = 0; got < n;) {
+        const ssize_t r = getrandom(p + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            error = std::string("getrandom: ") + std::strerror(errno);
+            return false;
+        }
+        got += size_t(r);
+    }
+    return true;
+}
+
+const unsigned char *job_secret_key(std::string &error)
+{
+    static unsigned char key[kBytes]; // one job per mpirun
+    static bool made = false;
+    if (!made) {
+        if (!random_bytes(key, kBytes, error)) {
+            error = "cannot make the job's secret: " + error;
+            return nullptr;
+        }
+        made = true;
+    }
+    return key;
+}
+
 bool add_job_secret(std::vector<std::string> &env, std::string &error)
 {
-    static std::string value; // one job per mpirun
-    if (value.empty()) {
-        unsigned char key[kBytes];
-        for (size_t got = 0; got < kBytes;) {
-            const ssize_t r = getrandom(key + got, kBytes - got, 0);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0) {
-                error =
-                    std::string("cannot make the job's secret: getrandom: ") + std::strerror(errno);
-                return false;
-            }
-            got += size_t(r);
-        }
-        static const char hex[] = "0123456789abcdef";
-        for (unsigned char b : key) {
-            value += hex[b >> 4];
-            value += hex[b & 15];
-        }
-        std::memset(key, 0, sizeof key);
+    const unsigned char *key = job_secret_key(error);
+    if (!key)
+        return false;
+    static const char hex[] = "0123456789abcdef";
+    std::string value;
+    for (size_t i = 0; i < kBytes; ++i) {
+        value += hex[key[i] >> 4];
+        value += hex[key[i] & 15];
     }
     env.push_back(std::string(kVar) + "=" + value);
     // Not secret: it may go on a command line, and tells a rank the secret was due.

@@ -13,6 +13,13 @@ namespace weft::mpirun {
 // False, with error set, if no random bytes could be had (then no rank may start).
 bool add_job_secret(std::vector<std::string> &env, std::string &error);
 
+// The job's secret itself (32 bytes), made on first use; NULL, with error set, if no random
+// bytes could be had. mpirun checks the proofs ranks give with it (the job-event channel).
+const unsigned char *job_secret_key(std::string &error);
+
+// n random bytes into p (getrandom); false with error set if none could be had.
+bool random_bytes(unsigned char *p, size_t n, std::string &error);
+
 // Whether an environment entry ("NAME=value") is the secret: it must travel in a launch
 // agent's environment, not on the command line the agent is given.
 bool is_job_secret(const std::string &entry);

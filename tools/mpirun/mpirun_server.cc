@@ -14,7 +14,11 @@
 // instead, and every wait on a peer is bounded (ServerLimits).
 #include "mpirun_server.h"
 
+#include "mpirun_secret.h"
 #include "pmgr_protocol.h"
+#include "sha256.h"
+
+#include <weft/runtime.h>
 
 #include <boot/boot.h>
 
@@ -94,10 +98,20 @@ std::string escape_text(const std::string &text)
 }
 
 struct Server::Conn {
-    enum class Kind { undecided, task, event, abort_request } kind = Kind::undecided;
+    // event_auth: a job-event channel claimed, its proof of the job's secret not in yet.
+    // refused: closed once advance() is done with it.
+    enum class Kind {
+        undecided,
+        event_auth,
+        task,
+        event,
+        abort_request,
+        refused
+    } kind = Kind::undecided;
     int fd = -1;
     int rank = -1;
     std::string in; // the packet (or handshake) in progress: never more than it needs
+    unsigned char nonce[event_nonce_size] = {}; // event_auth: the challenge sent
     double since = now_s();
     double last_in = since; // when bytes last arrived
     bool eof = false;
@@ -144,6 +158,30 @@ void Server::note(const std::string &text) const
     std::fflush(stderr);
 }
 
+void Server::warn(const std::string &text) const
+{
+    std::fprintf(stderr, "mpirun: %s\n", escape_text(text).c_str());
+    std::fflush(stderr);
+}
+
+// The proof an event_auth connection sent (its first event_mac_size bytes): right, or the
+// connection is closed with a warning and false.
+bool Server::check_event_proof(Conn *c)
+{
+    std::string error;
+    const unsigned char *key = job_secret_key(error);
+    const std::string in = event_mac_input(c->nonce, c->rank);
+    unsigned char want[event_mac_size];
+    if (key)
+        weft::crypto::hmac_sha256(key, WEFT_JOB_SECRET_SIZE, in.data(), in.size(), want);
+    if (key && weft::crypto::equal_ct(want, c->in.data(), event_mac_size))
+        return true;
+    warn("a connection claiming the job-event channel of " + who(c->rank) +
+         " did not prove the job's secret; closed");
+    drop(c);
+    return false;
+}
+
 void Server::accept(int fd)
 {
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -162,7 +200,7 @@ bool Server::accepting() const
 {
     size_t undecided = 0;
     for (const auto &[fd, c] : conns_)
-        undecided += c->kind == Conn::Kind::undecided;
+        undecided += c->kind == Conn::Kind::undecided || c->kind == Conn::Kind::event_auth;
     return undecided < limits_.max_undecided;
 }
 
@@ -185,8 +223,11 @@ size_t Server::read_cap(const Conn *c) const
         if (c->have_packet || !c->out.empty() || c->eof)
             return 0;
         return c->need > have ? c->need - have : 0;
+    case Conn::Kind::event_auth:
+        return c->eof || have >= event_mac_size ? 0 : event_mac_size - have;
     case Conn::Kind::event: return c->eof ? 0 : 64;
-    case Conn::Kind::abort_request: return 0;
+    case Conn::Kind::abort_request:
+    case Conn::Kind::refused: return 0;
     }
     return 0;
 }
@@ -233,8 +274,8 @@ bool Server::has_timers() const
 {
     return std::any_of(conns_.begin(), conns_.end(), [](const auto &kv) {
         const Conn &c = *kv.second;
-        return c.kind == Conn::Kind::undecided || !c.out.empty() ||
-               (c.kind == Conn::Kind::task && !c.have_packet && !c.in.empty());
+        return c.kind == Conn::Kind::undecided || c.kind == Conn::Kind::event_auth ||
+               !c.out.empty() || (c.kind == Conn::Kind::task && !c.have_packet && !c.in.empty());
     });
 }
 
@@ -324,17 +365,29 @@ std::string Server::classify(Conn *c, bool &progress)
     if (first == event_magic) {
         if (c->in.size() < 8)
             return {};
-        int rank = int_at(c->in, 4);
-        if (rank < 0 || rank >= nprocs_)
-            return "an event channel claimed rank " + std::to_string(rank) +
-                   ", outside this job's ranks 0.." + std::to_string(nprocs_ - 1);
-        if (events_by_rank_[size_t(rank)])
-            return "two event channels claimed " + who(rank);
-        c->kind = Conn::Kind::event;
-        c->rank = rank;
+        const int rank = int_at(c->in, 4);
         c->in.erase(0, 8);
-        events_by_rank_[size_t(rank)] = c;
-        ever_events_.insert(rank);
+        // Nothing is taken from a claim before its proof (docs/security.md): a stranger's
+        // claim is closed and changes nothing in the job.
+        if (rank < 0 || rank >= nprocs_) {
+            warn("a connection claimed the job-event channel of rank " + std::to_string(rank) +
+                 ", outside this job's ranks 0.." + std::to_string(nprocs_ - 1) + "; closed");
+            c->kind = Conn::Kind::refused;
+            c->eof = true;
+            return {};
+        }
+        std::string error;
+        const unsigned char *key = job_secret_key(error);
+        if (!key || !random_bytes(c->nonce, sizeof c->nonce, error))
+            return "cannot challenge a job-event channel: " + error;
+        c->kind = Conn::Kind::event_auth;
+        c->rank = rank;
+        c->since = now_s();
+        queue(c,
+              std::make_shared<const std::string>(reinterpret_cast<const char *>(c->nonce),
+                                                  sizeof c->nonce),
+              0, sizeof c->nonce, -1);
+        flush(c);
         progress = true;
         return {};
     }
@@ -569,6 +622,20 @@ std::string Server::advance(Conn *c)
         std::string err;
         switch (c->kind) {
         case Conn::Kind::undecided: err = classify(c, progress); break;
+        case Conn::Kind::event_auth:
+            if (c->in.size() < event_mac_size)
+                break;
+            if (!check_event_proof(c))
+                return {}; // closed
+            if (events_by_rank_[size_t(c->rank)])
+                return fail("two job-event channels proved to be " + who(c->rank));
+            c->kind = Conn::Kind::event;
+            c->in.erase(0, event_mac_size);
+            events_by_rank_[size_t(c->rank)] = c;
+            ever_events_.insert(c->rank);
+            note("the job-event channel of " + who(c->rank) + " proved the job's secret");
+            progress = true;
+            break;
         case Conn::Kind::task: err = parse(c, progress); break;
         case Conn::Kind::event:
             while (err.empty() && c->in.size() >= 4) {
@@ -582,7 +649,8 @@ std::string Server::advance(Conn *c)
                 c->in.erase(0, 4);
             }
             break;
-        case Conn::Kind::abort_request: break;
+        case Conn::Kind::abort_request:
+        case Conn::Kind::refused: break;
         }
         if (!err.empty())
             return fail(err);
@@ -604,6 +672,12 @@ std::string Server::advance(Conn *c)
                 return {};
             progress = c->kind == Conn::Kind::task && !c->have_packet && c->out.empty();
         }
+    }
+    if (c->eof && c->kind == Conn::Kind::event_auth) {
+        warn("a connection claiming the job-event channel of " + who(c->rank) +
+             " closed before it proved the job's secret");
+        drop(c);
+        return {};
     }
     if (c->eof) {
         const bool task = c->kind == Conn::Kind::task;
@@ -646,6 +720,15 @@ std::string Server::tick()
         if (it == conns_.end())
             continue;
         Conn *c = it->second.get();
+        if (c->kind == Conn::Kind::event_auth) {
+            if (now - c->since >= limits_.handshake_s) {
+                warn("a connection claiming the job-event channel of " + who(c->rank) +
+                     " did not prove the job's secret within " + seconds(limits_.handshake_s) +
+                     " s; closed");
+                drop(c);
+            }
+            continue;
+        }
         if (c->kind == Conn::Kind::undecided) {
             const bool late = now - c->since >= limits_.handshake_s;
             if (late && c->in.empty()) {

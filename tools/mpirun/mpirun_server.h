@@ -106,6 +106,8 @@ class Server {
     size_t read_cap(const Conn *c) const;
     void drop(Conn *c);
     void note(const std::string &text) const;
+    void warn(const std::string &text) const; // always printed, escaped
+    bool check_event_proof(Conn *c);
 
     int nprocs_;
     int debug_;

@@ -8,6 +8,7 @@
 
 #include <boot/boot.h>
 #include <weft/mca.h>
+#include <weft/runtime.h>
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,6 +37,32 @@ struct State {
 } S;
 
 bool send_int(int fd, int v) { return send(fd, &v, sizeof v, MSG_NOSIGNAL) == sizeof v; }
+
+// The event channel's challenge: mpirun's nonce in, the HMAC of it with the job's secret out
+// (pmgr_protocol.h). Bounded: mpirun answers at once, or has gone.
+bool prove_secret(int fd)
+{
+    size_t len = 0;
+    if (!weft_runtime_job_secret(&len) ||
+        std::strcmp(weft_runtime_job_secret_source(), "launcher") != 0)
+        return false; // the secret is mpirun's, handed in WEFT_JOB_SECRET
+    unsigned char nonce[weft::pmgr::event_nonce_size];
+    for (size_t got = 0; got < sizeof nonce;) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0)
+            return false;
+        const ssize_t r = recv(fd, nonce + got, sizeof nonce - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        got += size_t(r);
+    }
+    const std::string in = weft::pmgr::event_mac_input(nonce, S.rank);
+    unsigned char mac[WEFT_JOB_MAC_SIZE];
+    weft_runtime_job_mac(in.data(), in.size(), mac);
+    return send(fd, mac, sizeof mac, MSG_NOSIGNAL) == ssize_t(sizeof mac);
+}
 
 // Weft's extension: a second connection to mpirun on which it pushes job
 // events. Only opened when mpirun says it serves it.
@@ -56,7 +84,8 @@ int open_event_channel()
         fd = -1;
     }
     freeaddrinfo(res);
-    if (fd >= 0 && !(send_int(fd, weft::pmgr::event_magic) && send_int(fd, S.rank))) {
+    if (fd >= 0 &&
+        !(send_int(fd, weft::pmgr::event_magic) && send_int(fd, S.rank) && prove_secret(fd))) {
         close(fd);
         fd = -1;
     }

@@ -82,6 +82,9 @@ START_TEST(test_secret_from_launcher)
     test::isolate();
     setenv(rt::secret::kEnvVar, kHex, 1);
     setenv(rt::secret::kExpectedVar, "1", 1);
+    // Read before the bootstrap (the boot component proves it to mpirun), kept after it.
+    ck_assert_int_eq(rt::secret::load_from_launcher(), WEFT_SUCCESS);
+    WEFT_ASSERT_STR_EQ(weft_runtime_job_secret_source(), "launcher");
     ck_assert_int_eq(rt::secret::init(nullptr, 1, 4, "pmgr-1234"), WEFT_SUCCESS);
     WEFT_ASSERT_STR_EQ(secret_hex(), kHex);
     WEFT_ASSERT_STR_EQ(weft_runtime_job_secret_source(), "launcher");
@@ -101,7 +104,7 @@ START_TEST(test_secret_refused)
 {
     test::isolate();
     setenv(rt::secret::kEnvVar, "0011zz", 1);
-    ck_assert_int_eq(rt::secret::init(nullptr, 0, 2, "pmgr-1"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(rt::secret::load_from_launcher(), WEFT_ERR_BAD_PARAM);
     ck_assert_int_eq(test::count_messages(output::Kind::error, "is malformed"), 1);
     ck_assert_msg(test::all_messages().find("0011zz") == std::string::npos,
                   "the value was printed: %s", test::all_messages().c_str());
