@@ -3,7 +3,7 @@
 # than rank 0's header allows (refused before its data), a flood, a stalled
 # packet, a rank that never reads its reply, a bad opcode, a truncated packet, an abort
 # message full of control characters (printed escaped), idle and half-sent handshakes from
-# a stranger, job-event channel claims without the job's secret, and a stranger that exhausts mpirun's file descriptors. Each must end the job
+# a stranger, job-event channel claims without the job's secret, another user's connection, and a stranger that exhausts mpirun's file descriptors. Each must end the job
 # with a clear error naming the rank (or let the job complete) within a bound, with
 # mpirun's peak memory (VmHWM) bounded and mpirun serving signals throughout.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
@@ -79,6 +79,14 @@ fault event-stranger 0 "fuzz: job completed" -np 2 --oversubscribe "$FUZZ" --eve
 expect_in "mpirun: a connection claiming the job-event channel of rank 0 did not prove the job's secret; closed" "$out" "event stranger: wrong proof"
 expect_in "mpirun: a connection claimed the job-event channel of rank 99, outside this job's ranks 0..1; closed" "$out" "event stranger: rank 99"
 expect_in "mpirun: a connection claiming the job-event channel of rank 0 did not prove the job's secret within 2 s; closed" "$out" "event stranger: no answer"
+
+# Another user of this host (as root: nobody) connecting as a rank before the rank does: refused
+# at once with a warning, and the real rank joins after it.
+fault other-user 0 "fuzz: job completed" -np 2 --oversubscribe "$FUZZ" --other-user
+if [ "$(id -u)" = 0 ]; then
+    expect_in "mpirun: refused a connection from user 65534 of this host: only the job's user (0) may join" "$out" "other user"
+    expect_in "mpirun closed a handshake from another user" "$out" "other user"
+fi
 
 # A rank that never reads does not stop mpirun from serving a signal.
 PMGR_FUZZ_SIZE=8388608 "$MPIRUN" -np 2 --oversubscribe --bootstrap-max-size 16M -x PMGR_FUZZ_SIZE \

@@ -26,6 +26,10 @@
  *                 0x57454654, rank): must get a 16-byte challenge, and be
  *                 closed after a wrong 32-byte proof, after a claim of rank 99,
  *                 and after a challenge left unanswered; exits 1 otherwise
+ *   --other-user  (as root) a child of another user (nobody, 65534) connects
+ *                 with this rank's handshake before the rank does: mpirun must
+ *                 close it at once and take the real rank after; exits 1
+ *                 otherwise (prints "skipped" when not root)
  *   --fd-flood    raises its own descriptor limit, opens 64 connections that
  *                 say nothing, measures mpirun's CPU time over 1 s (exits 1
  *                 above 0.3 s: a busy loop), closes them and carries on
@@ -45,6 +49,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,6 +204,28 @@ static void event_stranger(void)
     expect_closed(fd, 6000, "a job-event channel whose challenge went unanswered");
 }
 
+static void other_user(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "fuzz rank %d: other-user skipped (not root)\n", me);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0)
+        die(1, "fork failed");
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            die(1, "cannot become nobody");
+        int fd = connect_mpirun();
+        put_ints(fd, 8, me, 0, 2);
+        expect_closed(fd, 3000, "a handshake from another user");
+        exit(0);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die(1, "the other user's connection was not refused");
+}
+
 static void fd_flood(void)
 {
     struct rlimit rl;
@@ -244,6 +271,8 @@ int main(int argc, char **argv)
         fd_flood();
     if (faulty && strcmp(mode, "--event-stranger") == 0)
         event_stranger();
+    if (faulty && strcmp(mode, "--other-user") == 0)
+        other_user();
 
     int fd = connect_mpirun();
     put_ints(fd, 8, me, 0, 2);

@@ -50,8 +50,9 @@ class Server {
     Server(int nprocs, int debug, const ServerLimits &limits);
     ~Server();
 
-    // A connection accepted on the listening socket (made non-blocking here).
-    void accept(int fd);
+    // A connection accepted on the listening socket (made non-blocking here); false: refused
+    // and closed (another user of this host).
+    bool accept(int fd);
     // Whether to accept more connections now (few enough are undecided).
     bool accepting() const;
     // Descriptors to poll, with the events each waits for. The server reads from a
