@@ -126,6 +126,14 @@ __attribute__((format(printf, 1, 2))) void error(const char *fmt, ...)
     va_end(ap);
 }
 
+__attribute__((format(printf, 1, 2))) void warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprint("WARNING", fmt, ap);
+    va_end(ap);
+}
+
 __attribute__((format(printf, 2, 3))) void debug(int level, const char *fmt, ...)
 {
     if (S.debug < level)
@@ -741,9 +749,21 @@ bool open_tree()
         ok = mpirun_gather(entry, table_entry_size, table.data(), 0);
     }
     if (ok && S.tree.parent >= 0) {
-        S.parent_fd = wait_ready(lfd, POLLIN, deadline_from_now())
-                          ? accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC)
-                          : -1;
+        // The first connection from the job's user: another user of this host connecting
+        // first would otherwise pose as the parent (docs/security.md).
+        const auto deadline = deadline_from_now();
+        for (;;) {
+            S.parent_fd = wait_ready(lfd, POLLIN, deadline)
+                              ? accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC)
+                              : -1;
+            if (S.parent_fd < 0)
+                break;
+            const long uid = peer_uid(S.parent_fd);
+            if (uid < 0 || uid_t(uid) == getuid())
+                break;
+            warning("refused a tree connection from user %ld of this host", uid);
+            close(S.parent_fd);
+        }
         int one = 1;
         if (S.parent_fd >= 0)
             setsockopt(S.parent_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -69,6 +69,12 @@ struct TreePosition {
     std::vector<int> child_incl; // ranks in each child's subtree
 };
 
+// The user owning the other end of an accepted IPv4 connection when that end is a socket of
+// this host's network namespace (/proc/net/tcp); -1 when it is not or cannot be told. mpirun
+// and a rank accepting its tree parent take connections from this host only from their own
+// user (docs/security.md).
+long peer_uid(int fd);
+
 // The binomial tree by recursive halving rooted at rank 0.
 TreePosition tree_position(int rank, int nprocs);
 

@@ -182,48 +182,6 @@ bool Server::check_event_proof(Conn *c)
     return false;
 }
 
-namespace {
-
-// The user owning the other end of an accepted IPv4 connection, when that end is a socket of
-// this host's network namespace (its entry in /proc/net/tcp: local address = the peer's,
-// remote = ours); -1 when it is not (another host, another namespace) or cannot be told.
-long peer_uid(int fd)
-{
-    sockaddr_in peer{}, self{};
-    socklen_t pl = sizeof peer, sl = sizeof self;
-    if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &pl) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&self), &sl) != 0 ||
-        peer.sin_family != AF_INET || self.sin_family != AF_INET)
-        return -1;
-    // /proc/net/tcp writes an address as the hexadecimal of its 32-bit value as stored (network
-    // order read as a host integer) and the port in host order.
-    char want_local[32], want_remote[32];
-    std::snprintf(want_local, sizeof want_local, "%08X:%04X", unsigned(peer.sin_addr.s_addr),
-                  unsigned(ntohs(peer.sin_port)));
-    std::snprintf(want_remote, sizeof want_remote, "%08X:%04X", unsigned(self.sin_addr.s_addr),
-                  unsigned(ntohs(self.sin_port)));
-    FILE *f = std::fopen("/proc/net/tcp", "re");
-    if (!f)
-        return -1;
-    char line[512];
-    long uid = -1;
-    while (std::fgets(line, sizeof line, f)) {
-        char local[64], remote[64];
-        unsigned st = 0;
-        long u = -1;
-        if (std::sscanf(line, " %*[0-9]: %63s %63s %x %*s %*s %*s %ld", local, remote, &st, &u) ==
-                4 &&
-            std::strcmp(local, want_local) == 0 && std::strcmp(remote, want_remote) == 0) {
-            uid = u;
-            break;
-        }
-    }
-    std::fclose(f);
-    return uid;
-}
-
-} // namespace
-
 // A connection from this host is taken only from the job's user (mpirun's): another user's
 // process could otherwise join as a rank, abort the job or end it with a bad handshake
 // (docs/security.md). It is closed with a warning, and changes nothing in the job.
