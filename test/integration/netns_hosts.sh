@@ -40,6 +40,29 @@ out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
     --launch-agent 'ip netns exec {host} env -u WEFT_JOB_SECRET' --bootstrap-addr "$net.1" --timeout 60 \
     "$WEFT_TEST_BUILDDIR/examples/hello" 2>&1) && fail "ranks without the job's secret ran: $out"
 expect_in "WEFT_JOB_SECRET did not reach this process" "$out" "an agent that drops the secret"
+# ssh passes no environment: with an agent named ssh, the secret goes as the first line of the
+# remote command's input, and rank 0 still reads mpirun's input after it. The stand-in ssh
+# enters the host's namespace with an empty environment and runs the command through a shell,
+# as sshd does.
+mkdir -p "$TEST_TMP/bin"
+cat >"$TEST_TMP/bin/ssh" <<'SSH'
+#!/bin/sh
+host=$1
+shift
+exec ip netns exec "$host" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "$*"
+SSH
+chmod +x "$TEST_TMP/bin/ssh"
+out=$(printf 'mpirun-stdin-line\n' | run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
+    --launch-agent "$TEST_TMP/bin/ssh" --bootstrap-addr "$net.1" --timeout 60 sh -c '
+        [ ${#WEFT_JOB_SECRET} -eq 64 ] || { echo "rank $MPIRUN_RANK: no secret"; exit 1; }
+        if [ "$MPIRUN_RANK" = 0 ]; then IFS= read -r x; echo "rank 0 read: $x"; fi
+        echo "rank $MPIRUN_RANK: secret through ssh"' 2>&1) || fail "the secret through ssh: $out"
+expect_in "rank 0 read: mpirun-stdin-line" "$out" "rank 0's input after the secret"
+expect_in "rank 1: secret through ssh" "$out" "the secret through ssh at rank 1"
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent "$TEST_TMP/bin/ssh" \
+    --bootstrap-addr "$net.1" --timeout 60 -x WEFT_MCA_mca_base_component_path \
+    "$WEFT_TEST_BUILDDIR/examples/hello" 2>&1 </dev/null) || fail "hello through ssh: $out"
+expect_in "hello from rank 1 of 2" "$out" "hello through ssh"
 # With every rank elsewhere, mpirun listens on the one address they reach it at, not on
 # every address of its machine.
 ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
@@ -56,4 +79,4 @@ case "$listeners" in
 "$net.1:"[0-9]*) ;;
 *) fail "mpirun's bootstrap listener: expected $net.1:PORT only, got '$listeners'" ;;
 esac
-echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off; the job's secret through the agent's environment, on no command line; mpirun listens on $net.1 only"
+echo "two namespace hosts ($net.2, $net.3): bootstrap and collectives right, trees on and off; the job's secret through the agent's environment (through ssh: its input), on no command line; mpirun listens on $net.1 only"

@@ -342,13 +342,23 @@ bool Job::spawn(Rank &r)
             cmd += " " + shell_quote(a);
         std::string prog = agent.substr(0, agent.find(' '));
         prog = prog.substr(prog.rfind('/') + 1);
+        std::string feed; // what the local shell pipes into the agent first
         if (prog == "ssh" || prog == "rsh") {
             char cwd[4096] = ".";
             if (!getcwd(cwd, sizeof cwd))
                 std::strcpy(cwd, ".");
-            cmd = shell_quote("cd " + shell_quote(cwd) + " && exec " + cmd);
+            // ssh passes no environment by default: the secret goes as the first line of the
+            // remote command's standard input (printf is the shell's own: no command line
+            // holds it), read there by a POSIX shell whatever the user's login shell is; the
+            // rest of the input (rank 0: mpirun's) follows for the program.
+            const std::string remote = "IFS= read -r WEFT_JOB_SECRET && export WEFT_JOB_SECRET && "
+                                       "cd " +
+                                       shell_quote(cwd) + " && exec " + cmd;
+            cmd = shell_quote("exec /bin/sh -c " + shell_quote(remote));
+            feed = std::string("{ printf '%s\\n' \"$WEFT_JOB_SECRET\"; ") +
+                   (r.rank == 0 ? "exec cat; " : "") + "} | ";
         }
-        args = {"/bin/sh", "-c", agent + " " + cmd};
+        args = {"/bin/sh", "-c", feed + agent + " " + cmd};
         env = std::move(agent_env);
     }
     std::vector<char *> argv, envp;
