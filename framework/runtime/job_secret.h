@@ -1,6 +1,7 @@
 // The job's secret: what proves that a connection comes from a process of this job
-// (docs/security.md). Read or obtained once, right after the bootstrap, before any component
-// opens; components reach it through weft_runtime_job_secret() and weft_runtime_job_mac().
+// (docs/security.md). The launcher's is read before the bootstrap (the boot component proves
+// it to mpirun); any other is obtained right after it, before any other component opens;
+// components reach it through weft_runtime_job_secret() and weft_runtime_job_mac().
 #ifndef WEFT_RUNTIME_JOB_SECRET_H
 #define WEFT_RUNTIME_JOB_SECRET_H
 
