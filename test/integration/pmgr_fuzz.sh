@@ -53,6 +53,7 @@ fault() {
 
 fault oversized 1 "rank 1 sent PMGR_ALLGATHER with size 268435456 bytes per rank, more than the limit of 1048576 (--bootstrap-max-size); ending the job" \
     -np 2 --oversubscribe "$FUZZ" --oversized
+base_hwm=$hwm # mpirun's own footprint, before any large packet
 fault larger 1 "mismatched collective: rank 1 sent PMGR_ALLGATHER (size 1048576) while rank 0 sent PMGR_ALLGATHER (size 9); ending the job" \
     -np 2 --oversubscribe "$FUZZ" --larger
 PMGR_FUZZ_DELAY_MS=1500 fault flood 1 "rank 1 sent unknown opcode -1; ending the job" \
@@ -61,6 +62,10 @@ fault stall 1 "rank 1 sent 11 of the 17 bytes of a PMGR_ALLGATHER packet, then n
     -np 2 --oversubscribe --bootstrap-timeout 1 "$FUZZ" --stall
 PMGR_FUZZ_SIZE=8388608 fault never-read 1 "rank 1 has not read its PMGR_ALLGATHER reply for 1 s (" \
     -np 2 --oversubscribe --bootstrap-timeout 1 --bootstrap-max-size 16M -x PMGR_FUZZ_SIZE "$FUZZ" --never-read
+# Two 8 MiB contributions and one 16 MiB reply both ranks share: 32 MiB over mpirun's own
+# footprint (about 35 MiB under ASan). A reply copied for each rank would make it 48 MiB.
+[ $((hwm - base_hwm)) -lt 45056 ] ||
+    fail "never-read: mpirun held $((hwm - base_hwm)) KiB for a 2 x 8 MiB ALLGATHER (a reply copied per rank?)"
 fault bad-opcode 1 "rank 1 sent unknown opcode 99; ending the job" -np 2 --oversubscribe "$FUZZ" --bad-opcode
 fault truncate 1 "rank 1 closed its connection in the middle of a packet" -np 2 --oversubscribe "$FUZZ" --truncate
 fault abort-text 5 'rank 1 on host localhost called abort with code 5: evil\x1b[2J\nforged line\r' \
