@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <sched.h>
 #include <unistd.h>
 
@@ -263,8 +264,17 @@ void abort(int code, const std::string &message)
         S.boot->boot_abort(S.boot, code, message.c_str());
     else
         output::error(message);
+    weft_runtime_remove_own_files(); // _Exit runs no destructor that would
     std::_Exit(code ? code : 1);
 }
+
+namespace {
+
+// weft_runtime_own_file's table: plain storage, no allocation, so that any way out can read it.
+char g_own_files[WEFT_RUNTIME_OWN_FILES_MAX][512];
+std::mutex g_own_files_lock;
+
+} // namespace
 
 } // namespace weft::rt
 
@@ -277,6 +287,32 @@ int weft_runtime_world_size(void) { return S.size; }
 int weft_runtime_local_rank(void) { return S.local_rank; }
 int weft_runtime_local_size(void) { return S.local_size; }
 const char *weft_runtime_jobid(void) { return S.jobid.c_str(); }
+
+void weft_runtime_own_file(const char *path, int add)
+{
+    if (!path || std::strlen(path) >= sizeof weft::rt::g_own_files[0])
+        return;
+    std::lock_guard<std::mutex> hold(weft::rt::g_own_files_lock);
+    for (auto &slot : weft::rt::g_own_files) {
+        if (add && !slot[0]) {
+            std::memcpy(slot, path, std::strlen(path) + 1);
+            return;
+        }
+        if (!add && std::strcmp(slot, path) == 0) {
+            slot[0] = '\0';
+            return;
+        }
+    }
+}
+
+void weft_runtime_remove_own_files(void)
+{
+    for (auto &slot : weft::rt::g_own_files)
+        if (slot[0]) {
+            unlink(slot);
+            slot[0] = '\0';
+        }
+}
 
 const char *weft_runtime_job_file_prefix(void)
 {

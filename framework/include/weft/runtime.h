@@ -104,6 +104,16 @@ const char *weft_runtime_job_secret_source(void);
 /* HMAC-SHA-256 of data[0..len-1] keyed with the job's secret, into mac. Blocking: no. */
 void weft_runtime_job_mac(const void *data, size_t len, unsigned char mac[WEFT_JOB_MAC_SIZE]);
 
+/* Files this process made and removes itself (shared-memory segments). Registered here, they are
+ * removed as well when the process leaves without exit() running destructors
+ * (weft_runtime_abort, a lost mpirun). add 1 registers path (copied; at most
+ * WEFT_RUNTIME_OWN_FILES_MAX, each shorter than 512 bytes: more are not registered), add 0
+ * forgets it. Blocking: no. Thread: any. */
+#define WEFT_RUNTIME_OWN_FILES_MAX 16
+void weft_runtime_own_file(const char *path, int add);
+/* Remove every registered file now; for a way out that runs no destructors. Thread: any. */
+void weft_runtime_remove_own_files(void);
+
 #ifdef __cplusplus
 }
 

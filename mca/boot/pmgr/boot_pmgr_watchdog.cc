@@ -1,5 +1,7 @@
 #include "boot_pmgr_watchdog.h"
 
+#include <weft/runtime.h>
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -75,6 +77,7 @@ void *watch(void *)
                                   size_t(k) < sizeof line ? size_t(k) : sizeof line - 1);
                 (void)w;
             }
+            weft_runtime_remove_own_files(); // nobody else will: mpirun has gone
             _exit(exit_lost_mpirun);
         }
     }

@@ -1,6 +1,8 @@
 // btl/sm: making, growing, attaching and checking shared segments.
 #include "btl_sm_segment.h"
 
+#include <weft/runtime.h>
+
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -157,6 +159,7 @@ weft_status_t Segment::create(const std::string &dir, const std::string &stem, u
     path_ = path;
     if (path.size() < sizeof g_own_path)
         std::memcpy(g_own_path, path.c_str(), path.size() + 1);
+    weft_runtime_own_file(path.c_str(), 1);
     header_ = h;
     return WEFT_SUCCESS;
 }
@@ -278,6 +281,7 @@ void Segment::unlink_file()
 {
     if (owner_ && linked_) {
         ::unlink(path_.c_str());
+        weft_runtime_own_file(path_.c_str(), 0);
         g_own_path[0] = '\0';
     }
     linked_ = false;

@@ -165,8 +165,10 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
                       weft_runtime_job_file_prefix(), int(getpid()), unsigned(weft_comm_cid(comm)),
                       unsigned(weft_runtime_world_rank()));
         const int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (fd >= 0)
+        if (fd >= 0) {
             std::memcpy(g_pending, name, sizeof name);
+            weft_runtime_own_file(name, 1);
+        }
         if (fd >= 0 && ftruncate(fd, off_t(m->size)) == 0)
             m->shared = map_segment(fd, m->size);
         if (fd >= 0)
@@ -174,6 +176,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         if (!m->shared) {
             if (fd >= 0)
                 unlink(name);
+            weft_runtime_own_file(g_pending, 0);
             g_pending[0] = '\0';
             name[0] = '\0'; // tells the others to give up too
         } else {
@@ -190,6 +193,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         }
         if (name[0])
             unlink(name); // everyone who could map it has
+        weft_runtime_own_file(g_pending, 0);
         g_pending[0] = '\0';
         for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
             rc = send(comm, r, tag, &all_ok, 1);
