@@ -22,21 +22,6 @@ struct State {
 };
 State S;
 
-bool random_bytes(unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        const ssize_t r = getrandom(p, n, 0);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        p += r;
-        n -= size_t(r);
-    }
-    return true;
-}
-
 int hex_value(char c)
 {
     if (c >= '0' && c <= '9')
@@ -62,6 +47,21 @@ bool parse_hex(const char *s, unsigned char *out, size_t n)
 }
 
 } // namespace
+
+bool random_bytes(unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        const ssize_t r = getrandom(p, n, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        p += r;
+        n -= size_t(r);
+    }
+    return true;
+}
 
 weft_status_t load_from_launcher()
 {

@@ -28,6 +28,10 @@ inline constexpr const char *kExpectedVar = "WEFT_JOB_SECRET_EXPECTED";
 // WEFT_JOB_SECRET_EXPECTED without WEFT_JOB_SECRET is an error. The variables are removed from
 // the environment once read, so that programs the rank starts do
 // not inherit it. Collective under PMI (every rank must call it). Errors are printed.
+// n bytes from getrandom(2) into p; false (errno set) if none could be had. mpirun's secret
+// and its challenges are drawn here too.
+bool random_bytes(unsigned char *p, size_t n);
+
 // The launcher's secret (WEFT_JOB_SECRET), read before the bootstrap so that the boot
 // component can prove it to mpirun (the job-event channel). Errors (a malformed value) are
 // printed. Without it, init() below finds the secret after the bootstrap.

@@ -1,6 +1,6 @@
 #include "mpirun_secret.h"
 
-#include <sys/random.h>
+#include "job_secret.h"
 
 #include <cerrno>
 #include <cstring>
@@ -16,17 +16,10 @@ constexpr size_t kBytes = 32; // WEFT_JOB_SECRET_SIZE (weft/runtime.h)
 
 bool random_bytes(unsigned char *p, size_t n, std::string &error)
 {
-    for (size_t got = 0; got < n;) {
-        const ssize_t r = getrandom(p + got, n - got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            error = std::string("getrandom: ") + std::strerror(errno);
-            return false;
-        }
-        got += size_t(r);
-    }
-    return true;
+    if (rt::secret::random_bytes(p, n))
+        return true;
+    error = std::string("getrandom: ") + std::strerror(errno);
+    return false;
 }
 
 const unsigned char *job_secret_key(std::string &error)

@@ -28,6 +28,20 @@ std::string flags_text(uint32_t flags)
     return out.empty() ? "none" : out;
 }
 
+// The flag a btl_<x>_flags item names; 0 for none.
+uint32_t flag_named(const char *item)
+{
+    for (const FlagName &f : kFlagNames)
+        if (std::strcmp(item, f.name) == 0)
+            return f.flag;
+    return 0;
+}
+
+std::string unknown_flag(const std::string &prefix, const char *item)
+{
+    return prefix + "flags names \"" + item + "\" (expected some of send, put, get, inplace)";
+}
+
 // The whole reason, cut to the caller's buffer.
 weft_status_t refuse(char *why, size_t why_len, const std::string &text)
 {
@@ -114,14 +128,9 @@ weft_status_t weft_btl_rdma_params_check(const char *component, const weft_btl_r
     bool send = n == 0;
     for (size_t i = 0; i < n; ++i) {
         const char *item = weft_mca_param_list_item(p->flags, i);
-        uint32_t flag = 0;
-        for (const FlagName &f : kFlagNames)
-            if (std::strcmp(item, f.name) == 0)
-                flag = f.flag;
+        const uint32_t flag = flag_named(item);
         if (flag == 0)
-            return refuse(why, why_len,
-                          prefix + "flags names \"" + item +
-                              "\" (expected some of send, put, get, inplace)");
+            return refuse(why, why_len, unknown_flag(prefix, item));
         send |= flag == WEFT_BTL_FLAG_SEND;
     }
     if (!send)
@@ -149,14 +158,9 @@ weft_status_t weft_btl_rdma_params_apply(const char *component, const weft_btl_r
     uint32_t want = 0;
     for (size_t i = 0; i < n; ++i) {
         const char *item = weft_mca_param_list_item(p->flags, i);
-        uint32_t flag = 0;
-        for (const FlagName &f : kFlagNames)
-            if (std::strcmp(item, f.name) == 0)
-                flag = f.flag;
+        const uint32_t flag = flag_named(item);
         if (flag == 0)
-            return refuse(why, why_len,
-                          prefix + "flags names \"" + item +
-                              "\" (expected some of send, put, get, inplace)");
+            return refuse(why, why_len, unknown_flag(prefix, item));
         if (!(m->btl_flags & flag))
             return refuse(
                 why, why_len,
