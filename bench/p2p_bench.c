@@ -19,10 +19,12 @@ int main(int argc, char **argv)
     const size_t size = argc > 2 ? (size_t)atol(argv[2]) : 0;
     /* Page-aligned, as benchmarks usually are: the copies' speed then does not depend on
      * where the heap happens to put the buffer. */
-    char *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, size ? size : 1) != 0)
+    char *buf = NULL, *rbuf = NULL;
+    if (posix_memalign((void **)&buf, 4096, size ? size : 1) != 0 ||
+        posix_memalign((void **)&rbuf, 4096, size ? size : 1) != 0)
         return 1;
     memset(buf, 1, size ? size : 1);
+    memset(rbuf, 2, size ? size : 1);
     double result = 0;
     if (strcmp(what, "lat") == 0) {
         const int iters = size >= (1 << 20) ? 100 : size >= 65536 ? 1000 : 10000, warm = iters / 10;
@@ -32,9 +34,9 @@ int main(int argc, char **argv)
                 t0 = MPI_Wtime();
             if (rank == 0) {
                 MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(rbuf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else if (rank == 1) {
-                MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
             }
         }
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
                 if (rank == 0)
                     MPI_Isend(buf, (int)size, MPI_BYTE, 1, w, MPI_COMM_WORLD, &reqs[w]);
                 else if (rank == 1)
-                    MPI_Irecv(buf, (int)size, MPI_BYTE, 0, w, MPI_COMM_WORLD, &reqs[w]);
+                    MPI_Irecv(rbuf, (int)size, MPI_BYTE, 0, w, MPI_COMM_WORLD, &reqs[w]);
             }
             if (rank <= 1)
                 MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);

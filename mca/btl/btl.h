@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 #define WEFT_BTL_ABI_MAJOR 1
-#define WEFT_BTL_ABI_MINOR 1
+#define WEFT_BTL_ABI_MINOR 2
 
 typedef struct weft_btl_module weft_btl_module_t;
 typedef struct weft_btl_component weft_btl_component_t;
@@ -385,7 +385,23 @@ struct weft_btl_module {
      * some size (sm's single-copy mechanism on some machines) sets it. */
     size_t btl_min_rdma_size;
 
-    /* Operations added in 1.2 and later go here, at the end. */
+    /* Added in 1.2 (read it only if WEFT_MODULE_HAS_FIELD says the module has it). */
+
+    /* Messages of this many bytes and more take the send/receive pipeline on this module, not
+     * put/get. 0: no limit. A module whose send pipeline beats its RDMA above some size (sm's
+     * single-copy mechanism on some machines, where the pipeline's two copies run in
+     * parallel) sets it. */
+    size_t btl_max_rdma_size;
+
+    /* The same two bounds for a message that follows another large message to the same peer
+     * still under way (a stream), where a module's send pipeline may overlap one message's
+     * copies with the next one's while its put/get would not: the PML applies these instead of
+     * btl_min_rdma_size and btl_max_rdma_size then. Both 0: the same bounds as alone; to
+     * allow every size in a stream, 0 and SIZE_MAX; to allow none, SIZE_MAX and 0. */
+    size_t btl_stream_min_rdma_size;
+    size_t btl_stream_max_rdma_size;
+
+    /* Operations added in 1.3 and later go here, at the end. */
 };
 
 /* ------------------------------------------------------------------------------------------ */

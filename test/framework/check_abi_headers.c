@@ -128,6 +128,9 @@ weft_btl_module_t check_btl_module = {
     .btl_flush = NULL,
     .btl_dump = NULL,
     .btl_min_rdma_size = 0,
+    .btl_max_rdma_size = 0,
+    .btl_stream_min_rdma_size = 0,
+    .btl_stream_max_rdma_size = 0,
 };
 
 weft_btl_component_t check_btl_component = {

@@ -17,6 +17,9 @@
  * messages to self (receive posted first; MPI_Issend of one byte), and MPI_Comm_free of the
  * communicator of a pending message. -w S: after a barrier, rank 0 prints "mpi_rndv: waiting S s"
  * and goes on while rank 1 sleeps S seconds before it receives (a test breaks a link then).
+ * -s N: a stream: rank 0 starts four sends of N bytes at once (tags 20-23), all before rank 1
+ * posts its receives, so that the first is alone and the other three follow a rendezvous
+ * still under way to the same peer (btl_stream_min_rdma_size).
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
@@ -151,6 +154,37 @@ static int extras(int rank, size_t n, int *messages)
     return rank == 1 ? bad : 0;
 }
 
+/* -s: four messages of n bytes started at once; returns failures (rank 1 counts them). */
+static int stream(int rank, size_t n, int *messages)
+{
+    enum { kStream = 4 };
+    int bad = 0;
+    unsigned char *b[kStream];
+    MPI_Request r[kStream];
+    for (int k = 0; k < kStream; ++k) {
+        b[k] = malloc(n);
+        for (size_t i = 0; i < n; ++i)
+            b[k][i] = rank == 0 ? pattern(i, 20 + k) : 0;
+    }
+    if (rank == 0)
+        for (int k = 0; k < kStream; ++k)
+            MPI_Isend(b[k], (int)n, MPI_BYTE, 1, 20 + k, MPI_COMM_WORLD, &r[k]);
+    /* Rank 1 posts its receives only after every send started: no FIN can come back before. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1)
+        for (int k = 0; k < kStream; ++k)
+            MPI_Irecv(b[k], (int)n, MPI_BYTE, 0, 20 + k, MPI_COMM_WORLD, &r[k]);
+    MPI_Waitall(kStream, r, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < kStream; ++k) {
+        if (rank == 1) {
+            bad += check_bytes(b[k], n, 20 + k, "stream");
+            ++*messages;
+        }
+        free(b[k]);
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int rank, nranks, mode = 0, failures = 0, messages = 0;
@@ -170,6 +204,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "-x") == 0 && a + 1 < argc) {
             failures += extras(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
+            continue;
+        }
+        if (strcmp(argv[a], "-s") == 0 && a + 1 < argc) {
+            failures += stream(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
             continue;
         }
         if (strcmp(argv[a], "-w") == 0 && a + 1 < argc) {

@@ -142,6 +142,53 @@ for c in "get|$CMA|RDMA direct get" "put|$CMA --mca btl_sm_flags send,put|RDMA d
     case $p in RDMA*) sent 10 300007 "chose $p, ran $PIPE" ;; esac
 done
 
+# Shared gets (split): the receiver reads pieces while the sender writes the others; sizes
+# around a piece (4k pieces up to 32k, an eighth of the message above, at most 64k here).
+name="RDMA direct get, shared (sm, split)"
+rndv "$name" "$SM --mca btl_sm_single_copy_mechanism split --mca btl_sm_split_piece 64k" "4081 8191 8192 8193 1000003 -s 300007"
+for n in 4081 8193 1000003; do
+    sent 0 $n "chose RDMA direct get, ran RDMA direct get over sm:0"
+    sent 2 $n "chose RDMA direct get, ran $PIPE"
+done
+expect_in "mpi_rndv: 2 ranks, 24 messages intact" "$out" "$name"
+
+# auto: the choice per size, alone and in a stream, from the calibration file. The first job
+# measures this host and writes the file; the test then rewrites its rates (keeping the key,
+# which names this boot of this host) to force each choice, whatever this host is like.
+CAL="$TEST_TMP/calibration"
+AUTO="$SM --mca btl_sm_single_copy_mechanism auto --mca btl_sm_calibration_file $CAL --mca btl_base_verbose 10"
+name="auto, measured"
+rndv "$name" "$AUTO" "4081 1000003"
+expect_in "auto: alone: " "$out" "$name"
+expect_in "rates measured now, remembered in $CAL" "$out" "$name"
+[ "$(stat -c %a "$CAL")" = 600 ] || fail "$name: the calibration file is not private"
+# force ALONE STREAM: rates where single copy wins alone (cma) or in a stream, the pipeline
+# the other; "cma" in both, or in neither ("pipeline").
+force() {
+    awk -v alone="$1" -v stream="$2" 'NR <= 2 { print; next }
+        { a = alone == "cma" ? "1e9 9e9 2e9" : "9e9 1e9 2e9";
+          s = stream == "cma" ? "1e9 9e9 2e9" : "9e9 1e9 2e9";
+          print $1, a, s }' "$CAL" >"$CAL.new" && mv "$CAL.new" "$CAL"
+}
+force cma pipeline
+name="auto: single copy alone, the pipeline in a stream"
+rndv "$name" "$AUTO" "-s 1000003"
+expect_in "auto: alone: put/get from 0; in a stream: the pipeline at every size; gets by the receiver alone [rates remembered in $CAL" "$out" "$name"
+sent 20 1000003 "chose RDMA direct get, ran RDMA direct get"
+for t in 21 22 23; do sent $t 1000003 "chose $PIPE, ran $PIPE"; done
+force pipeline cma
+name="auto: the pipeline alone, single copy in a stream"
+rndv "$name" "$AUTO" "-s 1000003"
+expect_in "auto: alone: the pipeline at every size; in a stream: put/get from 0" "$out" "$name"
+sent 20 1000003 "chose $PIPE, ran $PIPE"
+for t in 21 22 23; do sent $t 1000003 "chose RDMA direct get, ran RDMA direct get"; done
+# A damaged file is measured again (and rewritten).
+echo "weft-sm-calibration 2" >"$CAL"
+name="auto, damaged file"
+rndv "$name" "$AUTO" "4081"
+expect_in "rates measured now, remembered in $CAL" "$out" "$name"
+grep -q "^key " "$CAL" || fail "$name: the file was not rewritten"
+
 # Buffered: MPI_Bsend packs into the attached buffer (contiguous whatever the type) and is
 # complete; the rest goes as the buffered pipeline.
 name="buffered pipeline (sm)"
@@ -170,4 +217,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

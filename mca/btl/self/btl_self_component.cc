@@ -285,6 +285,9 @@ weft_btl_module_t **init(int *num_modules, int, int)
         .btl_flush = nullptr,
         .btl_dump = nullptr,
         .btl_min_rdma_size = 0,
+        .btl_max_rdma_size = 0,
+        .btl_stream_min_rdma_size = 0,
+        .btl_stream_max_rdma_size = 0,
     };
     the_module = mod;
     auto **mods = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));

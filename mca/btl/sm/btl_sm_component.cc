@@ -32,6 +32,8 @@ enum Param {
     kSegmentDir,
     kRndvEagerLimit,
     kSingleCopy,
+    kCalibrationFile,
+    kSplitPiece,
     kNumParams
 };
 weft_btl_rdma_params_t rdma_params;
@@ -40,6 +42,7 @@ constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
     {"none", int(SingleCopy::none)},
     {"cma", int(SingleCopy::cma)},
     {"auto", int(SingleCopy::automatic)},
+    {"split", int(SingleCopy::split)},
     {nullptr, 0},
 };
 weft_mca_param_t *params[kNumParams];
@@ -168,17 +171,40 @@ weft_status_t register_params()
         {.name = "single_copy_mechanism",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
-         .help = "How put/get (the RDMA protocols: direct get and put, RDMA pipeline) copy "
-                 "between processes: cma (process_vm_readv/writev, one copy), none (no put/get: "
-                 "large messages take the send/receive pipeline through the shared pool, two "
-                 "copies made at once by the two processes), or auto: at start-up time both "
-                 "ways and use cma only from the size where it is faster (on VMs it often never "
-                 "is). See docs/performance.md.",
+         .help = "How large messages move between processes: none (no put/get: the "
+                 "send/receive pipeline through the shared pool, two copies made at once by "
+                 "the two processes), cma (put/get by process_vm_readv/writev, one copy, made "
+                 "by one process), split (cma, the sender writing pieces of each message while "
+                 "the receiver reads the others: one copy, made by both), or auto: per size, "
+                 "what a measurement of this host finds fastest (remembered in "
+                 "btl_sm_calibration_file). See docs/performance.md.",
          .level = 4,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = kSingleCopyValues,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "calibration_file",
+         .type = WEFT_MCA_PARAM_STRING,
+         .default_value = "/dev/shm/weft-sm-calibration-%u",
+         .help = "Where btl_sm_single_copy_mechanism auto remembers what it measured, for "
+                 "later jobs of this boot of this host (%u: the user id); empty: measure in "
+                 "every job, remember nothing. A file of another owner, or written for "
+                 "another boot, host or setting, is measured again.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "split_piece",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "256k",
+         .help = "Largest piece of a shared get (split): a message is cut in about eight "
+                 "pieces, of 4 KiB to this many bytes.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "4k..64m"},
     };
     weft_status_t rc =
         weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
@@ -251,6 +277,13 @@ bool read_config(Config &cfg, char *why, size_t why_len)
         return false;
     }
     cfg.single_copy = SingleCopy(weft_mca_param_enum(params[kSingleCopy]));
+    cfg.split_piece = size_t(weft_mca_param_size(params[kSplitPiece]));
+    std::string file = weft_mca_param_string(params[kCalibrationFile])
+                           ? weft_mca_param_string(params[kCalibrationFile])
+                           : "";
+    if (const size_t at = file.find("%u"); at != std::string::npos)
+        file.replace(at, 2, std::to_string(geteuid()));
+    cfg.calibration_file = file;
     cfg.segment_dir = dir ? dir : "";
     while (cfg.segment_dir.size() > 1 && cfg.segment_dir.back() == '/')
         cfg.segment_dir.pop_back();

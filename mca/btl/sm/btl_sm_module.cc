@@ -251,6 +251,27 @@ Post post(Module *m, Endpoint *ep, Frag *f)
     return Post::done_pool;
 }
 
+// ---------------------------------------------------------------------------- shared gets
+
+} // namespace
+
+bool post_help(Endpoint *ep, const HelpRequest &req)
+{
+    std::lock_guard g(ep->lock);
+    // Behind queued sends, it would wait for them; the receiver copies alone instead.
+    if (ep->state != WEFT_SUCCESS || !ep->connected || !ep->pending.empty())
+        return false;
+    const uint64_t n = slots_for(sizeof req);
+    if (reserve(ep, n) != Room::ok)
+        return false;
+    char *slot = tail_slot(ep);
+    std::memcpy(slot + kCellHeaderSize, &req, sizeof req);
+    publish(ep, slot, sizeof req, 0, kCellHelp, n);
+    return true;
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------- failures
 
 void report(Module *m, uint32_t flags, Endpoint *ep, const std::string &what)
@@ -331,6 +352,21 @@ int poll_ring(Module *m, Endpoint *ep)
             if (ok) {
                 poison(ep, head, len);
                 head += len;
+                continue;
+            }
+        } else if (kind == kCellHelp) {
+            nslots = slots_for(len);
+            ok = len == sizeof(HelpRequest) && at + nslots <= size;
+            if (ok) {
+                HelpRequest req;
+                std::memcpy(&req, slot + kCellHeaderSize, sizeof req);
+                // Free the slots first: the copies may take a while.
+                poison(ep, head, nslots);
+                head += nslots;
+                ep->rx_head = head;
+                store_release(ep->rx->head, head);
+                help_shared_get(m, ep, req);
+                ++n;
                 continue;
             }
         }
@@ -967,7 +1003,7 @@ int module_progress()
     if (m->send_work.load(std::memory_order_relaxed) != 0)
         for (size_t i = 0; i < m->endpoints.size(); ++i)
             n += progress_endpoint(m, m->endpoints[i]);
-    if (!m->rdma_done.empty()) [[unlikely]]
+    if (!m->rdma_done.empty() || !m->shared_pending.empty()) [[unlikely]]
         n += rdma_progress(m);
     m->busy.store(false, std::memory_order_release);
     return n;
@@ -1048,6 +1084,9 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_flush = sm_flush,
         .btl_dump = sm_dump,
         .btl_min_rdma_size = 0,
+        .btl_max_rdma_size = 0,
+        .btl_stream_min_rdma_size = 0,
+        .btl_stream_max_rdma_size = 0,
     };
     if ((rc = weft_progress_register(module_progress)) != WEFT_SUCCESS) {
         error = std::string("cannot register progress: ") + weft_status_string(rc);

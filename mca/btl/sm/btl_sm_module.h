@@ -35,9 +35,10 @@ inline void log_info(const std::string &text) { weft_output(WEFT_OUTPUT_INFO, "%
 // Parameter values as the component read them.
 // How put/get move data (btl_sm_single_copy_mechanism).
 enum class SingleCopy : int {
-    none = 0,     // no put/get: large messages take the send/receive pipeline through the pool
-    cma = 1,      // process_vm_readv/writev (Linux cross-memory attach)
-    automatic = 2 // cma for the sizes where a calibration at start-up finds it faster
+    none = 0,      // no put/get: large messages take the send/receive pipeline through the pool
+    cma = 1,       // process_vm_readv/writev (Linux cross-memory attach), by the receiver
+    automatic = 2, // per size, what a calibration (btl_sm_calibrate.h) finds fastest
+    split = 3      // cma, the sender writing pieces of each message while the receiver reads
 };
 
 struct Config {
@@ -51,6 +52,8 @@ struct Config {
     std::string segment_dir;
     size_t rndv_eager_limit = 0;
     SingleCopy single_copy = SingleCopy::none;
+    std::string calibration_file; // auto: where the rates are remembered ("" nowhere)
+    size_t split_piece = 0;       // split: bytes per piece of a shared get
 };
 
 // What a process publishes under the modex key "btl.sm" (at init, before it knows its
@@ -189,6 +192,9 @@ struct Endpoint {
     FragQueue inflight;
     weft_status_t state = WEFT_SUCCESS; // the error that broke the endpoint, once broken
     std::chrono::steady_clock::time_point next_liveness_check{};
+    // Shared gets this process started from this peer, by SharedGet slot (btl_sm_rdma.cc).
+    std::array<uint32_t, kSharedGets> shared_generation{};
+    std::array<bool, kSharedGets> shared_busy{};
 
     // Receiving: the peer's ring in this process's segment; touched by progress only.
     RingControl *rx = nullptr;
@@ -210,6 +216,18 @@ struct RdmaDone {
     void *context;
     void *cbdata;
     weft_status_t status;
+};
+
+// A shared get waiting for the pieces its helper claimed.
+struct SharedPending {
+    Endpoint *ep;
+    uint32_t slot;
+    uint32_t pieces;
+    char *local;
+    uint64_t remote;
+    size_t size;
+    RdmaDone done; // its callback, status set when it finishes
+    std::chrono::steady_clock::time_point next_liveness_check;
 };
 
 // What register_mem hands out and the PML carries to the peer: the region, and whose it is.
@@ -261,6 +279,13 @@ struct Module {
 
     // put/get: done at once by cross-memory attach; their callbacks run from progress.
     std::vector<RdmaDone> rdma_done;
+    // Shared gets: from this size on (SIZE_MAX: never), in pieces of split_piece bytes.
+    size_t split_min = SIZE_MAX;
+    size_t split_piece = 0;
+    std::vector<SharedPending> shared_pending;
+    // The regions this process registered (a helper writes only from them).
+    std::vector<const RegHandle *> regs;
+    std::string rdma_note; // what rdma_setup chose and why, for the verbose log and weft_info
 };
 
 // Make the module: the header-only segment and the modex entry. On failure error says why.
@@ -279,6 +304,11 @@ Endpoint *endpoint_of(weft_btl_endpoint_t *e);
 // the verbose log.
 std::string rdma_setup(Module *m);
 int rdma_progress(Module *m);
+// Ask ep's process to help with a shared get (a kCellHelp message); false if it cannot be
+// sent now (the ring is full or sends wait).
+bool post_help(Endpoint *ep, const HelpRequest &req);
+// A kCellHelp message from ep: write the pieces of the peer's shared get this process can.
+void help_shared_get(Module *m, Endpoint *ep, const HelpRequest &req);
 weft_status_t sm_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
                      uint64_t remote_address, weft_btl_registration_handle_t *local_handle,
                      const weft_btl_registration_handle_t *remote_handle, size_t size,

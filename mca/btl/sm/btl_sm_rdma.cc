@@ -1,12 +1,14 @@
 // btl/sm: put and get by cross-memory attach (process_vm_writev/readv): one copy, straight
-// between the two processes' buffers, done inside the call; the callback runs from progress.
+// between the two processes' buffers; the callback runs from progress.
 //
-// Whether that beats the send/receive pipeline (two copies through the shared pool, which the
-// two processes make at the same time) depends on the machine: on a VM the kernel's page
-// pinning can make the single copy slower at every size (issue 6 measured 13 GB/s against the
-// pipeline's 24 GB/s at 1 MiB). btl_sm_single_copy_mechanism picks: cma, none, or auto, which
-// times both ways once at start-up and uses put/get only from the size where CMA wins
-// (btl_min_rdma_size). docs/performance.md has the measurements.
+// A get is done by the receiver alone (cma), or shared (split): the receiver asks the sender
+// by a kCellHelp message to write pieces of the message into its buffer while it reads the
+// others itself, both taking pieces from one counter in shared memory (SharedGet in
+// btl_sm_segment.h), so that two cores copy at once. If the sender is busy elsewhere the
+// receiver simply takes every piece. Which way, from which size, or neither (the send/receive
+// pipeline through the pool), btl_sm_single_copy_mechanism says; auto measures this host
+// (btl_sm_calibrate.h). docs/performance.md has the measurements.
+#include "btl_sm_calibrate.h"
 #include "btl_sm_module.h"
 
 #include <algorithm>
@@ -26,13 +28,8 @@ namespace {
 // Sizes above this are done in several system calls (the kernel caps one call's iovec length
 // at MAX_RW_COUNT, about 2 GiB).
 constexpr size_t kMaxChunk = size_t(1) << 30;
-
-// The pipeline's rate as a share of one process's memcpy rate, measured with
-// contrib/bench-p2p.sh on the development VM (24 GB/s against 47 GB/s at 1 and 4 MiB): both
-// processes copy at once and share the memory bandwidth.
-constexpr double kPipelineShare = 0.5;
-// How much faster CMA must time to be chosen.
-constexpr double kMargin = 1.25;
+// auto: a way replaces another at a size only where it measured this much faster.
+constexpr double kMargin = 1.03;
 
 // Copy size bytes between local and the peer's remote by CMA. Returns 0 or an errno.
 int cma_copy(bool write, pid_t pid, void *local, uint64_t remote, size_t size)
@@ -58,69 +55,145 @@ int cma_copy(bool write, pid_t pid, void *local, uint64_t remote, size_t size)
     return 0;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Bytes per second of a copy of `size` bytes, best of a few rounds (a copy of this process's
-// own memory by CMA costs what a copy of a peer's does: the kernel pins and maps the pages).
-double rate(bool cma, char *dst, char *src, size_t size)
-{
-    double best = 1e30;
-    for (int round = 0; round < 3; ++round) {
-        const auto t0 = std::chrono::steady_clock::now();
-        if (cma)
-            cma_copy(false, getpid(), dst, reinterpret_cast<uint64_t>(src), size);
-        else
-            std::memcpy(dst, src, size);
-        best = std::min(best, seconds_since(t0));
-        __asm__ volatile("" : : "r"(dst) : "memory");
-    }
-    return double(size) / std::max(best, 1e-9);
-}
-
-// The smallest of the sizes tried where CMA beats the pipeline, or 0 if it never does.
-size_t calibrate(std::string &note)
-{
-    constexpr size_t kSizes[] = {size_t(64) << 10, size_t(256) << 10, size_t(1) << 20,
-                                 size_t(4) << 20};
-    constexpr size_t kMax = size_t(4) << 20;
-    // Straight from the kernel and back: freeing 4 MiB through malloc would raise glibc's
-    // mmap threshold for the rest of the process and change where the application's large
-    // buffers come from.
-    void *mem = mmap(nullptr, 2 * kMax, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
-        return 0;
-    struct Unmap {
-        void *p;
-        size_t n;
-        ~Unmap() { munmap(p, n); }
-    } unmap{mem, 2 * kMax};
-    char *src = static_cast<char *>(mem), *dst = src + kMax;
-    std::memset(src, 1, kMax);
-    std::memset(dst, 0, kMax);
-    size_t found = 0;
-    for (size_t size : kSizes) {
-        const double c = rate(true, dst, src, size);
-        const double p = kPipelineShare * rate(false, dst, src, size);
-        note += " " + std::to_string(size >> 10) + "K: cma " +
-                std::to_string(c / 1e9).substr(0, 5) + " GB/s, pipeline ~" +
-                std::to_string(p / 1e9).substr(0, 5) + " GB/s;";
-        // CMA must win clearly (by kMargin) to be used: a timing disturbed by a neighbour
-        // must not switch a job to the slower mechanism.
-        const bool wins = c > kMargin * p;
-        if (wins && found == 0)
-            found = size;
-        if (!wins)
-            found = 0; // must win from there on up
-    }
-    return found;
-}
-
 const RegHandle *reg_of(const weft_btl_registration_handle_t *h)
 {
     return reinterpret_cast<const RegHandle *>(h);
+}
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kLivenessInterval = std::chrono::milliseconds(100);
+
+uint64_t fetch_add(uint64_t &x, uint64_t v)
+{
+    return std::atomic_ref<uint64_t>(x).fetch_add(v, std::memory_order_acq_rel);
+}
+
+// Take the next piece of generation gen from claim; false when none is left (or the slot has
+// moved on to another get).
+bool claim_piece(uint64_t &claim, uint32_t gen, uint32_t pieces, uint32_t &piece)
+{
+    std::atomic_ref<uint64_t> c(claim);
+    uint64_t v = c.load(std::memory_order_acquire);
+    for (;;) {
+        if (uint32_t(v >> 32) != gen || uint32_t(v) >= pieces)
+            return false;
+        if (c.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel))
+            break;
+    }
+    piece = uint32_t(v);
+    return true;
+}
+
+// Take every piece left, so that the helper starts no more.
+void claim_rest(uint64_t &claim, uint32_t gen, uint32_t pieces)
+{
+    std::atomic_ref<uint64_t> c(claim);
+    uint64_t v = c.load(std::memory_order_acquire);
+    while (uint32_t(v >> 32) == gen && uint32_t(v) < pieces &&
+           !c.compare_exchange_weak(v, (uint64_t(gen) << 32) | pieces, std::memory_order_acq_rel)) {
+    }
+}
+
+weft_status_t status_of(int err)
+{
+    return err == 0 ? WEFT_SUCCESS : err == ESRCH ? WEFT_ERR_PROC_FAILED : WEFT_ERR_LINK_DOWN;
+}
+
+// Start a shared get of size bytes; false if it cannot be shared now (no free slot, the
+// ring is full), and nothing was done.
+void reap_shared_gets(Module *m, Endpoint *ep);
+
+bool start_shared_get(Module *m, Endpoint *ep, char *local, uint64_t remote, size_t size,
+                      const RdmaDone &done)
+{
+    // Gets started in one progress call (a burst of matched messages) finish before the next.
+    reap_shared_gets(m, ep);
+    uint32_t slot = kSharedGets;
+    for (uint32_t i = 0; i < kSharedGets; ++i)
+        if (!ep->shared_busy[i]) {
+            slot = i;
+            break;
+        }
+    const size_t piece = piece_for(size, m->split_piece);
+    const uint64_t pieces = (size + piece - 1) / piece;
+    if (slot == kSharedGets || pieces < 2 || pieces > UINT32_MAX)
+        return false;
+    SharedGet &g = ep->rx->shared[slot];
+    const uint32_t gen = ep->shared_generation[slot] + 1;
+    store_relaxed(g.done, 0);
+    store_relaxed(g.failed, 0);
+    store_release(g.claim, uint64_t(gen) << 32);
+    const HelpRequest req{.src = remote,
+                          .dst = reinterpret_cast<uint64_t>(local),
+                          .size = size,
+                          .piece = uint32_t(piece),
+                          .pieces = uint32_t(pieces),
+                          .slot = slot,
+                          .generation = gen};
+    if (!post_help(ep, req)) {
+        store_release(g.claim, (uint64_t(gen) << 32) | pieces); // nobody may take a piece
+        ep->shared_generation[slot] = gen;
+        return false;
+    }
+    ep->shared_generation[slot] = gen;
+    ep->shared_busy[slot] = true;
+    weft_status_t status = WEFT_SUCCESS;
+    uint32_t i = 0;
+    while (claim_piece(g.claim, gen, uint32_t(pieces), i)) {
+        const size_t off = size_t(i) * piece;
+        const int err =
+            cma_copy(false, ep->peer_pid, local + off, remote + off, std::min(piece, size - off));
+        fetch_add(g.done, 1);
+        if (err != 0) {
+            status = status_of(err);
+            claim_rest(g.claim, gen, uint32_t(pieces));
+            break;
+        }
+    }
+    SharedPending p{ep, slot, uint32_t(pieces), local, remote, size, done, Clock::now()};
+    p.done.status = status;
+    m->shared_pending.push_back(p);
+    return true;
+}
+
+// Whether p is over: every piece copied (status set), or the helper died.
+bool shared_get_over(Module *m, SharedPending &p)
+{
+    SharedGet &g = p.ep->rx->shared[p.slot];
+    const uint64_t done = load_acquire(g.done);
+    if (done >= p.pieces) {
+        // Pieces the helper could not write (its buffer went away, or it is not allowed to
+        // write here): read the whole message again alone.
+        if (load_acquire(g.failed) != 0 && p.done.status == WEFT_SUCCESS)
+            p.done.status = status_of(cma_copy(false, p.ep->peer_pid, p.local, p.remote, p.size));
+        p.ep->shared_busy[p.slot] = false;
+        return true;
+    }
+    (void)m;
+    const auto now = Clock::now();
+    if (now < p.next_liveness_check)
+        return false;
+    p.next_liveness_check = now + kLivenessInterval;
+    if (p.ep->peer.owner_alive())
+        return false;
+    // The helper died holding pieces. The slot stays busy: it might have been writing.
+    p.done.status = WEFT_ERR_PROC_FAILED;
+    return true;
+}
+
+// Move the shared gets that are over (of ep, or of every endpoint) to rdma_done, freeing
+// their slots. rdma_done has room for them (reserved when each started).
+void reap_shared_gets(Module *m, Endpoint *ep)
+{
+    for (size_t i = 0; i < m->shared_pending.size();) {
+        SharedPending &p = m->shared_pending[i];
+        if ((ep && p.ep != ep) || !shared_get_over(m, p)) {
+            ++i;
+            continue;
+        }
+        m->rdma_done.push_back(p.done);
+        m->shared_pending.erase(m->shared_pending.begin() + ptrdiff_t(i));
+    }
 }
 
 weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
@@ -143,22 +216,23 @@ weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *e
         return WEFT_ERR_BAD_PARAM;
     if (ep->state != WEFT_SUCCESS)
         return ep->state;
-    weft_status_t status = WEFT_SUCCESS;
-    if (size) {
-        const int err = cma_copy(write, ep->peer_pid, local_address, remote_address, size);
-        if (err == ESRCH)
-            status = WEFT_ERR_PROC_FAILED;
-        else if (err == EPERM || err == ENOSYS)
-            return WEFT_ERR_NOT_SUPPORTED;
-        else if (err != 0)
-            status = WEFT_ERR_LINK_DOWN;
-    }
+    RdmaDone done{cbfunc, ep, local_address, local_handle, cbcontext, cbdata, WEFT_SUCCESS};
     try {
-        m->rdma_done.push_back(
-            {cbfunc, ep, local_address, local_handle, cbcontext, cbdata, status});
+        m->rdma_done.reserve(m->rdma_done.size() + m->shared_pending.size() + 1);
+        m->shared_pending.reserve(m->shared_pending.size() + 1);
     } catch (...) {
         return WEFT_ERR_OUT_OF_RESOURCE;
     }
+    if (!write && size >= m->split_min && ep->connected &&
+        start_shared_get(m, ep, static_cast<char *>(local_address), remote_address, size, done))
+        return WEFT_SUCCESS;
+    if (size) {
+        const int err = cma_copy(write, ep->peer_pid, local_address, remote_address, size);
+        if (err == EPERM || err == ENOSYS)
+            return WEFT_ERR_NOT_SUPPORTED;
+        done.status = status_of(err);
+    }
+    m->rdma_done.push_back(done);
     return WEFT_SUCCESS;
 }
 
@@ -167,6 +241,7 @@ weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *e
 std::string rdma_setup(Module *m)
 {
     SingleCopy mech = m->cfg.single_copy;
+    m->split_piece = m->cfg.split_piece;
     std::string note;
     if (mech != SingleCopy::none) {
         // Let the other processes of the job (not our parent: siblings) read and write us.
@@ -176,25 +251,45 @@ std::string rdma_setup(Module *m)
         if (err != 0 || got != probe) {
             note = "cross-memory attach does not work here (process_vm_readv: " +
                    std::string(std::strerror(err ? err : EIO)) + ")";
-            if (mech == SingleCopy::cma)
-                log_warning("btl/sm: btl_sm_single_copy_mechanism is cma but " + note +
-                            "; large messages take the send/receive pipeline");
+            if (mech != SingleCopy::automatic)
+                log_warning("btl/sm: btl_sm_single_copy_mechanism is " +
+                            std::string(mech == SingleCopy::cma ? "cma" : "split") + " but " +
+                            note + "; large messages take the send/receive pipeline");
             mech = SingleCopy::none;
         }
     }
-    size_t min_size = 0;
+    Range alone{0, SIZE_MAX}, stream{0, SIZE_MAX};
     if (mech == SingleCopy::automatic) {
-        note = "calibration:";
-        min_size = calibrate(note);
-        if (min_size == 0) {
+        std::vector<Rate> rates;
+        std::string source, why;
+        const Setting set{m->cfg.max_send_size, m->cfg.free_list_max, m->split_piece};
+        if (!calibrate(m->cfg.calibration_file, set, rates, source, why)) {
+            // Without figures, the choice that is never far off: the pipeline (both processes
+            // copy), as before put/get existed.
+            note = "auto: could not measure (" + why + "): no put/get";
             mech = SingleCopy::none;
-            note += " cma never faster: none";
         } else {
-            note += " cma from " + std::to_string(min_size) + " bytes";
+            const Choice c = decide(rates, kMargin);
+            note = "auto: " + c.why + " [rates " + source + ": " + rates_text(rates) + "]";
+            if (c.alone.rdma_min == SIZE_MAX && c.stream.rdma_min == SIZE_MAX) {
+                mech = SingleCopy::none;
+            } else {
+                alone = c.alone;
+                stream = c.stream;
+                m->split_min = c.split_min;
+            }
         }
+    } else if (mech == SingleCopy::split) {
+        m->split_min = 0;
+        note = "single copy: split (pieces of an eighth, at most " +
+               std::to_string(m->split_piece) + " bytes)";
+    } else if (mech == SingleCopy::cma) {
+        note = "single copy: cma";
     }
-    if (mech == SingleCopy::none)
-        return note.empty() ? "single copy: none" : note;
+    if (mech == SingleCopy::none) {
+        m->rdma_note = note.empty() ? "single copy: none" : note;
+        return m->rdma_note;
+    }
     m->base.btl_flags |= WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
     m->base.btl_put_limit = m->base.btl_get_limit = SIZE_MAX / 2;
     m->base.btl_registration_handle_size = sizeof(RegHandle);
@@ -202,18 +297,64 @@ std::string rdma_setup(Module *m)
     m->base.btl_get = sm_get;
     m->base.btl_register_mem = sm_register_mem;
     m->base.btl_deregister_mem = sm_deregister_mem;
-    m->base.btl_min_rdma_size = min_size;
-    return note.empty() ? "single copy: cma" : note;
+    // In the module's terms: an upper bound of 0 is none, and "never" is SIZE_MAX and 0.
+    auto upper = [](const Range &r) { return r.rdma_max == SIZE_MAX ? size_t(0) : r.rdma_max; };
+    m->base.btl_min_rdma_size = alone.rdma_min;
+    m->base.btl_max_rdma_size = alone.rdma_min == SIZE_MAX ? 0 : upper(alone);
+    m->base.btl_stream_min_rdma_size = stream.rdma_min;
+    m->base.btl_stream_max_rdma_size = stream.rdma_min == SIZE_MAX ? 0 : upper(stream);
+    if (m->base.btl_stream_min_rdma_size == 0 && m->base.btl_stream_max_rdma_size == 0)
+        m->base.btl_stream_max_rdma_size = SIZE_MAX; // every size (0 and 0 would mean "as alone")
+    m->rdma_note = note;
+    return note;
 }
 
 int rdma_progress(Module *m)
 {
+    reap_shared_gets(m, nullptr);
     std::vector<RdmaDone> done;
     done.swap(m->rdma_done);
     for (const RdmaDone &d : done)
         d.fn(&m->base, reinterpret_cast<weft_btl_endpoint_t *>(d.ep), d.local, d.local_handle,
              d.context, d.cbdata, d.status);
     return int(done.size());
+}
+
+void help_shared_get(Module *m, Endpoint *ep, const HelpRequest &req)
+{
+    if (!ep->connected || ep->state != WEFT_SUCCESS || req.slot >= kSharedGets || req.pieces < 2 ||
+        req.piece == 0 || req.size > SIZE_MAX / 2 ||
+        uint64_t(req.pieces - 1) * req.piece >= req.size ||
+        uint64_t(req.pieces) * req.piece < req.size)
+        return;
+    // Only from memory this process registered for its peers to read: a request naming other
+    // memory is ignored (the asker then reads every piece itself).
+    bool allowed = false;
+    {
+        std::lock_guard g(m->lock);
+        for (const RegHandle *h : m->regs)
+            if (req.src >= h->base && req.size <= h->len &&
+                req.src - h->base <= h->len - req.size) {
+                allowed = true;
+                break;
+            }
+    }
+    if (!allowed)
+        return;
+    SharedGet &g = ep->tx->shared[req.slot];
+    uint32_t i = 0;
+    while (claim_piece(g.claim, req.generation, req.pieces, i)) {
+        const uint64_t off = uint64_t(i) * req.piece;
+        const int err = cma_copy(true, ep->peer_pid, reinterpret_cast<void *>(req.src + off),
+                                 req.dst + off, std::min<uint64_t>(req.piece, req.size - off));
+        if (err != 0) {
+            fetch_add(g.failed, 1);
+            claim_rest(g.claim, req.generation, req.pieces);
+        }
+        fetch_add(g.done, 1);
+        if (err != 0)
+            break;
+    }
 }
 
 weft_status_t sm_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
@@ -239,19 +380,36 @@ weft_status_t sm_register_mem(weft_btl_module_t *module, weft_btl_endpoint_t *, 
 {
     if (!self(module) || !handle || (size && !base))
         return WEFT_ERR_BAD_PARAM;
+    Module *m = self(module);
     auto *h = new (std::nothrow)
         RegHandle{uint64_t(getpid()), reinterpret_cast<uint64_t>(base), uint64_t(size)};
     if (!h)
         return WEFT_ERR_OUT_OF_RESOURCE;
+    try {
+        std::lock_guard g(m->lock);
+        m->regs.push_back(h);
+    } catch (...) {
+        delete h;
+        return WEFT_ERR_OUT_OF_RESOURCE;
+    }
     *handle = reinterpret_cast<weft_btl_registration_handle_t *>(h);
     return WEFT_SUCCESS;
 }
 
 weft_status_t sm_deregister_mem(weft_btl_module_t *module, weft_btl_registration_handle_t *handle)
 {
-    if (!self(module) || !handle)
+    Module *m = self(module);
+    if (!m || !handle)
         return WEFT_ERR_BAD_PARAM;
-    delete reinterpret_cast<RegHandle *>(handle);
+    auto *h = reinterpret_cast<RegHandle *>(handle);
+    {
+        std::lock_guard g(m->lock);
+        const auto it = std::find(m->regs.begin(), m->regs.end(), h);
+        if (it == m->regs.end())
+            return WEFT_ERR_BAD_PARAM;
+        m->regs.erase(it);
+    }
+    delete h;
     return WEFT_SUCCESS;
 }
 

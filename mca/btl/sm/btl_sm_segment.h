@@ -38,7 +38,7 @@ inline constexpr size_t kCacheLine = 64;
 inline constexpr size_t kSlotSize = 32;
 inline constexpr uint64_t kHeaderBytes = 4096; // the header page; ring 0 starts after it
 inline constexpr uint64_t kSegmentMagic = 0x31304d5354464557ull; // "WEFTSM01", little-endian
-inline constexpr uint32_t kLayoutVersion = 4;
+inline constexpr uint32_t kLayoutVersion = 5;
 
 enum SegmentState : uint64_t {
     kStateInit = 0,   // only the header page exists yet
@@ -78,9 +78,25 @@ struct SegmentHeader {
 // it stopped): while connected, the sender publishes a message by the stamp in its header,
 // so the owner polls one slot per peer and two small messages cost one line transfer.
 // head and tail live on separate cache lines.
+//
+// A shared get (btl_sm_rdma.cc) is a get of the owner's from sender s that s helps with: the
+// owner reads pieces of the message by CMA while s, once it sees the kCellHelp message,
+// writes others into the owner's buffer by CMA. Both take pieces from one counter in a
+// SharedGet of ring s: claim holds (generation << 32) | next piece; done counts the pieces
+// copied, failed those s could not write. A helper claims a piece only with a compare-and-swap
+// that names the generation of its kCellHelp message, so a late message can never take a piece
+// of a later get in the same slot.
+struct alignas(kCacheLine) SharedGet {
+    uint64_t claim;  // (generation << 32) | index of the next piece nobody has claimed
+    uint64_t done;   // pieces copied (by either process)
+    uint64_t failed; // pieces the helper claimed but could not write (the owner copies them)
+};
+inline constexpr uint32_t kSharedGets = 16; // per ring: shared gets in progress at once
+
 struct alignas(kCacheLine) RingControl {
     alignas(kCacheLine) uint64_t head; // next slot the owner reads; written by the owner only
     alignas(kCacheLine) uint64_t tail; // the sender's next slot when it last disconnected
+    SharedGet shared[kSharedGets];     // written by the owner and sender s (atomics only)
 };
 
 // The first bytes of a message in a ring. stamp is stamp_of(index of the message's first
@@ -96,7 +112,9 @@ struct alignas(kCacheLine) RingControl {
 //                takes one slot; `length` is zero;
 //   kCellSkip    nothing follows: `length` slots up to the ring's end are unused (a message
 //                never wraps), and the next message starts at slot 0.
-enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2, kCellSkip = 3 };
+//   kCellHelp    a HelpRequest follows: the receiver of a message asks its sender to write
+//                pieces of it (a shared get); `length` is its size.
+enum CellKind : uint8_t { kCellInline = 1, kCellPool = 2, kCellSkip = 3, kCellHelp = 4 };
 
 struct CellHeader {
     uint32_t stamp;  // stamp_of(first slot index); written last, with release
@@ -111,6 +129,19 @@ struct PoolRef {
     uint32_t reserved;
 };
 
+// What a kCellHelp message carries: write pieces [0, pieces) of `size` bytes, `piece` bytes
+// each, from src (in the helper) to dst (in the asking process), claiming each in the
+// SharedGet `slot` of the asker's ring for the helper, generation `generation`.
+struct HelpRequest {
+    uint64_t src;
+    uint64_t dst;
+    uint64_t size;
+    uint32_t piece;
+    uint32_t pieces;
+    uint32_t slot;
+    uint32_t generation;
+};
+
 inline constexpr size_t kCellHeaderSize = sizeof(CellHeader);
 // The largest message that travels inside a ring (length is 16 bits); larger eager
 // messages go through the pool.
@@ -118,7 +149,8 @@ inline constexpr size_t kMaxInline = UINT16_MAX;
 
 static_assert(sizeof(CellHeader) == 8, "the cell header is part of the wire format");
 static_assert(kCellHeaderSize + sizeof(PoolRef) <= kSlotSize, "a pool entry takes one slot");
-static_assert(sizeof(RingControl) == 2 * kCacheLine, "head and tail on their own lines");
+static_assert(sizeof(RingControl) == (2 + kSharedGets) * kCacheLine,
+              "head, tail and each shared get on their own lines");
 
 inline constexpr uint32_t stamp_of(uint64_t slot) { return uint32_t(slot + 1); }
 inline constexpr uint32_t poison_of(uint64_t slot) { return uint32_t(slot); }

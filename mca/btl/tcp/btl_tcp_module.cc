@@ -393,6 +393,9 @@ weft_btl_module_t make_base()
         .btl_flush = flush,
         .btl_dump = dump,
         .btl_min_rdma_size = 0,
+        .btl_max_rdma_size = 0,
+        .btl_stream_min_rdma_size = 0,
+        .btl_stream_max_rdma_size = 0,
     };
 }
 

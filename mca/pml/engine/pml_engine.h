@@ -62,6 +62,9 @@ template <class Policy> class Engine {
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
         std::unordered_map<uint64_t, Req *> live;
+        // Rendezvous sends under way, by the peer's world rank: a send to a peer that has one
+        // is part of a stream (btl_stream_min_rdma_size).
+        std::vector<uint32_t> rndv_sends;
         uint64_t next_id = 1;
         std::deque<Pending> pending;
         // Peers whose matching fragments wait for a rail change's fence (few, and short-lived).
@@ -201,7 +204,8 @@ template <class Policy> class Engine {
     static weft_status_t send_frag(Req *r, const Rail &rail, size_t off, size_t *n);
     static Step schedule_step(Req *r, int *handed);
     static void schedule(Req *r);
-    static std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t need);
+    static std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t need,
+                                                bool stream = false);
     static const Rail *find_rail(const Peer &peer, uint32_t key, uint32_t need);
     static std::vector<size_t> split(size_t from, size_t to,
                                      const std::vector<const Rail *> &rails);

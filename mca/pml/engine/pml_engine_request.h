@@ -20,6 +20,10 @@ template <class Policy> void Engine<Policy>::untrack(Req *r)
     if (r->id)
         P->live.erase(r->id);
     r->id = 0;
+    if (r->rndv_world >= 0) {
+        --P->rndv_sends[size_t(r->rndv_world)];
+        r->rndv_world = -1;
+    }
 }
 
 // A request from the pool; make() sets every field.
@@ -112,6 +116,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->pml_cancel = cancel;
     r->next = r->prev = nullptr;
     r->id = 0;
+    r->rndv_world = -1;
     r->is_send = send;
     set_dtype(r, const_cast<void *>(buf), count, dtype);
     r->regs.clear();

@@ -259,10 +259,28 @@ template <class Policy> void Engine<Policy>::schedule(Req *r)
     progress_sched();
 }
 
+// Whether a rail's module takes a message of `bytes` by put/get: its size bounds, those for a
+// stream when the message follows another large one to the same peer (btl.h).
+inline bool rdma_size_ok(const weft_btl_module_t *btl, size_t bytes, bool stream)
+{
+    size_t lo = 0, hi = 0;
+    if (WEFT_MODULE_HAS_FIELD(btl, weft_btl_module_t, btl_min_rdma_size))
+        lo = btl->btl_min_rdma_size;
+    if (WEFT_MODULE_HAS_FIELD(btl, weft_btl_module_t, btl_stream_max_rdma_size)) {
+        hi = btl->btl_max_rdma_size;
+        if (stream && (btl->btl_stream_min_rdma_size | btl->btl_stream_max_rdma_size) != 0) {
+            lo = btl->btl_stream_min_rdma_size;
+            hi = btl->btl_stream_max_rdma_size;
+        }
+    }
+    return bytes >= lo && (hi == 0 || bytes < hi);
+}
+
 // The RDMA rails of peer usable for a message of `bytes` with `need` (PUT or GET), at most
-// max_rdma_per_request.
+// max_rdma_per_request; stream: the message follows another rendezvous to the same peer.
 template <class Policy>
-std::vector<const Rail *> Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t need)
+std::vector<const Rail *> Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t need,
+                                                     bool stream)
 {
     std::vector<const Rail *> out;
     for (const Rail &rail : peer.rdma) {
@@ -270,8 +288,7 @@ std::vector<const Rail *> Engine<Policy>::rdma_rails(const Peer &peer, size_t by
             break;
         if (!(rail.flags & need))
             continue;
-        if (WEFT_MODULE_HAS_FIELD(rail.btl, weft_btl_module_t, btl_min_rdma_size) &&
-            bytes < rail.btl->btl_min_rdma_size)
+        if (!rdma_size_ok(rail.btl, bytes, stream))
             continue;
         if (rail.btl->btl_registration_handle_size > kMaxHandle)
             continue;
@@ -595,6 +612,11 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     h.match.flags = r->mode == WEFT_SEND_SYNCHRONOUS ? flag_sync : 0;
     h.total = r->bytes;
     h.send_id = track(r);
+    if (P->rndv_sends.size() <= size_t(world))
+        P->rndv_sends.resize(size_t(world) + 1, 0);
+    const bool stream = P->rndv_sends[size_t(world)] != 0;
+    ++P->rndv_sends[size_t(world)];
+    r->rndv_world = world;
 
     // The candidate, as ob1-protocols.rst selects it.
     Proto chosen = Proto::pipeline;
@@ -603,14 +625,15 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
         chosen = Proto::pipeline; // a synchronous message that would fit eagerly
     } else if (r->mode == WEFT_SEND_BUFFERED) {
         chosen = Proto::buffered;
-    } else if (r->dense && !(rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_RDMA)).empty()) {
+    } else if (r->dense &&
+               !(rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_RDMA, stream)).empty()) {
         bool all_get = true, all_put = true;
         for (const Rail *rail : rails) {
             all_get = all_get && (rail->flags & WEFT_BTL_FLAG_GET);
             all_put = all_put && (rail->flags & WEFT_BTL_FLAG_PUT);
         }
         if (!all_get && !all_put) {
-            rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_PUT);
+            rails = rdma_rails(*peer, r->bytes, WEFT_BTL_FLAG_PUT, stream);
             all_put = true;
         }
         if (P->leave_pinned || !all_put || r->bytes <= peer->min_rdma_pipeline_size)

@@ -82,6 +82,7 @@ template <class Policy> struct Request : weft_request {
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
     int rdma_inflight = 0;
+    int rndv_world = -1;          // counted in State::rndv_sends[rndv_world] until untracked
     std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
     std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
     uint32_t rails_used = 0;          // bit per State::modules index
