@@ -9,6 +9,11 @@ set -eu
 packages="build-essential autoconf automake libtool pkg-config make
 check libltdl-dev libhwloc-dev libibverbs-dev rdma-core libfabric-dev
 iproute2 procps mpich slurm-wlm munge cmake"
+# The benchmark scripts (contrib/bench-*.sh) also build their programs against Debian's
+# Open MPI and MPICH: `install-deps.sh --bench`.
+if [ "${1:-}" = "--bench" ]; then
+    packages="$packages openmpi-bin libopenmpi-dev libmpich-dev"
+fi
 
 missing=""
 for p in $packages; do

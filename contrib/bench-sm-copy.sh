@@ -1,0 +1,81 @@
+#!/bin/sh
+# Shared-memory copy choice: bench/p2p_bench.c (ping-pong latency, windowed bandwidth) over
+# btl/sm with each way forced (btl_sm_single_copy_mechanism cma, none, split) and with the
+# default (auto), beside Debian's Open MPI (vader, its default: CMA) and MPICH (its default),
+# every size from 8 B to 16 MiB, 2 ranks, run interleaved round by round; medians.
+#   contrib/bench-sm-copy.sh BUILDDIR [ROUNDS]
+# WEFT_BENCH_SIZES="4096 1048576" runs only those sizes; WEFT_BENCH_TESTS="lat" one test.
+# Prints the host (CPU, caches, memcpy bandwidth measured in the same run) and one table:
+# auto/best is auto against the best forced way (lat: <= 1.05 is within 5%; bw: >= 0.95),
+# auto/OMPI against Open MPI's default (lat: <= 1.0 is no worse; bw: >= 1.0).
+# auto reads the calibration this boot of this host already has, or makes it in its first run
+# (btl_sm_calibration_file); the choice it made is printed at the end.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:?BUILDDIR}" && pwd)
+rounds=${2:-5}
+tmp=$(mktemp -d /tmp/weft-smcopy.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+weft="$build/bench/p2p_bench"
+[ -x "$weft" ] || { echo "build Weft first (make in $build)" >&2; exit 1; }
+mpicc.openmpi -O2 -w -o "$tmp/ompi" "$src/bench/p2p_bench.c"
+mpicc.mpich -O2 -w -o "$tmp/mpich" "$src/bench/p2p_bench.c"
+# shellcheck disable=SC2012 # build-tree paths
+WEFT_MCA_mca_base_component_path=$(ls -d "$build"/mca/*/*/.libs | tr '\n' ':')
+export WEFT_MCA_mca_base_component_path
+
+sizes=${WEFT_BENCH_SIZES:-}
+if [ -z "$sizes" ]; then
+    s=8
+    while [ "$s" -le 16777216 ]; do sizes="$sizes $s" s=$((s * 2)); done
+fi
+tests=${WEFT_BENCH_TESTS:-"lat bw"}
+impls="auto cma none split ompi mpich"
+
+run() { # impl test size
+    case $1 in
+    auto | cma | none | split)
+        timeout 300 "$build/mpirun" -np 2 --mca btl self,sm --mca btl_sm_single_copy_mechanism "$1" \
+            "$weft" "$2" "$3" ;;
+    ompi) timeout 300 mpirun.openmpi --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,vader "$tmp/ompi" "$2" "$3" ;;
+    mpich) timeout 300 mpiexec.mpich -n 2 "$tmp/mpich" "$2" "$3" ;;
+    esac 2>/dev/null | tail -n 1
+}
+
+r=1
+while [ "$r" -le "$rounds" ]; do
+    for t in $tests; do for s in $sizes; do for i in $impls; do
+        v=$(run "$i" "$t" "$s" || true)
+        case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$i.$t.$s" ;; esac
+    done; done; done
+    for s in 65536 1048576 4194304 16777216; do
+        v=$(timeout 60 "$build/bench/memcpy_bench" "$s" 2>/dev/null | tail -n 1 || true)
+        case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/memcpy.$s" ;; esac
+    done
+    r=$((r + 1))
+done
+
+median() { [ -s "$1" ] && sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}' || echo "-"; }
+
+echo "Shared-memory copy choice, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d))"
+lscpu | awk -F: '/^Model name|^L1d|^L2|^L3|^CPU\(s\)|^Hypervisor/ {gsub(/^ +/, "", $2); printf "%s: %s; ", $1, $2} END {print ""}'
+printf "memcpy (MB/s, this run):"
+for s in 65536 1048576 4194304 16777216; do printf " %s B %s;" "$s" "$(median "$tmp/memcpy.$s")"; done
+echo
+echo "lat: half round trip in us (lower is better); bw: MB/s (higher is better)"
+echo
+echo "| test | size | auto | cma | none | split | Open MPI | MPICH | auto/best | auto/OMPI |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for t in $tests; do for s in $sizes; do
+    set --
+    for i in $impls; do set -- "$@" "$(median "$tmp/$i.$t.$s")"; done
+    echo "$t $s $*" | awk '{
+        best = "-";
+        for (k = 4; k <= 6; ++k) if ($k != "-" && (best == "-" || ($1 == "lat" ? $k < best : $k > best))) best = $k;
+        rb = ($3 == "-" || best == "-" || best == 0) ? "-" : sprintf("%.2f", $3 / best);
+        ro = ($3 == "-" || $7 == "-" || $7 == 0) ? "-" : sprintf("%.2f", $3 / $7);
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, rb, ro }'
+done; done
+echo
+"$build/mpirun" -np 2 --mca btl self,sm --mca btl_base_verbose 10 "$build/examples/hello" 2>&1 |
+    grep -m 1 "btl/sm: auto" | sed 's/ \[rates.*//' || true
