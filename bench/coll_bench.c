@@ -1,9 +1,13 @@
 /*
  * Collective benchmark, built unchanged against Weft, Open MPI and MPICH
- * (contrib/bench-coll.sh): the time of one MPI_Barrier, MPI_Allreduce (MPI_DOUBLE, MPI_SUM)
- * or MPI_Bcast (MPI_BYTE from rank 0) on MPI_COMM_WORLD, for any number of ranks.
- *   coll_bench barrier | allreduce SIZE | bcast SIZE
- * SIZE is in bytes; allreduce reduces SIZE/8 doubles (SIZE 8 is one double).
+ * (contrib/bench-coll.sh): the time of one MPI_Barrier, MPI_Allreduce or MPI_Reduce
+ * (MPI_DOUBLE, MPI_SUM, root 0), MPI_Bcast (MPI_BYTE from rank 0), MPI_Allgather or
+ * MPI_Alltoall (MPI_BYTE) on MPI_COMM_WORLD, for any number of ranks.
+ *   coll_bench barrier | allreduce SIZE | reduce SIZE | bcast SIZE | allgather SIZE
+ *              | alltoall SIZE
+ * SIZE is in bytes, as OSU's benchmarks count it: (all)reduce reduces SIZE/8 doubles (SIZE 8
+ * is one double); allgather gathers SIZE bytes from each rank; alltoall sends SIZE bytes to
+ * each rank.
  * Prints one number on rank 0: microseconds per operation, the slowest rank's average.
  */
 #include <mpi.h>
@@ -11,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n operations of the kind op ('b'arrier, 'a'llreduce or bcast 'c'). */
+/* n operations of the kind op ('b'arrier, 'a'llreduce, 'r'educe, bcast 'c', allgather 'g',
+ * alltoall 't'). */
 static void run(int op, int n, char *buf, char *out, size_t size)
 {
     const int count = (int)(size / sizeof(double));
@@ -20,6 +25,12 @@ static void run(int op, int n, char *buf, char *out, size_t size)
             MPI_Barrier(MPI_COMM_WORLD);
         else if (op == 'a')
             MPI_Allreduce(buf, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        else if (op == 'r')
+            MPI_Reduce(buf, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        else if (op == 'g')
+            MPI_Allgather(buf, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        else if (op == 't')
+            MPI_Alltoall(buf, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, MPI_COMM_WORLD);
         else
             MPI_Bcast(buf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
     }
@@ -27,29 +38,36 @@ static void run(int op, int n, char *buf, char *out, size_t size)
 
 int main(int argc, char **argv)
 {
-    int rank;
+    int rank, nranks;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *what = argc > 1 ? argv[1] : "barrier";
     const size_t size = argc > 2 ? (size_t)atol(argv[2]) : 0;
     const int op = strcmp(what, "barrier") == 0     ? 'b'
                    : strcmp(what, "allreduce") == 0 ? 'a'
+                   : strcmp(what, "reduce") == 0    ? 'r'
                    : strcmp(what, "bcast") == 0     ? 'c'
+                   : strcmp(what, "allgather") == 0 ? 'g'
+                   : strcmp(what, "alltoall") == 0  ? 't'
                                                     : 0;
     if (op == 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: coll_bench barrier | allreduce SIZE | bcast SIZE\n");
+            fprintf(stderr, "usage: coll_bench barrier | allreduce SIZE | reduce SIZE | bcast SIZE "
+                            "| allgather SIZE | alltoall SIZE\n");
         MPI_Finalize();
         return 1;
     }
     /* Page-aligned, as benchmarks usually are: the copies' speed then does not depend on
-     * where the heap happens to put the buffers. Allreduce reads one and writes the other. */
+     * where the heap happens to put the buffers. Allreduce reads one and writes the other;
+     * allgather and alltoall have a block per rank. */
+    const size_t len = (size ? size : 1) * (op == 'g' || op == 't' ? (size_t)nranks : 1);
     char *buf = NULL, *out = NULL;
-    if (posix_memalign((void **)&buf, 4096, size ? size : 1) != 0 ||
-        posix_memalign((void **)&out, 4096, size ? size : 1) != 0)
+    if (posix_memalign((void **)&buf, 4096, len) != 0 ||
+        posix_memalign((void **)&out, 4096, len) != 0)
         return 1;
-    memset(buf, 1, size ? size : 1);
-    memset(out, 0, size ? size : 1);
+    memset(buf, 1, len);
+    memset(out, 0, len);
     for (size_t i = 0; i < size / sizeof(double); ++i) /* small sums, never a NaN */
         ((double *)buf)[i] = 1.0;
     /* Enough iterations for a stable time: barrier and small sizes 20000, 64 KiB 2000. The

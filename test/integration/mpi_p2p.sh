@@ -46,6 +46,18 @@ for btl in self,sm self,tcp; do
     fi
 done
 
+# A sender that outruns its receiver by 200 MB of eager messages (4000 bytes over sm, 60000
+# over tcp): blocking sends wait for room rather than keep copies, so the sender's memory
+# stays bounded (by the ring over sm; over tcp by btl/tcp's own 64 MiB of send buffers), and
+# every message arrives.
+for c in "self,sm 50000 4000 32" "self,tcp 4000 60000 100"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    out=$(run "$MPIRUN" -np 2 --timeout 90 --mca btl "$1" "$B/test/integration/mpi_flow" "$2" "$3" "$4" 2>&1) ||
+        fail "mpi_flow over $1: $out"
+    expect_in "mpi_flow: $2 messages of $3 bytes intact" "$out" "mpi_flow $1"
+done
+
 # Locality (hwloc): two ranks bound to different cores share no core; unbound
 # ranks share every level of the node.
 out=$(run "$MPIRUN" -np 2 --bind-to core --timeout 60 --mca btl self,sm "$B/test/integration/btl_exchange" 2>&1) ||
@@ -63,4 +75,4 @@ out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/ring" 2>&1) 
 expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "ring"
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$B/examples/msgrate" 2>&1) || fail "msgrate: $out"
 expect_in "msgrate: 8-byte messages, 2 pairs" "$out" "msgrate"
-echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, derived datatypes, each protocol in the trace, hwloc locality bound and unbound, examples: all right"
+echo "MPI point-to-point: $jobs mpi_p2p jobs over self,sm and self,tcp (2..16 ranks), BTL exchange, derived datatypes, each protocol in the trace, a sender 200 MB ahead of its receiver in bounded memory, hwloc locality bound and unbound, examples: all right"

@@ -192,6 +192,7 @@ struct Endpoint {
     FragQueue inflight;
     weft_status_t state = WEFT_SUCCESS; // the error that broke the endpoint, once broken
     std::chrono::steady_clock::time_point next_liveness_check{};
+    uint32_t stuck_polls = 0; // progress calls in a row that found the queues stuck
     // Shared gets this process started from this peer, by SharedGet slot (btl_sm_rdma.cc).
     std::array<uint32_t, kSharedGets> shared_generation{};
     std::array<bool, kSharedGets> shared_busy{};

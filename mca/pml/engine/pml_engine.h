@@ -62,6 +62,10 @@ template <class Policy> class Engine {
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
         std::unordered_map<uint64_t, Req *> live;
+        // Unexpected-queue nodes and queued-copy buffers given back, with their memory, for
+        // the next ones: a stream of messages that outruns its receiver allocates nothing.
+        std::list<Unexpected> spare_unexpected;
+        std::vector<std::string> spare_bytes;
         // Rendezvous sends under way, by the peer's world rank: a send to a peer that has one
         // is part of a stream (btl_stream_min_rdma_size).
         std::vector<uint32_t> rndv_sends;
@@ -107,8 +111,12 @@ template <class Policy> class Engine {
     static bool tag_matches(int want, int got);
     static bool src_matches(int want, int got);
     static void deliver(Req *r, weft_comm_t *, const Unexpected &u);
-    static void match_one(weft_comm_t *comm, Unexpected &&u);
-    static void arrive(weft_comm_t *comm, uint16_t seq, Unexpected &&u);
+    static void match_one(weft_comm_t *comm, std::list<Unexpected> &node);
+    static void arrive(weft_comm_t *comm, uint16_t seq, std::list<Unexpected> &node);
+    static std::list<Unexpected> take_unexpected();
+    static void give_unexpected(std::list<Unexpected> &from, std::list<Unexpected>::iterator it);
+    static std::string take_bytes();
+    static void give_bytes(std::string &&bytes);
     static void duplicate(const weft_comm_t *comm, int src, uint16_t seq);
     static size_t header_size(uint8_t type);
     static void handle_match_or_rndv(const char *msg, size_t len, const weft_btl_segment_t *more,

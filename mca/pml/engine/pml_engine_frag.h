@@ -98,8 +98,9 @@ weft_status_t Engine<Policy>::send_bytes(int world, const void *hdr, size_t hlen
         if (rc != WEFT_ERR_OUT_OF_RESOURCE)
             return rc;
     }
-    Pending pend{world, eager, kind, owner ? owner->id : 0,
-                 std::string(static_cast<const char *>(hdr), hlen)};
+    Pending pend{world, eager, kind, owner ? owner->id : 0, take_bytes()};
+    pend.bytes.reserve(hlen + dlen);
+    pend.bytes.append(static_cast<const char *>(hdr), hlen);
     if (dlen)
         pend.bytes.append(static_cast<const char *>(data), dlen);
     P->pending.push_back(std::move(pend));
@@ -139,11 +140,13 @@ template <class Policy> int Engine<Policy>::progress_pending()
                                       " bytes fits none of the rails left to it"
                                 : std::string("a queued fragment could not be sent: ") +
                                       weft_status_string(rc));
+            give_bytes(std::move(p.bytes));
             P->pending.erase(P->pending.begin() + std::ptrdiff_t(i));
             fail_send(owner, rc);
             maybe_complete_send(owner);
             continue;
         }
+        give_bytes(std::move(p.bytes));
         P->pending.erase(P->pending.begin() + std::ptrdiff_t(i));
         ++n;
     }

@@ -63,17 +63,68 @@ template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *, cons
     rndv_matched(r, u);
 }
 
-template <class Policy> void Engine<Policy>::match_one(weft_comm_t *comm, Unexpected &&u)
+// Recycling (State::spare_unexpected, spare_bytes): at most this many of each are kept (a
+// ring's worth of small messages), and only buffers of at most kSpareCapacity bytes.
+constexpr size_t kSpareCount = 4096;
+constexpr size_t kSpareCapacity = size_t(64) << 10;
+
+// A list of one empty node for the unexpected queue: a spare one if there is any.
+template <class Policy> std::list<Unexpected> Engine<Policy>::take_unexpected()
+{
+    std::list<Unexpected> node;
+    if (P->spare_unexpected.empty())
+        node.emplace_back();
+    else
+        node.splice(node.begin(), P->spare_unexpected, P->spare_unexpected.begin());
+    return node;
+}
+
+// Done with *it: it goes to the spare nodes (emptied, its buffers kept) or is freed.
+template <class Policy>
+void Engine<Policy>::give_unexpected(std::list<Unexpected> &from,
+                                     std::list<Unexpected>::iterator it)
+{
+    if (P->spare_unexpected.size() >= kSpareCount || it->data.capacity() > kSpareCapacity ||
+        it->rdma.capacity() > kSpareCapacity) {
+        from.erase(it);
+        return;
+    }
+    it->data.clear();
+    it->rdma.clear();
+    P->spare_unexpected.splice(P->spare_unexpected.begin(), from, it);
+}
+
+template <class Policy> std::string Engine<Policy>::take_bytes()
+{
+    if (P->spare_bytes.empty())
+        return {};
+    std::string out = std::move(P->spare_bytes.back());
+    P->spare_bytes.pop_back();
+    out.clear();
+    return out;
+}
+
+template <class Policy> void Engine<Policy>::give_bytes(std::string &&bytes)
+{
+    if (P->spare_bytes.size() < kSpareCount && bytes.capacity() <= kSpareCapacity)
+        P->spare_bytes.push_back(std::move(bytes));
+}
+
+// node: one message (a list of one); it is matched, or moved to the unexpected queue.
+template <class Policy>
+void Engine<Policy>::match_one(weft_comm_t *comm, std::list<Unexpected> &node)
 {
     CommState &s = cs(comm);
+    const Unexpected &u = node.front();
     for (Req *r = s.posted.front(); r; r = r->next) {
         if (src_matches(r->src, u.src) && tag_matches(r->tag, u.tag)) {
             s.posted.erase(r);
             deliver(r, comm, u);
+            give_unexpected(node, node.begin());
             return;
         }
     }
-    s.unexpected.push_back(std::move(u));
+    s.unexpected.splice(s.unexpected.end(), node);
 }
 
 // A MATCH, RNDV or RGET that was delivered already: dropped, and counted.
@@ -87,25 +138,27 @@ void Engine<Policy>::duplicate(const weft_comm_t *comm, int src, uint16_t seq)
               std::to_string(seq) + " (delivered already) was dropped");
 }
 
-template <class Policy> void Engine<Policy>::arrive(weft_comm_t *comm, uint16_t seq, Unexpected &&u)
+template <class Policy>
+void Engine<Policy>::arrive(weft_comm_t *comm, uint16_t seq, std::list<Unexpected> &node)
 {
     CommState &s = cs(comm);
-    const size_t src = size_t(u.src);
+    const size_t src = size_t(node.front().src);
     if (seq != s.recv_seq[src]) {
         // Ahead of the window's start (handle_match_or_rndv dropped what is behind it); a
         // second copy of a number already held is a duplicate too.
-        if (!s.ahead[src].emplace(seq, std::move(u)).second)
+        if (!s.ahead[src].emplace(seq, std::move(node.front())).second)
             duplicate(comm, int(src), seq);
         return;
     }
-    match_one(comm, std::move(u));
+    match_one(comm, node);
     ++s.recv_seq[src];
     auto &ahead = s.ahead[src];
     for (auto it = ahead.find(s.recv_seq[src]); it != ahead.end();
          it = ahead.find(s.recv_seq[src])) {
-        Unexpected next = std::move(it->second);
+        std::list<Unexpected> next = take_unexpected();
+        next.front() = std::move(it->second);
         ahead.erase(it);
-        match_one(comm, std::move(next));
+        match_one(comm, next);
         ++s.recv_seq[src];
     }
 }
@@ -188,7 +241,8 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
               std::to_string(h.match.src) + " tag " + std::to_string(h.match.tag) + " cid " +
               std::to_string(weft_comm_cid(comm)) + ": " + name +
               " kept until a receive matches it");
-    Unexpected u;
+    std::list<Unexpected> node = take_unexpected();
+    Unexpected &u = node.front();
     u.src = h.match.src;
     u.tag = h.match.tag;
     u.type = type;
@@ -205,7 +259,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
                                        std::to_string(h.match.cid) + ", number " +
                                        std::to_string(h.match.seq) +
                                        ") whose first part is longer than the message");
-    arrive(comm, h.match.seq, std::move(u));
+    arrive(comm, h.match.seq, node);
 }
 
 template <class Policy>

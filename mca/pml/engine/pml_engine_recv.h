@@ -57,9 +57,11 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
     CommState &s = cs(r->comm);
     for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
         if (src_matches(r->src, it->src) && tag_matches(r->tag, it->tag)) {
-            Unexpected u = std::move(*it);
-            s.unexpected.erase(it);
-            deliver(r, r->comm, u);
+            // Out of the queue first: delivering may send, and what it does must not find it.
+            std::list<Unexpected> node;
+            node.splice(node.begin(), s.unexpected, it);
+            deliver(r, r->comm, node.front());
+            give_unexpected(node, node.begin());
             return WEFT_SUCCESS;
         }
     }

@@ -145,6 +145,26 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int ds
     ran = Proto::allocated;
     if (P->verbose >= 20) [[unlikely]]
         trace_send(comm, dst, h.tag, bytes, chosen, ran);
+    if (dense && !r && P->fences.empty()) {
+        // A blocking send leaves no copy behind when the rail is full: it waits for room (the
+        // receiver drains its ring into its unexpected queue whatever it is doing, and this
+        // wait polls this process's rings too, so two ranks sending to each other both get
+        // on), behind the queued copies of earlier sends. A sender that runs ahead of its
+        // receiver so stays a ring ahead, where copies would pile up without bound. While a
+        // rail change is fenced (rare, and the queue may then hold what waits for it) the
+        // copy is kept as before.
+        weft::progress_wait([&] {
+            if (!P->fences.empty()) {
+                rc = send_bytes(world, &h, sizeof h, buf, bytes, true, Frag::match);
+                return true;
+            }
+            if (!P->pending.empty())
+                return false;
+            rc = try_send(world, &h, sizeof h, buf, bytes, true, Frag::match, nullptr);
+            return rc != WEFT_ERR_OUT_OF_RESOURCE;
+        });
+        return rc;
+    }
     if (dense) {
         rc = send_bytes(world, &h, sizeof h, buf, bytes, true, Frag::match);
     } else {
