@@ -124,6 +124,8 @@ template <class Policy> class Engine {
     static void handle(const char *msg, size_t len, const weft_btl_segment_t *more, size_t nmore);
     static void on_recv(weft_btl_module_t *, const weft_btl_recv_descriptor_t *rd);
     static const Unexpected *find_unexpected(int src, int tag, weft_comm_t *comm);
+    static std::pair<std::list<Unexpected> *, std::list<Unexpected>::iterator>
+    unexpected_match(CommState &s, int src, int tag);
     static void probe_status(const Unexpected &u, weft_msg_status_t *status);
 
     // ---- requests (pml_engine_request.h)

@@ -124,7 +124,42 @@ void Engine<Policy>::match_one(weft_comm_t *comm, std::list<Unexpected> &node)
             return;
         }
     }
-    s.unexpected.splice(s.unexpected.end(), node);
+    node.front().arrival = ++s.arrivals;
+    auto &q = s.unexpected[size_t(u.src)];
+    q.splice(q.end(), node);
+}
+
+// The first unexpected message a receive of (src, tag) matches: its queue and place, or a null
+// queue. ANY_SOURCE: the earliest to arrive of each source's first match.
+template <class Policy>
+auto Engine<Policy>::unexpected_match(CommState &s, int src, int tag)
+    -> std::pair<std::list<Unexpected> *, std::list<Unexpected>::iterator>
+{
+    auto first_in = [&](std::list<Unexpected> &q) {
+        auto it = q.begin();
+        while (it != q.end() && !tag_matches(tag, it->tag))
+            ++it;
+        return it;
+    };
+    if (src != WEFT_ANY_SOURCE) {
+        if (src < 0 || size_t(src) >= s.unexpected.size())
+            return {nullptr, {}};
+        auto &q = s.unexpected[size_t(src)];
+        auto it = first_in(q);
+        return {it == q.end() ? nullptr : &q, it};
+    }
+    std::list<Unexpected> *best = nullptr;
+    std::list<Unexpected>::iterator best_it;
+    for (auto &q : s.unexpected) {
+        if (q.empty())
+            continue;
+        auto it = first_in(q);
+        if (it != q.end() && (!best || it->arrival < best_it->arrival)) {
+            best = &q;
+            best_it = it;
+        }
+    }
+    return {best, best_it};
 }
 
 // A MATCH, RNDV or RGET that was delivered already: dropped, and counted.
@@ -320,10 +355,8 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
 template <class Policy>
 const Unexpected *Engine<Policy>::find_unexpected(int src, int tag, weft_comm_t *comm)
 {
-    for (const auto &u : cs(comm).unexpected)
-        if (src_matches(src, u.src) && tag_matches(tag, u.tag))
-            return &u;
-    return nullptr;
+    const auto [q, it] = unexpected_match(cs(comm), src, tag);
+    return q ? &*it : nullptr;
 }
 
 template <class Policy>

@@ -96,6 +96,7 @@ weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
     s->send_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
     s->recv_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
     s->ahead.resize(size_t(weft_comm_peer_size(comm)));
+    s->unexpected.resize(size_t(weft_comm_peer_size(comm)));
     weft_comm_set_pml_state(comm, s);
     set_comm(weft_comm_cid(comm), comm);
     auto it = P->early.find(weft_comm_cid(comm));
@@ -247,20 +248,18 @@ weft_status_t Engine<Policy>::improbe(weft_pml_module_t *, int src, int tag, wef
 {
     weft_progress();
     CommState &s = cs(comm);
-    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
-        if (src_matches(src, it->src) && tag_matches(tag, it->tag)) {
-            probe_status(*it, status);
-            auto *msg = new weft_message;
-            msg->comm = comm;
-            msg->source = it->src;
-            msg->tag = it->tag;
-            msg->count = it->total;
-            msg->pml_data = new Unexpected(std::move(*it));
-            s.unexpected.erase(it);
-            *message = msg;
-            *matched = 1;
-            return WEFT_SUCCESS;
-        }
+    if (const auto [q, it] = unexpected_match(s, src, tag); q) {
+        probe_status(*it, status);
+        auto *msg = new weft_message;
+        msg->comm = comm;
+        msg->source = it->src;
+        msg->tag = it->tag;
+        msg->count = it->total;
+        msg->pml_data = new Unexpected(std::move(*it));
+        q->erase(it);
+        *message = msg;
+        *matched = 1;
+        return WEFT_SUCCESS;
     }
     *matched = 0;
     return WEFT_SUCCESS;
@@ -324,7 +323,7 @@ weft_status_t Engine<Policy>::dump(weft_pml_module_t *, weft_comm_t *comm, int)
     CommState &s = cs(comm);
     say(WEFT_OUTPUT_INFO,
         who() + ": communicator " + std::to_string(weft_comm_cid(comm)) + ": " +
-            std::to_string(s.posted.size()) + " posted, " + std::to_string(s.unexpected.size()) +
+            std::to_string(s.posted.size()) + " posted, " + std::to_string(s.unexpected_count()) +
             " unexpected, " + std::to_string(P->pending.size()) + " pending sends, " +
             std::to_string(P->malformed) + " malformed fragments dropped, " +
             std::to_string(P->duplicates) + " duplicates dropped, " + std::to_string(P->resent) +

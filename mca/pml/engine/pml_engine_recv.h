@@ -55,15 +55,13 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
         return WEFT_SUCCESS;
     }
     CommState &s = cs(r->comm);
-    for (auto it = s.unexpected.begin(); it != s.unexpected.end(); ++it) {
-        if (src_matches(r->src, it->src) && tag_matches(r->tag, it->tag)) {
-            // Out of the queue first: delivering may send, and what it does must not find it.
-            std::list<Unexpected> node;
-            node.splice(node.begin(), s.unexpected, it);
-            deliver(r, r->comm, node.front());
-            give_unexpected(node, node.begin());
-            return WEFT_SUCCESS;
-        }
+    if (const auto [q, it] = unexpected_match(s, r->src, r->tag); q) {
+        // Out of the queue first: delivering may send, and what it does must not find it.
+        std::list<Unexpected> node;
+        node.splice(node.begin(), *q, it);
+        deliver(r, r->comm, node.front());
+        give_unexpected(node, node.begin());
+        return WEFT_SUCCESS;
     }
     s.posted.push_back(r);
     return WEFT_SUCCESS;

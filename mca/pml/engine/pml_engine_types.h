@@ -106,6 +106,7 @@ struct Unexpected {
     uint64_t total;
     uint64_t send_id;
     int world_src;                    // to answer
+    uint64_t arrival = 0;             // its place among the communicator's unexpected ones
     weft_btl_module_t *via = nullptr; // the module it came in on
     std::string data;                 // the eager data, or a rendezvous's first part
     std::string rdma;                 // RGET: the segment list (RdmaSegs with their handles)
@@ -177,7 +178,18 @@ template <class Request> struct CommState {
     std::vector<uint16_t> recv_seq;                    // next expected from each peer
     std::vector<std::map<uint16_t, Unexpected>> ahead; // arrived early, per peer
     PostedQueue<Request> posted;
-    std::list<Unexpected> unexpected;
+    // Unexpected messages per source, each in arrival order: a receive from one source looks
+    // at that source's only, however far others have run ahead (an ANY_SOURCE receive takes
+    // the earliest match of all by `arrival`).
+    std::vector<std::list<Unexpected>> unexpected;
+    uint64_t arrivals = 0;
+    size_t unexpected_count() const
+    {
+        size_t n = 0;
+        for (const auto &q : unexpected)
+            n += q.size();
+        return n;
+    }
 };
 
 // A copy of a fragment the rails had no room for, sent again from progress.
