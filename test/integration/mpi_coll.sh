@@ -24,21 +24,58 @@ for btl in self,sm self,tcp; do
         jobs=$((jobs + 1))
     done
 done
-# The other algorithms, forced by their thresholds: pipelined bcast in small pieces,
-# Rabenseifner's allreduce and Bruck's allgather from tiny sizes, coll/basic's other two
-# barriers (coll/sm, which serves the barrier of one-host communicators, turned off).
-for n in 5 8; do
-    for barrier in dissemination binomial; do
-        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl self,sm \
-            --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 \
-            --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_bruck_max 64k \
-            --mca coll_basic_barrier_algorithm $barrier --mca coll_sm_priority 0 \
+# Every algorithm of coll/basic forced (coll_basic_*_algorithm), with thresholds that make the
+# size-dependent ones run at small counts too, at 5, 8 and 9 ranks (9: above direct_max_ranks)
+# with coll/sm (which serves the barrier of one-host communicators) turned off; the choices are
+# seen in coll_basic_verbose's lines.
+set_a="--mca coll_basic_direct_max_ranks 2 --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 --mca coll_basic_reduce_algorithm direct --mca coll_basic_allreduce_algorithm rabenseifner --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_algorithm bruck --mca coll_basic_allgather_bruck_max 64k --mca coll_basic_alltoall_algorithm pairwise --mca coll_basic_barrier_algorithm dissemination"
+set_b="--mca coll_basic_bcast_algorithm binomial --mca coll_basic_reduce_algorithm binomial --mca coll_basic_allreduce_algorithm direct --mca coll_basic_allgather_algorithm ring --mca coll_basic_alltoall_algorithm direct --mca coll_basic_barrier_algorithm binomial"
+set_c="--mca coll_basic_allreduce_algorithm recursive_doubling --mca coll_basic_allgather_algorithm direct --mca coll_basic_reduce_direct_min 16 --mca coll_basic_direct_max_ranks 16"
+for n in 5 8 9; do
+    for set in a b c; do
+        case $set in a) opts=$set_a ;; b) opts=$set_b ;; *) opts=$set_c ;; esac
+        # shellcheck disable=SC2086
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl self,sm $opts \
+            --mca coll_sm_priority 0 --mca coll_basic_verbose 10 \
             "$B/test/integration/mpi_coll" 2>&1) ||
-            fail "mpi_coll with forced algorithms (barrier $barrier) at $n ranks: $out"
-        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll forced algorithms $n"
+            fail "mpi_coll with forced algorithms (set $set) at $n ranks: $out"
+        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll forced algorithms $set, $n ranks"
+        case $set in
+        a) for c in "reduce of .* on $n ranks: direct" "allreduce of .* on $n ranks: rabenseifner" \
+            "allgather of .* on $n ranks: bruck" "alltoall of .* on $n ranks: pairwise"; do
+            echo "$out" | grep -q "coll/basic: $c (forced" || fail "set a, $n ranks: no '$c' line"
+        done
+            # A chain hop per segment: only from bcast_pipeline_min bytes (1k here), so that
+            # the test's many small bcasts, whose hops cost context switches on this machine,
+            # keep it short.
+            expect_in "on $n ranks: pipeline (bcast_pipeline_min bytes or more, more than direct_max_ranks ranks)" \
+                "$out" "set a, $n ranks: pipelined bcast" ;;
+        b) for c in "bcast of .* on $n ranks: binomial" "reduce of .* on $n ranks: binomial" \
+            "allreduce of .* on $n ranks: direct" "allgather of .* on $n ranks: ring" \
+            "alltoall of .* on $n ranks: direct"; do
+            echo "$out" | grep -q "coll/basic: $c (forced" || fail "set b, $n ranks: no '$c' line"
+        done ;;
+        c) for c in "allreduce of .* on $n ranks: recursive_doubling (forced" \
+            "allgather of .* on $n ranks: direct (forced" \
+            "reduce of .* on $n ranks: direct (reduce_direct_min"; do
+            echo "$out" | grep -q "coll/basic: $c" || fail "set c, $n ranks: no '$c' line"
+        done ;;
+        esac
         jobs=$((jobs + 1))
     done
 done
+# The automatic choices, by size and ranks: direct on small communicators from the
+# thresholds, the logarithmic algorithms above direct_max_ranks.
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,sm --mca coll_basic_verbose 10 \
+    --mca coll_sm_priority 0 --mca coll_basic_allreduce_rsag_min 1k \
+    "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll, automatic choices at 4 ranks: $out"
+for c in "allreduce of 8 bytes on 4 ranks: recursive_doubling (below allreduce_rsag_min" \
+    "allreduce of .* on 4 ranks: direct (allreduce_rsag_min bytes or more, at most direct_max_ranks" \
+    "alltoall of .* on 4 ranks: direct (at most direct_max_ranks" \
+    "reduce of .* on 4 ranks: binomial (below reduce_direct_min"; do
+    echo "$out" | grep -q "coll/basic: $c" || fail "automatic choices at 4 ranks: no '$c' line"
+done
+jobs=$((jobs + 1))
 # coll/sm serves barrier and allreduce of one-host communicators (allreduces above its slot
 # size go on to coll/basic: the full run checks both sizes).
 out=$(run "$MPIRUN" -np 3 --oversubscribe --timeout 120 --mca coll_base_verbose 10 \

@@ -125,14 +125,38 @@ inline weft_datatype_t *type_bytes() { return weft_datatype_bytes(); }
 void stop_progress();
 
 // Parameters (coll_basic_component.cc).
+// Each collective's algorithm: "automatic" chooses by size and ranks from the thresholds
+// (README.md); any other value forces one wherever it applies (where it cannot, for example
+// Rabenseifner's with a non-commutative op, auto's choice is made instead).
+enum class Alg : int {
+    automatic = 0,
+    binomial,           // bcast, reduce
+    pipeline,           // bcast: a chain of segments
+    recursive_doubling, // allreduce
+    rabenseifner,       // allreduce: reduce-scatter by halving, allgather by doubling
+    direct,             // every transfer posted at once, one round (or two) for any size
+    bruck,              // allgather
+    ring,               // allgather
+    pairwise,           // alltoall: n - 1 rounds of one exchange
+};
+const char *alg_name(Alg a);
+
 struct Tuning {
     size_t bcast_pipeline_min;  // bytes from which bcast is a pipelined chain
     size_t bcast_segment;       // its segment size
     size_t allreduce_rsag_min;  // bytes from which a commutative allreduce is Rabenseifner's
     size_t allgather_bruck_max; // bytes per rank up to which allgather is Bruck's
+    size_t reduce_direct_min;   // bytes from which reduce is a direct reduce-scatter + gather
+    int direct_max_ranks;       // auto: communicators of at most this many ranks go direct
     int barrier_algorithm;      // 0 dissemination, 1 recursive doubling, 2 binomial tree
+    Alg bcast, reduce, allreduce, allgather, alltoall; // forced, or automatic
+    int verbose;                                       // coll_basic_verbose
 };
 extern Tuning tuning;
+
+// With coll_basic_verbose >= 10, say once per process which algorithm a collective of this
+// shape (ranks, bytes) took and why; >= 20, every time.
+void say_choice(const char *collective, int ranks, size_t bytes, Alg alg, const char *why);
 
 // ---- the algorithms: each builds the whole schedule of one collective into s (already reset
 // for comm, with the op where there is one). Counts are in elements, displacements in elements
@@ -155,6 +179,8 @@ void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_data
                       weft_datatype_t *recvtype, weft_comm_t *comm);
 void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
                      void *recvbuf, size_t recvcount, weft_datatype_t *recvtype, weft_comm_t *comm);
+void build_alltoall(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                    void *recvbuf, size_t recvcount, weft_datatype_t *recvtype, weft_comm_t *comm);
 void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
                      const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes, void *recvbuf,
                      const size_t *recvcounts, const ptrdiff_t *rdispls,

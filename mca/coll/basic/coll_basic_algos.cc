@@ -4,12 +4,57 @@
 
 #include <weft/op.h>
 
+#include <weft/mca.h>
+#include <weft/output.h>
+
 #include <algorithm>
+#include <mutex>
 #include <numeric>
+#include <set>
+#include <string>
+#include <tuple>
 
 namespace weft::coll::basic {
 
+const char *alg_name(Alg a)
+{
+    switch (a) {
+    case Alg::automatic: return "auto";
+    case Alg::binomial: return "binomial";
+    case Alg::pipeline: return "pipeline";
+    case Alg::recursive_doubling: return "recursive_doubling";
+    case Alg::rabenseifner: return "rabenseifner";
+    case Alg::direct: return "direct";
+    case Alg::bruck: return "bruck";
+    case Alg::ring: return "ring";
+    case Alg::pairwise: return "pairwise";
+    }
+    return "?";
+}
+
+void say_choice(const char *collective, int ranks, size_t bytes, Alg alg, const char *why)
+{
+    if (tuning.verbose < 10)
+        return;
+    static std::mutex lock;
+    static std::set<std::tuple<std::string, int, size_t, int>> said;
+    {
+        std::lock_guard g(lock);
+        if (tuning.verbose < 20 && !said.emplace(collective, ranks, bytes, int(alg)).second)
+            return;
+    }
+    weft_output(WEFT_OUTPUT_INFO, "coll/basic: %s of %zu bytes on %d ranks: %s (%s)", collective,
+                bytes, ranks, alg_name(alg), why);
+}
+
 namespace {
+
+// The blocks of count elements over n ranks: block i is cnt(i) elements from disp(i).
+struct Blocks {
+    size_t count, n;
+    size_t cnt(size_t i) const { return count / n + (i < count % n ? 1 : 0); }
+    size_t disp(size_t i) const { return i * (count / n) + std::min(i, count % n); }
+};
 
 bool in_place(const void *p) { return p == WEFT_IN_PLACE; }
 
@@ -68,6 +113,45 @@ void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype_t *type, 
         s.send(real(vrank - mask), acc, count, type);
         s.next();
     }
+}
+
+// One round: every rank sends block j of its contribution `mine` to rank j and folds block me
+// of everyone's into acc, in rank order (c0 op c1 op ... op cn-1, right to left, so that a
+// non-commutative op keeps MPI's order). acc may be mine's own block (in place).
+void direct_reduce_scatter(Sched &s, const void *mine, char *acc, const Blocks &b,
+                           weft_datatype_t *type, bool commutative, int me, int n)
+{
+    const size_t my = size_t(me), mycnt = b.cnt(my);
+    std::vector<const char *> part(size_t(n), nullptr);
+    for (int k = 1; k < n; ++k) {
+        const int from = (me - k + n) % n;
+        char *p = s.scratch(bytes_of(mycnt, type));
+        s.recv(from, p, mycnt, type);
+        part[size_t(from)] = p;
+    }
+    for (int k = 1; k < n; ++k) {
+        const size_t to = size_t((me + k) % n);
+        s.send(int(to), at(mine, ptrdiff_t(b.disp(to)), type), b.cnt(to), type);
+    }
+    const char *own = at(mine, ptrdiff_t(b.disp(my)), type);
+    if (commutative) {
+        s.copy(own, acc, mycnt, type);
+        for (int r = 0; r < n; ++r)
+            if (r != me)
+                s.reduce(part[size_t(r)], acc, mycnt, type);
+    } else {
+        if (own == acc && me != n - 1) {
+            // acc is about to take the last rank's block: keep the own one aside first.
+            char *keep = s.scratch(bytes_of(mycnt, type));
+            s.copy(own, keep, mycnt, type);
+            own = keep;
+        }
+        part[my] = own;
+        s.copy(part[size_t(n - 1)], acc, mycnt, type);
+        for (int r = n - 2; r >= 0; --r)
+            s.reduce(part[size_t(r)], acc, mycnt, type);
+    }
+    s.next();
 }
 
 } // namespace
@@ -140,7 +224,22 @@ void build_bcast(Sched &s, void *buf, size_t count, weft_datatype_t *type, int r
     const int vrank = (me - root + n) % n;
     auto real = [&](int v) { return (v + root) % n; };
     const size_t bytes = bytes_of(count, type);
-    if (bytes >= tuning.bcast_pipeline_min && tuning.bcast_segment >= weft_datatype_size(type)) {
+    // A chain pays a hand-off per segment and hop, which ranks sharing cores pay in context
+    // switches: automatic takes it only on communicators larger than direct_max_ranks.
+    Alg alg = tuning.bcast;
+    const char *why = "forced by coll_basic_bcast_algorithm";
+    if (alg == Alg::automatic) {
+        const bool chain = bytes >= tuning.bcast_pipeline_min && n > tuning.direct_max_ranks;
+        alg = chain ? Alg::pipeline : Alg::binomial;
+        why = chain ? "bcast_pipeline_min bytes or more, more than direct_max_ranks ranks"
+                    : "below bcast_pipeline_min bytes, or at most direct_max_ranks ranks";
+    }
+    if (alg == Alg::pipeline && tuning.bcast_segment < weft_datatype_size(type)) {
+        alg = Alg::binomial;
+        why = "bcast_segment is smaller than one element";
+    }
+    say_choice("bcast", n, bytes, alg, why);
+    if (alg == Alg::pipeline) {
         // Pipelined chain: vrank v receives segment i from v - 1 while it passes segment i - 1
         // on to v + 1.
         const size_t per = std::max<size_t>(1, tuning.bcast_segment / weft_datatype_size(type));
@@ -181,6 +280,33 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
         return;
     }
     const size_t bytes = bytes_of(count, type);
+    Alg alg = tuning.reduce;
+    const char *why = "forced by coll_basic_reduce_algorithm";
+    if (alg == Alg::automatic) {
+        const bool direct = bytes >= tuning.reduce_direct_min && n <= tuning.direct_max_ranks;
+        alg = direct ? Alg::direct : Alg::binomial;
+        why = direct ? "reduce_direct_min bytes or more, at most direct_max_ranks ranks"
+                     : "below reduce_direct_min bytes, or more than direct_max_ranks ranks";
+    }
+    say_choice("reduce", n, bytes, alg, why);
+    if (alg == Alg::direct) {
+        // Each rank folds one block of everyone's contributions; the root gathers the blocks.
+        const Blocks b{count, size_t(n)};
+        const size_t my = size_t(me);
+        char *acc = me == root ? at(recvbuf, ptrdiff_t(b.disp(my)), type)
+                               : s.scratch(bytes_of(b.cnt(my), type));
+        direct_reduce_scatter(s, mine, acc, b, type, weft_op_commutative(op), me, n);
+        if (me == root) {
+            for (int k = 1; k < n; ++k) {
+                const size_t from = size_t((me - k + n) % n);
+                s.recv(int(from), at(recvbuf, ptrdiff_t(b.disp(from)), type), b.cnt(from), type);
+            }
+        } else {
+            s.send(root, acc, b.cnt(my), type);
+        }
+        s.next();
+        return;
+    }
     if (weft_op_commutative(op)) {
         // The order of the operands does not matter: the root folds straight into recvbuf, a
         // leaf sends its own buffer (never a copy it just wrote: a peer reading freshly
@@ -242,15 +368,55 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
                      weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm)
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t bytes = bytes_of(count, type);
+    const bool commutative = weft_op_commutative(op);
+    const int p2 = pow2_floor(n), rem = n - p2;
+    // Rabenseifner's needs a commutative op and an element per block.
+    const bool rsag_ok = commutative && count >= size_t(p2);
+    Alg alg = tuning.allreduce;
+    const char *why = "forced by coll_basic_allreduce_algorithm";
+    if (alg == Alg::rabenseifner && !rsag_ok)
+        alg = Alg::automatic;
+    if (alg == Alg::automatic) {
+        if (bytes < tuning.allreduce_rsag_min) {
+            alg = Alg::recursive_doubling;
+            why = "below allreduce_rsag_min bytes";
+        } else if (n <= tuning.direct_max_ranks) {
+            alg = Alg::direct;
+            why = "allreduce_rsag_min bytes or more, at most direct_max_ranks ranks";
+        } else if (rsag_ok) {
+            alg = Alg::rabenseifner;
+            why = "allreduce_rsag_min bytes or more, more than direct_max_ranks ranks";
+        } else {
+            alg = Alg::recursive_doubling;
+            why = "a non-commutative op, or fewer elements than ranks";
+        }
+    }
+    if (n > 1 && count > 0)
+        say_choice("allreduce", n, bytes, alg, why);
+    if (alg == Alg::direct && n > 1 && count > 0) {
+        // Reduce-scatter, then every rank sends its folded block to all: two rounds.
+        const Blocks b{count, size_t(n)};
+        const size_t my = size_t(me);
+        char *acc = at(recvbuf, ptrdiff_t(b.disp(my)), type);
+        direct_reduce_scatter(s, in_place(sendbuf) ? recvbuf : sendbuf, acc, b, type, commutative,
+                              me, n);
+        for (int k = 1; k < n; ++k) {
+            const size_t from = size_t((me - k + n) % n);
+            s.recv(int(from), at(recvbuf, ptrdiff_t(b.disp(from)), type), b.cnt(from), type);
+        }
+        for (int k = 1; k < n; ++k)
+            s.send((me + k) % n, acc, b.cnt(my), type);
+        s.next();
+        return;
+    }
     if (!in_place(sendbuf))
         s.copy(sendbuf, recvbuf, count, type);
     s.next();
     if (n == 1 || count == 0)
         return;
-    const size_t bytes = bytes_of(count, type);
     // Fold the ranks beyond the largest power of two p2 into their even neighbours: of the
     // first 2 * rem ranks, the odd ones go on (new rank = rank / 2), the even ones wait.
-    const int p2 = pow2_floor(n), rem = n - p2;
     int newrank;
     if (me < 2 * rem) {
         if (me % 2 == 0) {
@@ -269,7 +435,7 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
     }
     auto real = [&](int v) { return v < rem ? v * 2 + 1 : v + rem; };
     if (newrank >= 0) {
-        if (weft_op_commutative(op) && bytes >= tuning.allreduce_rsag_min && count >= size_t(p2)) {
+        if (alg == Alg::rabenseifner) {
             // Rabenseifner: reduce-scatter by recursive halving, allgather by recursive
             // doubling, over p2 blocks of recvbuf.
             std::vector<size_t> cnt(static_cast<size_t>(p2)), disp(static_cast<size_t>(p2) + 1, 0);
@@ -408,7 +574,45 @@ void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datat
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const size_t block = bytes_of(recvcount, recvtype);
-    if (n > 2 && block <= tuning.allgather_bruck_max) {
+    Alg alg = tuning.allgather;
+    const char *why = "forced by coll_basic_allgather_algorithm";
+    if (alg == Alg::automatic) {
+        if (n <= tuning.direct_max_ranks) {
+            alg = Alg::direct;
+            why = "at most direct_max_ranks ranks";
+        } else if (block <= tuning.allgather_bruck_max) {
+            alg = Alg::bruck;
+            why = "more than direct_max_ranks ranks, at most allgather_bruck_max bytes each";
+        } else {
+            alg = Alg::ring;
+            why = "more than direct_max_ranks ranks, over allgather_bruck_max bytes each";
+        }
+    }
+    if (n > 1)
+        say_choice("allgather", n, block, alg, why);
+    if (alg == Alg::direct && n > 1) {
+        // Every block to every rank at once; the own block goes from the send buffer.
+        const void *mine = in_place(sendbuf)
+                               ? at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype)
+                               : sendbuf;
+        for (int k = 1; k < n; ++k) {
+            const int from = (me - k + n) % n;
+            s.recv(from, at(recvbuf, ptrdiff_t(from) * ptrdiff_t(recvcount), recvtype), recvcount,
+                   recvtype);
+        }
+        for (int k = 1; k < n; ++k) {
+            if (in_place(sendbuf))
+                s.send((me + k) % n, mine, recvcount, recvtype);
+            else
+                s.send((me + k) % n, mine, sendcount, sendtype);
+        }
+        if (!in_place(sendbuf))
+            s.copy(sendbuf, at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype),
+                   std::min(bytes_of(sendcount, sendtype), block), type_bytes());
+        s.next();
+        return;
+    }
+    if (alg == Alg::bruck && n > 2) {
         // Bruck: blocks gathered in rotated order (block i from rank me + i) in scratch, the
         // number held doubling each round, then rotated into place.
         char *tmp = s.scratch(block * size_t(n));
@@ -480,6 +684,35 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
         s.send(to, src + sdispls[to], sendcounts[to], sendtypes[to]);
         s.next();
     }
+}
+
+void build_alltoall(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                    void *recvbuf, size_t recvcount, weft_datatype_t *recvtype, weft_comm_t *comm)
+{
+    // Not in place (the caller takes alltoallw's path for that): block i of sendbuf goes to
+    // rank i, block i of recvbuf comes from it.
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    Alg alg = tuning.alltoall;
+    const char *why = "forced by coll_basic_alltoall_algorithm";
+    if (alg == Alg::automatic) {
+        alg = n <= tuning.direct_max_ranks ? Alg::direct : Alg::pairwise;
+        why = alg == Alg::direct ? "at most direct_max_ranks ranks"
+                                 : "more than direct_max_ranks ranks";
+    }
+    if (n > 1)
+        say_choice("alltoall", n, bytes_of(sendcount, sendtype), alg, why);
+    auto sblock = [&](int r) { return at(sendbuf, ptrdiff_t(r) * ptrdiff_t(sendcount), sendtype); };
+    auto rblock = [&](int r) { return at(recvbuf, ptrdiff_t(r) * ptrdiff_t(recvcount), recvtype); };
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n, from = (me - k + n) % n;
+        s.recv(from, rblock(from), recvcount, recvtype);
+        s.send(to, sblock(to), sendcount, sendtype);
+        if (alg != Alg::direct)
+            s.next();
+    }
+    s.copy(sblock(me), rblock(me),
+           std::min(bytes_of(sendcount, sendtype), bytes_of(recvcount, recvtype)), type_bytes());
+    s.next();
 }
 
 void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const size_t *recvcounts,

@@ -27,12 +27,44 @@ enum Param {
     kAllreduceRsagMin,
     kAllgatherBruckMax,
     kBarrierAlgorithm,
+    kReduceDirectMin,
+    kDirectMaxRanks,
+    kBcastAlgorithm,
+    kReduceAlgorithm,
+    kAllreduceAlgorithm,
+    kAllgatherAlgorithm,
+    kAlltoallAlgorithm,
+    kVerbose,
     kNumParams
 };
 weft_mca_param_t *params[kNumParams];
 
 const weft_mca_enum_value_t barrier_algorithms[] = {
     {"dissemination", 0}, {"recursive_doubling", 1}, {"binomial", 2}, {nullptr, 0}};
+constexpr weft_mca_enum_value_t alg(const char *name, Alg a) { return {name, int(a)}; }
+const weft_mca_enum_value_t bcast_algorithms[] = {alg("auto", Alg::automatic),
+                                                  alg("binomial", Alg::binomial),
+                                                  alg("pipeline", Alg::pipeline),
+                                                  {nullptr, 0}};
+const weft_mca_enum_value_t reduce_algorithms[] = {alg("auto", Alg::automatic),
+                                                   alg("binomial", Alg::binomial),
+                                                   alg("direct", Alg::direct),
+                                                   {nullptr, 0}};
+const weft_mca_enum_value_t allreduce_algorithms[] = {
+    alg("auto", Alg::automatic),
+    alg("recursive_doubling", Alg::recursive_doubling),
+    alg("rabenseifner", Alg::rabenseifner),
+    alg("direct", Alg::direct),
+    {nullptr, 0}};
+const weft_mca_enum_value_t allgather_algorithms[] = {alg("auto", Alg::automatic),
+                                                      alg("bruck", Alg::bruck),
+                                                      alg("ring", Alg::ring),
+                                                      alg("direct", Alg::direct),
+                                                      {nullptr, 0}};
+const weft_mca_enum_value_t alltoall_algorithms[] = {alg("auto", Alg::automatic),
+                                                     alg("pairwise", Alg::pairwise),
+                                                     alg("direct", Alg::direct),
+                                                     {nullptr, 0}};
 
 weft_status_t register_params()
 {
@@ -102,6 +134,96 @@ weft_status_t register_params()
          .enum_values = barrier_algorithms,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "reduce_direct_min",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "32k",
+         .help = "Reduces of at least this many bytes on communicators of at most "
+                 "direct_max_ranks ranks are a direct reduce-scatter (each rank folds one block "
+                 "of everyone's contributions) followed by a gather of the blocks at the root; "
+                 "smaller ones go down a binomial tree.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "direct_max_ranks",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "8",
+         .help = "On communicators of at most this many ranks, the automatic choices post "
+                 "every transfer of a collective at once (allgather, alltoall; allreduce and "
+                 "reduce from their size thresholds): one round, so each rank waits once, "
+                 "which is what counts when ranks share cores; larger communicators use the "
+                 "logarithmic algorithms.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "1..1048576"},
+        {.name = "bcast_algorithm",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "Bcast algorithm: auto (binomial tree; a pipelined chain from "
+                 "bcast_pipeline_min bytes on communicators larger than direct_max_ranks), "
+                 "binomial or pipeline.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = bcast_algorithms,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "reduce_algorithm",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "Reduce algorithm: auto (see reduce_direct_min), binomial or direct.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = reduce_algorithms,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "allreduce_algorithm",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "Allreduce algorithm: auto (recursive doubling below allreduce_rsag_min "
+                 "bytes; from there direct on communicators of at most direct_max_ranks ranks, "
+                 "else Rabenseifner for commutative ops), recursive_doubling, rabenseifner "
+                 "(commutative ops only) or direct (reduce-scatter and allgather, each one "
+                 "round).",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = allreduce_algorithms,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "allgather_algorithm",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "Allgather algorithm: auto (direct on communicators of at most "
+                 "direct_max_ranks ranks; else Bruck up to allgather_bruck_max bytes per rank, "
+                 "ring above), bruck, ring or direct.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = allgather_algorithms,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "alltoall_algorithm",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "Alltoall algorithm: auto (direct on communicators of at most "
+                 "direct_max_ranks ranks, else pairwise), pairwise (n - 1 rounds of one "
+                 "exchange) or direct.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = alltoall_algorithms,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "verbose",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "10: say once per process which algorithm each shape of collective "
+                 "(operation, ranks, bytes) took and why; 20: every call.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..100"},
     };
     return weft_mca_param_register_table("coll", "basic", defs, kNumParams, sizeof defs[0], params);
 }
@@ -209,6 +331,10 @@ struct Alltoall {
     weft_comm_t *comm;
     void operator()(Sched &s) const
     {
+        if (sendbuf != WEFT_IN_PLACE) {
+            build_alltoall(s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+            return;
+        }
         const size_t n = size_t(weft_comm_size(comm));
         std::vector<size_t> sc(n, sendcount), rc(n, recvcount);
         std::vector<ptrdiff_t> sd(n), rd(n);
@@ -622,6 +748,14 @@ weft_status_t init_query(int, int)
     tuning.allreduce_rsag_min = weft_mca_param_size(params[kAllreduceRsagMin]);
     tuning.allgather_bruck_max = weft_mca_param_size(params[kAllgatherBruckMax]);
     tuning.barrier_algorithm = weft_mca_param_enum(params[kBarrierAlgorithm]);
+    tuning.reduce_direct_min = weft_mca_param_size(params[kReduceDirectMin]);
+    tuning.direct_max_ranks = int(weft_mca_param_int(params[kDirectMaxRanks]));
+    tuning.bcast = Alg(weft_mca_param_enum(params[kBcastAlgorithm]));
+    tuning.reduce = Alg(weft_mca_param_enum(params[kReduceAlgorithm]));
+    tuning.allreduce = Alg(weft_mca_param_enum(params[kAllreduceAlgorithm]));
+    tuning.allgather = Alg(weft_mca_param_enum(params[kAllgatherAlgorithm]));
+    tuning.alltoall = Alg(weft_mca_param_enum(params[kAlltoallAlgorithm]));
+    tuning.verbose = int(weft_mca_param_int(params[kVerbose]));
     return WEFT_SUCCESS;
 }
 
