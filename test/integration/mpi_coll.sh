@@ -30,7 +30,7 @@ done
 # seen in coll_basic_verbose's lines.
 set_a="--mca coll_basic_direct_max_ranks 2 --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 --mca coll_basic_reduce_algorithm direct --mca coll_basic_allreduce_algorithm rabenseifner --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_algorithm bruck --mca coll_basic_allgather_bruck_max 64k --mca coll_basic_alltoall_algorithm pairwise --mca coll_basic_barrier_algorithm dissemination"
 set_b="--mca coll_basic_bcast_algorithm binomial --mca coll_basic_reduce_algorithm binomial --mca coll_basic_allreduce_algorithm direct --mca coll_basic_allgather_algorithm ring --mca coll_basic_alltoall_algorithm direct --mca coll_basic_barrier_algorithm binomial"
-set_c="--mca coll_basic_allreduce_algorithm recursive_doubling --mca coll_basic_allgather_algorithm direct --mca coll_basic_reduce_direct_min 16 --mca coll_basic_direct_max_ranks 16"
+set_c="--mca coll_basic_allreduce_algorithm recursive_doubling --mca coll_basic_allgather_algorithm direct --mca coll_basic_direct_max_ranks 16 --mca coll_basic_direct_max_bytes 16"
 for n in 5 8 9; do
     for set in a b c; do
         case $set in a) opts=$set_a ;; b) opts=$set_b ;; *) opts=$set_c ;; esac
@@ -57,7 +57,8 @@ for n in 5 8 9; do
         done ;;
         c) for c in "allreduce of .* on $n ranks: recursive_doubling (forced" \
             "allgather of .* on $n ranks: direct (forced" \
-            "reduce of .* on $n ranks: direct (reduce_direct_min"; do
+            "alltoall of .* on $n ranks: direct (within" \
+            "alltoall of .* on $n ranks: pairwise (beyond"; do
             echo "$out" | grep -q "coll/basic: $c" || fail "set c, $n ranks: no '$c' line"
         done ;;
         esac
@@ -70,9 +71,9 @@ out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,sm --mca 
     --mca coll_sm_priority 0 --mca coll_basic_allreduce_rsag_min 1k \
     "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll, automatic choices at 4 ranks: $out"
 for c in "allreduce of 8 bytes on 4 ranks: recursive_doubling (below allreduce_rsag_min" \
-    "allreduce of .* on 4 ranks: direct (allreduce_rsag_min bytes or more, at most direct_max_ranks" \
-    "alltoall of .* on 4 ranks: direct (at most direct_max_ranks" \
-    "reduce of .* on 4 ranks: binomial (below reduce_direct_min"; do
+    "allreduce of .* on 4 ranks: rabenseifner (allreduce_rsag_min bytes or more" \
+    "alltoall of .* on 4 ranks: direct (within direct_max_ranks" \
+    "reduce of .* on 4 ranks: binomial (automatic"; do
     echo "$out" | grep -q "coll/basic: $c" || fail "automatic choices at 4 ranks: no '$c' line"
 done
 jobs=$((jobs + 1))

@@ -146,8 +146,8 @@ struct Tuning {
     size_t bcast_segment;       // its segment size
     size_t allreduce_rsag_min;  // bytes from which a commutative allreduce is Rabenseifner's
     size_t allgather_bruck_max; // bytes per rank up to which allgather is Bruck's
-    size_t reduce_direct_min;   // bytes from which reduce is a direct reduce-scatter + gather
-    int direct_max_ranks;       // auto: communicators of at most this many ranks go direct
+    size_t direct_max_bytes;    // auto: direct for messages of at most this many bytes
+    int direct_max_ranks;       // auto: and communicators of at most this many ranks
     int barrier_algorithm;      // 0 dissemination, 1 recursive doubling, 2 binomial tree
     Alg bcast, reduce, allreduce, allgather, alltoall; // forced, or automatic
     int verbose;                                       // coll_basic_verbose

@@ -283,10 +283,8 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
     Alg alg = tuning.reduce;
     const char *why = "forced by coll_basic_reduce_algorithm";
     if (alg == Alg::automatic) {
-        const bool direct = bytes >= tuning.reduce_direct_min && n <= tuning.direct_max_ranks;
-        alg = direct ? Alg::direct : Alg::binomial;
-        why = direct ? "reduce_direct_min bytes or more, at most direct_max_ranks ranks"
-                     : "below reduce_direct_min bytes, or more than direct_max_ranks ranks";
+        alg = Alg::binomial;
+        why = "automatic";
     }
     say_choice("reduce", n, bytes, alg, why);
     if (alg == Alg::direct) {
@@ -381,12 +379,9 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
         if (bytes < tuning.allreduce_rsag_min) {
             alg = Alg::recursive_doubling;
             why = "below allreduce_rsag_min bytes";
-        } else if (n <= tuning.direct_max_ranks) {
-            alg = Alg::direct;
-            why = "allreduce_rsag_min bytes or more, at most direct_max_ranks ranks";
         } else if (rsag_ok) {
             alg = Alg::rabenseifner;
-            why = "allreduce_rsag_min bytes or more, more than direct_max_ranks ranks";
+            why = "allreduce_rsag_min bytes or more";
         } else {
             alg = Alg::recursive_doubling;
             why = "a non-commutative op, or fewer elements than ranks";
@@ -577,15 +572,15 @@ void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datat
     Alg alg = tuning.allgather;
     const char *why = "forced by coll_basic_allgather_algorithm";
     if (alg == Alg::automatic) {
-        if (n <= tuning.direct_max_ranks) {
+        if (n <= tuning.direct_max_ranks && block <= tuning.direct_max_bytes) {
             alg = Alg::direct;
-            why = "at most direct_max_ranks ranks";
+            why = "within direct_max_ranks and direct_max_bytes";
         } else if (block <= tuning.allgather_bruck_max) {
             alg = Alg::bruck;
-            why = "more than direct_max_ranks ranks, at most allgather_bruck_max bytes each";
+            why = "at most allgather_bruck_max bytes each";
         } else {
             alg = Alg::ring;
-            why = "more than direct_max_ranks ranks, over allgather_bruck_max bytes each";
+            why = "over allgather_bruck_max bytes each";
         }
     }
     if (n > 1)
@@ -695,9 +690,11 @@ void build_alltoall(Sched &s, const void *sendbuf, size_t sendcount, weft_dataty
     Alg alg = tuning.alltoall;
     const char *why = "forced by coll_basic_alltoall_algorithm";
     if (alg == Alg::automatic) {
-        alg = n <= tuning.direct_max_ranks ? Alg::direct : Alg::pairwise;
-        why = alg == Alg::direct ? "at most direct_max_ranks ranks"
-                                 : "more than direct_max_ranks ranks";
+        const bool direct = n <= tuning.direct_max_ranks &&
+                            bytes_of(sendcount, sendtype) <= tuning.direct_max_bytes;
+        alg = direct ? Alg::direct : Alg::pairwise;
+        why = direct ? "within direct_max_ranks and direct_max_bytes"
+                     : "beyond direct_max_ranks or direct_max_bytes";
     }
     if (n > 1)
         say_choice("alltoall", n, bytes_of(sendcount, sendtype), alg, why);

@@ -27,7 +27,7 @@ enum Param {
     kAllreduceRsagMin,
     kAllgatherBruckMax,
     kBarrierAlgorithm,
-    kReduceDirectMin,
+    kDirectMaxBytes,
     kDirectMaxRanks,
     kBcastAlgorithm,
     kReduceAlgorithm,
@@ -134,13 +134,14 @@ weft_status_t register_params()
          .enum_values = barrier_algorithms,
          .synonyms = nullptr,
          .range = nullptr},
-        {.name = "reduce_direct_min",
+        {.name = "direct_max_bytes",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "32k",
-         .help = "Reduces of at least this many bytes on communicators of at most "
-                 "direct_max_ranks ranks are a direct reduce-scatter (each rank folds one block "
-                 "of everyone's contributions) followed by a gather of the blocks at the root; "
-                 "smaller ones go down a binomial tree.",
+         .help = "Allgathers and alltoalls of at most this many bytes per rank, on "
+                 "communicators of at most direct_max_ranks ranks, post every transfer at once "
+                 "(direct: one round, so each rank waits once, which is what counts when ranks "
+                 "share cores); larger ones go round by round (ring, pairwise), which keeps "
+                 "large transfers from crowding each other.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -149,11 +150,8 @@ weft_status_t register_params()
         {.name = "direct_max_ranks",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "8",
-         .help = "On communicators of at most this many ranks, the automatic choices post "
-                 "every transfer of a collective at once (allgather, alltoall; allreduce and "
-                 "reduce from their size thresholds): one round, so each rank waits once, "
-                 "which is what counts when ranks share cores; larger communicators use the "
-                 "logarithmic algorithms.",
+         .help = "See direct_max_bytes; also the size from which bcast's automatic choice "
+                 "may take the pipelined chain.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -163,8 +161,8 @@ weft_status_t register_params()
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
          .help = "Bcast algorithm: auto (binomial tree; a pipelined chain from "
-                 "bcast_pipeline_min bytes on communicators larger than direct_max_ranks), "
-                 "binomial or pipeline.",
+                 "bcast_pipeline_min bytes on communicators larger than direct_max_ranks, where "
+                 "a chain's many hand-offs pay off), binomial or pipeline.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = bcast_algorithms,
@@ -173,7 +171,9 @@ weft_status_t register_params()
         {.name = "reduce_algorithm",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
-         .help = "Reduce algorithm: auto (see reduce_direct_min), binomial or direct.",
+         .help = "Reduce algorithm: auto (binomial), binomial, or direct (each rank folds one "
+                 "block of everyone's contributions, then the root gathers the blocks; slower "
+                 "than binomial on the development machine at 2 and 4 ranks).",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = reduce_algorithms,
@@ -183,10 +183,9 @@ weft_status_t register_params()
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
          .help = "Allreduce algorithm: auto (recursive doubling below allreduce_rsag_min "
-                 "bytes; from there direct on communicators of at most direct_max_ranks ranks, "
-                 "else Rabenseifner for commutative ops), recursive_doubling, rabenseifner "
-                 "(commutative ops only) or direct (reduce-scatter and allgather, each one "
-                 "round).",
+                 "bytes, Rabenseifner from there for commutative ops), recursive_doubling, "
+                 "rabenseifner (commutative ops only) or direct (reduce-scatter and allgather, "
+                 "each one round).",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = allreduce_algorithms,
@@ -195,9 +194,9 @@ weft_status_t register_params()
         {.name = "allgather_algorithm",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
-         .help = "Allgather algorithm: auto (direct on communicators of at most "
-                 "direct_max_ranks ranks; else Bruck up to allgather_bruck_max bytes per rank, "
-                 "ring above), bruck, ring or direct.",
+         .help = "Allgather algorithm: auto (direct within direct_max_bytes and "
+                 "direct_max_ranks; else Bruck up to allgather_bruck_max bytes per rank, ring "
+                 "above), bruck, ring or direct.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = allgather_algorithms,
@@ -206,9 +205,9 @@ weft_status_t register_params()
         {.name = "alltoall_algorithm",
          .type = WEFT_MCA_PARAM_ENUM,
          .default_value = "auto",
-         .help = "Alltoall algorithm: auto (direct on communicators of at most "
-                 "direct_max_ranks ranks, else pairwise), pairwise (n - 1 rounds of one "
-                 "exchange) or direct.",
+         .help = "Alltoall algorithm: auto (direct within direct_max_bytes and "
+                 "direct_max_ranks, else pairwise), pairwise (n - 1 rounds of one exchange) or "
+                 "direct.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = alltoall_algorithms,
@@ -748,7 +747,7 @@ weft_status_t init_query(int, int)
     tuning.allreduce_rsag_min = weft_mca_param_size(params[kAllreduceRsagMin]);
     tuning.allgather_bruck_max = weft_mca_param_size(params[kAllgatherBruckMax]);
     tuning.barrier_algorithm = weft_mca_param_enum(params[kBarrierAlgorithm]);
-    tuning.reduce_direct_min = weft_mca_param_size(params[kReduceDirectMin]);
+    tuning.direct_max_bytes = weft_mca_param_size(params[kDirectMaxBytes]);
     tuning.direct_max_ranks = int(weft_mca_param_int(params[kDirectMaxRanks]));
     tuning.bcast = Alg(weft_mca_param_enum(params[kBcastAlgorithm]));
     tuning.reduce = Alg(weft_mca_param_enum(params[kReduceAlgorithm]));
