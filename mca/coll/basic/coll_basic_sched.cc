@@ -52,6 +52,9 @@ weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; } // collective
 
 bool progress_registered = false;
 
+// Sends larger than this in a round of several are posted all at once (post_round).
+constexpr size_t kOverlapMin = 16384;
+
 } // namespace
 
 void Sched::reset(weft_comm_t *comm, weft_op_t *op)
@@ -99,6 +102,17 @@ weft_status_t Sched::post_round()
 {
     const size_t begin = round_ ? round_end_[round_ - 1] : 0, end = round_end_[round_];
     weft_pml_module_t *p = pml();
+    // Blocking sends cost least (no request) and, for eager messages, wait only for room; but
+    // a round of several large sends posts them all at once, so that their receivers pull
+    // them at the same time (a bcast root's children) instead of one after the other.
+    size_t sends = 0;
+    bool large = false;
+    for (size_t i = begin; i < end; ++i)
+        if (steps_[i].kind == Step::send) {
+            ++sends;
+            large = large || steps_[i].count * weft_datatype_size(steps_[i].type) > kOverlapMin;
+        }
+    const bool overlap = sends > 1 && large;
     for (int pass = 0; pass < 2; ++pass) {
         for (size_t i = begin; i < end; ++i) {
             const Step &st = steps_[i];
@@ -106,7 +120,7 @@ weft_status_t Sched::post_round()
             weft_status_t rc = WEFT_SUCCESS;
             if (pass == 0 && st.kind == Step::recv)
                 rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
-            else if (pass == 1 && st.kind == Step::send && blocking_)
+            else if (pass == 1 && st.kind == Step::send && blocking_ && !overlap)
                 // In the caller's thread the send may block: every rank posts its receives
                 // of a round before its sends, and the PML progresses while it waits.
                 rc = p->pml_send(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
