@@ -293,6 +293,12 @@ const Registry::Given *Registry::lookup(const std::map<std::string, Given> &from
 weft_status_t Registry::set(Param &p, std::string_view value, weft_mca_param_source_t source,
                             const std::string &detail)
 {
+    if (p.scope == WEFT_MCA_SCOPE_INFO && source != WEFT_MCA_SOURCE_API) {
+        output::error("parameter " + p.full_name + " is information (what " + p.framework + "/" +
+                      p.component + " found out), not a setting: the value '" + std::string(value) +
+                      "' from " + describe_source(source, detail) + " is not taken");
+        return WEFT_ERR_BAD_PARAM;
+    }
     std::string expected;
     auto v = parse_value(p.type, value, p.enums, expected);
     if (!v) {
@@ -393,6 +399,8 @@ weft_status_t Registry::register_one(const std::string &full_name, const char *f
         return bad_row("its level " + std::to_string(d.level) + " is not in 1-9");
     if (d.type < WEFT_MCA_PARAM_BOOL || d.type > WEFT_MCA_PARAM_LIST)
         return bad_row("its type " + std::to_string(int(d.type)) + " is unknown");
+    if (d.scope < WEFT_MCA_SCOPE_LOCAL || d.scope > WEFT_MCA_SCOPE_INFO)
+        return bad_row("its scope " + std::to_string(int(d.scope)) + " is unknown");
     if (find(full_name)) {
         output::error(owner + ": parameter " + full_name + " is registered twice");
         return WEFT_ERR_EXISTS;

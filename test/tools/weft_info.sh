@@ -77,5 +77,24 @@ expect_in "Range: 64..1M" "$out" "--param range"
 out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$WEFT_INFO" --parsable --param btl sm --level 9 2>/dev/null) ||
     fail "--parsable --param btl sm failed"
 expect_in "mca:btl:sm:param:btl_sm_free_list_max:range:1..8191" "$out" "--parsable range"
+# btl/sm says how large messages move on this host: what auto measured (remembered in a file
+# of this test's), or the mechanism forced; it is information, which no source may set.
+cal="$TEST_TMP/sm-calibration"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_sm_calibration_file="$cal" \
+    run "$WEFT_INFO" --param btl sm --level 9 2>&1) || fail "--param btl sm with a calibration file: $out"
+expect_in 'parameter "btl_sm_single_copy_choice" (current value: "auto: alone: ' "$out" "sm's choice shown"
+expect_in "rates measured now, remembered in $cal" "$out" "sm's choice measured"
+expect_in "information (read only)" "$out" "sm's choice is information"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_sm_calibration_file="$cal" \
+    run "$WEFT_INFO" --param btl sm --level 9 2>&1) || fail "--param btl sm again: $out"
+expect_in "rates remembered in $cal" "$out" "sm's choice remembered"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" \
+    run "$WEFT_INFO" --parsable --param btl sm --level 9 --mca btl_sm_single_copy_mechanism none 2>&1) ||
+    fail "--param btl sm, none: $out"
+expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:value:none (forced by btl_sm_single_copy_mechanism)" "$out" "sm's forced choice"
+expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:scope:information" "$out" "parsable information scope"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" \
+    run "$WEFT_INFO" --param btl sm --mca btl_sm_single_copy_choice cma 2>&1)
+expect_in "btl_sm_single_copy_choice is information (what btl/sm found out), not a setting" "$out" "setting information refused"
 run "$WEFT_INFO" --version | grep -q "weft_info (Weft)" || fail "--version"
 echo "weft_info: all checks passed"

@@ -217,7 +217,9 @@ void print_param(const Param &p, bool parsable)
         std::printf("%s:type:%s\n", key.c_str(), type_name(p.type));
         std::printf("%s:level:%d\n", key.c_str(), p.level);
         std::printf("%s:scope:%s\n", key.c_str(),
-                    p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all-equal" : "local");
+                    p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all-equal"
+                    : p.scope == WEFT_MCA_SCOPE_INFO    ? "information"
+                                                        : "local");
         std::printf("%s:help:%s\n", key.c_str(), p.help.c_str());
         for (const auto &e : p.enums)
             std::printf("%s:enumerator:value:%d:%s\n", key.c_str(), e.value, e.name.c_str());
@@ -233,9 +235,12 @@ void print_param(const Param &p, bool parsable)
     std::printf("  MCA %s %s: parameter \"%s\" (current value: \"%s\", source: %s)\n",
                 p.framework.c_str(), comp.c_str(), p.full_name.c_str(), display_value(p).c_str(),
                 where.c_str());
-    std::printf("        type %s, level %d, scope %s, default \"%s\"\n", type_name(p.type), p.level,
-                p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all ranks equal" : "local",
-                p.default_text.c_str());
+    if (p.scope == WEFT_MCA_SCOPE_INFO)
+        std::printf("        information (read only), level %d\n", p.level);
+    else
+        std::printf("        type %s, level %d, scope %s, default \"%s\"\n", type_name(p.type),
+                    p.level, p.scope == WEFT_MCA_SCOPE_ALL_EQUAL ? "all ranks equal" : "local",
+                    p.default_text.c_str());
     for (const auto &line : wrap(p.help, 88))
         std::printf("        %s\n", line.c_str());
     if (!p.enums.empty())
@@ -298,6 +303,8 @@ void print_config()
     std::printf("# and edit; lines are 'name = value', '#' starts a comment.\n");
     std::string last_owner;
     for (const auto &p : Registry::instance().all()) {
+        if (p->scope == WEFT_MCA_SCOPE_INFO)
+            continue; // information, not a setting: a param file may not set it
         std::string owner = p->framework + (p->component.empty() ? "" : "/" + p->component);
         if (owner != last_owner) {
             std::printf("\n# ---- %s\n", owner.c_str());

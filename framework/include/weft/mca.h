@@ -125,8 +125,13 @@ typedef enum weft_mca_param_type {
 } weft_mca_param_type_t;
 
 typedef enum weft_mca_param_scope {
-    WEFT_MCA_SCOPE_LOCAL = 0,    /* each process may have its own value */
-    WEFT_MCA_SCOPE_ALL_EQUAL = 1 /* every rank of a job must agree */
+    WEFT_MCA_SCOPE_LOCAL = 0,     /* each process may have its own value */
+    WEFT_MCA_SCOPE_ALL_EQUAL = 1, /* every rank of a job must agree */
+    /* Information, not a setting: what the component found out (its default_value, made at
+     * register time, or weft_mca_param_set by the component later), shown by weft_info. A
+     * value given for it from the command line, the environment or a file is refused with an
+     * error. */
+    WEFT_MCA_SCOPE_INFO = 2
 } weft_mca_param_scope_t;
 
 typedef enum weft_mca_param_source {

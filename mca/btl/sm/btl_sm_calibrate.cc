@@ -574,10 +574,35 @@ bool write_calibration(const std::string &path, const std::string &key,
     return true;
 }
 
+bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
+                        std::vector<Rate> &rates, std::string &source, std::string &why);
+
 bool calibrate(const std::string &path, const Setting &set, std::vector<Rate> &rates,
                std::string &source, std::string &why)
 {
     const std::string key = calibration_key(set);
+    // Asked again in this process (at register time for weft_info's line, then by the
+    // module): the same answer, without reading the file again.
+    static std::string cached_path, cached_key, cached_source;
+    static std::vector<Rate> cached_rates;
+    if (!cached_rates.empty() && cached_path == path && cached_key == key) {
+        rates = cached_rates;
+        source = cached_source;
+        return true;
+    }
+    const bool ok = calibrate_uncached(path, key, set, rates, source, why);
+    if (ok) {
+        cached_path = path;
+        cached_key = key;
+        cached_source = source;
+        cached_rates = rates;
+    }
+    return ok;
+}
+
+bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
+                        std::vector<Rate> &rates, std::string &source, std::string &why)
+{
     if (path.empty()) {
         source = "measured (not remembered: btl_sm_calibration_file is empty)";
         return measure(calibration_sizes(), set, rates, why);

@@ -1,6 +1,7 @@
 // btl/sm: shared memory between the processes of one host. Each process owns a segment in
 // btl_sm_segment_dir with one lock-free single-producer ring per local sender; see
 // btl_sm_segment.h for the layout and btl_sm_module.cc for the ring protocol.
+#include "btl_sm_calibrate.h"
 #include "btl_sm_module.h"
 
 #include <weft/mca.h>
@@ -46,6 +47,9 @@ constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
     {nullptr, 0},
 };
 weft_mca_param_t *params[kNumParams];
+weft_mca_param_t *choice_param = nullptr;
+
+std::string single_copy_choice();
 
 // Bounds that keep a ring cell and a pool fragment sensible (and their sizes in 32 bits).
 constexpr uint64_t kMinEager = 64, kMaxEager = 1u << 20;
@@ -210,6 +214,26 @@ weft_status_t register_params()
         weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
     if (rc != WEFT_SUCCESS)
         return rc;
+    // What the mechanism is on this host, for weft_info: with auto, what this host's
+    // measurement chose (measured now if this boot has none yet; the module then uses the
+    // same answer).
+    const std::string choice = single_copy_choice();
+    const weft_mca_param_def_t info[] = {
+        {.name = "single_copy_choice",
+         .type = WEFT_MCA_PARAM_STRING,
+         .default_value = choice.c_str(),
+         .help = "How large messages move on this host, per size, and why: what "
+                 "btl_sm_single_copy_mechanism auto measured (docs/performance.md), or the "
+                 "mechanism forced.",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_INFO,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+    };
+    rc = weft_mca_param_register_table("btl", kName, info, 1, sizeof info[0], &choice_param);
+    if (rc != WEFT_SUCCESS)
+        return rc;
     // The RDMA pipeline's limits; sm's direct get is one system call, so it takes every size.
     return weft_btl_rdma_params_register(kName, "256k", "1m", "1t", &rdma_params);
 }
@@ -288,6 +312,24 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     while (cfg.segment_dir.size() > 1 && cfg.segment_dir.back() == '/')
         cfg.segment_dir.pop_back();
     return true;
+}
+
+std::string single_copy_choice()
+{
+    Config cfg;
+    char why[256] = "";
+    if (!read_config(cfg, why, sizeof why))
+        return std::string("unknown: ") + why;
+    switch (cfg.single_copy) {
+    case SingleCopy::none: return "none (forced by btl_sm_single_copy_mechanism)";
+    case SingleCopy::cma: return "cma (forced by btl_sm_single_copy_mechanism)";
+    case SingleCopy::split: return "split (forced by btl_sm_single_copy_mechanism)";
+    case SingleCopy::automatic: break;
+    }
+    Choice c;
+    std::string note;
+    auto_choice(cfg, c, note);
+    return note;
 }
 
 // Whether this process could run: the parameters make sense and the segment directory takes

@@ -304,6 +304,10 @@ Endpoint *endpoint_of(weft_btl_endpoint_t *e);
 // Give the module put/get as cfg.single_copy says (auto: calibrates once). Returns a note for
 // the verbose log.
 std::string rdma_setup(Module *m);
+// btl_sm_single_copy_mechanism auto: this host's choice (measured, or remembered), and a line
+// saying what it is and why; false (note says why) if it could not be measured.
+struct Choice;
+bool auto_choice(const Config &cfg, Choice &c, std::string &note);
 int rdma_progress(Module *m);
 // Ask ep's process to help with a shared get (a kCellHelp message); false if it cannot be
 // sent now (the ring is full or sends wait).

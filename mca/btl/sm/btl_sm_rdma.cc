@@ -238,6 +238,22 @@ weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *e
 
 } // namespace
 
+bool auto_choice(const Config &cfg, Choice &c, std::string &note)
+{
+    std::vector<Rate> rates;
+    std::string source, why;
+    const Setting set{cfg.max_send_size, cfg.free_list_max, cfg.split_piece};
+    if (!calibrate(cfg.calibration_file, set, rates, source, why)) {
+        // Without figures, the choice that is never far off: the pipeline (both processes
+        // copy), as before put/get existed.
+        note = "auto: could not measure (" + why + "): no put/get";
+        return false;
+    }
+    c = decide(rates, kMargin);
+    note = "auto: " + c.why + " [rates " + source + ": " + rates_text(rates) + "]";
+    return true;
+}
+
 std::string rdma_setup(Module *m)
 {
     SingleCopy mech = m->cfg.single_copy;
@@ -260,17 +276,10 @@ std::string rdma_setup(Module *m)
     }
     Range alone{0, SIZE_MAX}, stream{0, SIZE_MAX};
     if (mech == SingleCopy::automatic) {
-        std::vector<Rate> rates;
-        std::string source, why;
-        const Setting set{m->cfg.max_send_size, m->cfg.free_list_max, m->split_piece};
-        if (!calibrate(m->cfg.calibration_file, set, rates, source, why)) {
-            // Without figures, the choice that is never far off: the pipeline (both processes
-            // copy), as before put/get existed.
-            note = "auto: could not measure (" + why + "): no put/get";
+        Choice c;
+        if (!auto_choice(m->cfg, c, note)) {
             mech = SingleCopy::none;
         } else {
-            const Choice c = decide(rates, kMargin);
-            note = "auto: " + c.why + " [rates " + source + ": " + rates_text(rates) + "]";
             if (c.alone.rdma_min == SIZE_MAX && c.stream.rdma_min == SIZE_MAX) {
                 mech = SingleCopy::none;
             } else {

@@ -320,6 +320,35 @@ START_TEST(test_ranges)
 END_TEST
 
 // A range that cannot be right is a bad row: the table's author hears of it at once.
+START_TEST(test_information)
+{
+    // An information parameter: its value is what the component registered (or sets itself);
+    // a value from a user's source is refused, naming the parameter and the source.
+    test::isolate();
+    setenv("WEFT_MCA_test_unit_found", "forced", 1);
+    weft_mca_param_def_t d = def("found", WEFT_MCA_PARAM_STRING, "what the probe found");
+    d.scope = WEFT_MCA_SCOPE_INFO;
+    auto *p = register_one(d, WEFT_ERR_BAD_PARAM);
+    ck_assert_ptr_nonnull(p);
+    WEFT_ASSERT_STR_EQ(weft_mca_param_string(p), "what the probe found");
+    ck_assert_int_eq(count_messages(Kind::error,
+                                    "parameter test_unit_found is information (what test/unit "
+                                    "found out), not a setting: the value 'forced' from "
+                                    "environment variable WEFT_MCA_test_unit_found is not taken"),
+                     1);
+    ck_assert_int_eq(weft_mca_cmdline_set("test_unit_found", "x"), WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(weft_mca_param_set(p, "found again"), WEFT_SUCCESS);
+    WEFT_ASSERT_STR_EQ(weft_mca_param_string(p), "found again");
+    unsetenv("WEFT_MCA_test_unit_found");
+    // A scope that does not exist is a bad row.
+    test::isolate();
+    d = def("odd", WEFT_MCA_PARAM_INT, "1");
+    d.scope = weft_mca_param_scope_t(7);
+    register_one(d, WEFT_ERR_BAD_PARAM);
+    ck_assert_int_eq(count_messages(Kind::error, "its scope 7 is unknown"), 1);
+}
+END_TEST
+
 START_TEST(test_bad_ranges)
 {
     test::isolate();
@@ -407,6 +436,7 @@ int main()
     tcase_add_test(tc, test_older_table_rows);
     tcase_add_test(tc, test_list_accessors);
     tcase_add_test(tc, test_ranges);
+    tcase_add_test(tc, test_information);
     tcase_add_test(tc, test_bad_ranges);
     tcase_add_test(tc, test_param_file_kinds);
     suite_add_tcase(s, tc);

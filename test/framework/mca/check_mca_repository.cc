@@ -5,6 +5,7 @@
 #include "mca_repository.h"
 #include "weft_config.h"
 
+#include <btl/btl.h>
 #include <pml/pml.h>
 
 #include <algorithm>
@@ -79,7 +80,9 @@ START_TEST(test_scan_fixtures)
     ck_assert_ptr_nonnull(find("pml", "dup"));
 
     assert_rejected("oldabi", "built for MCA ABI 2.0, this is 3.0");
-    assert_rejected("newapi", "built for btl API 1.7, this is 1.1");
+    assert_rejected("newapi", "built for btl API 1.7, this is " +
+                                  std::to_string(WEFT_BTL_ABI_MAJOR) + "." +
+                                  std::to_string(WEFT_BTL_ABI_MINOR));
     assert_rejected("misnamed",
                     "the descriptor says component 'other' but the file is named for 'misnamed'");
     // The loader's error names the missing symbol, with either backend: both
