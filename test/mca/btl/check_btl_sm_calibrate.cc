@@ -224,12 +224,25 @@ START_TEST(test_measure_and_remember)
     ck_assert_msg(calibrate(path, s, rates, source, why), "%s", why.c_str());
     ck_assert_msg(source.find("measured now, remembered") != std::string::npos, "%s",
                   source.c_str());
+    // Asked again in this process: the same answer (and how this process got it).
     std::vector<Rate> again;
     ck_assert(calibrate(path, s, again, source, why));
-    ck_assert_msg(source.find("remembered in") == 0, "%s", source.c_str());
+    ck_assert_msg(source.find("measured now, remembered") != std::string::npos, "%s",
+                  source.c_str());
+    ck_assert_uint_eq(again.size(), rates.size());
+    // Another process (a file this one has not read): what the first wrote, as it wrote it.
+    const std::string copy = std::string(dir) + "/copy";
+    {
+        std::vector<Rate> read;
+        ck_assert(read_calibration(path, calibration_key(s), read));
+        ck_assert(write_calibration(copy, calibration_key(s), read));
+    }
+    ck_assert(calibrate(copy, s, again, source, why));
+    ck_assert_msg(source.find("remembered in " + copy) == 0, "%s", source.c_str());
     ck_assert_uint_eq(again.size(), rates.size());
     for (size_t i = 0; i < rates.size(); ++i)
         ck_assert(std::fabs(again[i].alone[kWayCma] / rates[i].alone[kWayCma] - 1) < 1e-5);
+    unlink(copy.c_str());
     // Another setting is another key: measured again.
     ck_assert(calibrate(path, Setting{32 * K, 64, 256 * K}, again, source, why));
     ck_assert_msg(source.find("measured now") == 0, "%s", source.c_str());
