@@ -3,11 +3,13 @@
 # Debian's Open MPI and MPICH, run interleaved round by round (this machine's
 # cross-core latency jumps between levels over time, so only interleaved
 # ratios count), all over shared memory. Prints the median time per barrier,
-# allreduce (doubles, sum) and bcast (bytes from rank 0), and the ratios
-# Weft / Open MPI and Weft / MPICH. Open MPI uses its default collective selection (tuned).
+# bcast (bytes from rank 0), reduce and allreduce (doubles, sum), allgather and
+# alltoall (bytes per rank), and the ratios Weft / Open MPI and Weft / MPICH.
+# Open MPI uses its default collective selection (tuned).
 #   contrib/bench-coll.sh BUILDDIR [ROUNDS]
-# WEFT_BENCH_CASES="4:barrier:0 2:allreduce:8 ..." (ranks:operation:bytes)
-# runs only those cases.
+# By default every operation at 2, 4 and 8 ranks at 8 B, 1 KiB, 64 KiB and 1 MiB;
+# WEFT_BENCH_CASES="4:barrier:0 2:allreduce:8 ..." (ranks:operation:bytes) runs only those
+# cases, WEFT_BENCH_RANKS="2 4" only those sizes of job.
 # Weft runs from BUILDDIR uninstalled (its components from the build tree).
 # Without BUILDDIR/bench/coll_bench, or when a Weft run fails, Weft's column
 # shows "-" and the other columns are still measured.
@@ -42,11 +44,19 @@ run() { # impl ranks args...
     esac 2>/dev/null | tail -n 1
 }
 
-cases=${WEFT_BENCH_CASES:-"2:barrier:0 4:barrier:0 2:allreduce:8 4:allreduce:8 2:allreduce:65536 4:allreduce:65536 4:bcast:8 4:bcast:65536"}
+cases=${WEFT_BENCH_CASES:-}
+if [ -z "$cases" ]; then
+    for np in ${WEFT_BENCH_RANKS:-2 4 8}; do
+        cases="$cases $np:barrier:0"
+        for op in bcast reduce allreduce allgather alltoall; do
+            for size in 8 1024 65536 1048576; do cases="$cases $np:$op:$size"; done
+        done
+    done
+fi
 impls="ompi mpich"
 [ $have_weft = yes ] && impls="weft $impls"
 bench_collect "$rounds" "$impls" "$cases"
 echo "Collectives over shared memory, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
-echo "Time per operation in us, the slowest rank's average (lower is better); np=4 is oversubscribed"
+echo "Time per operation in us, the slowest rank's average (lower is better); np=4 and 8 are oversubscribed"
 echo
 bench_table "ranks | operation | size" "$cases"
