@@ -1042,7 +1042,8 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
 
     ModexInfo info{};
     info.version = kLayoutVersion;
-    info.pid = uint32_t(getpid());
+    m->pid = getpid();
+    info.pid = uint32_t(m->pid);
     info.cookie = m->cookie;
     if (m->own.path().size() >= sizeof info.path) {
         error = "segment path " + m->own.path() + " is too long (btl_sm_segment_dir)";

@@ -253,6 +253,7 @@ struct Module {
     uint32_t nrings = 0;
     uint64_t cookie = 0;
     size_t inline_max = 0; // the largest message sent inside a ring (eager limit)
+    pid_t pid = 0;         // this process's (getpid is a system call; registrations need it)
 
     std::array<TagEntry, 256> tags{};
     weft_btl_error_fn_t error_fn = nullptr;
@@ -280,6 +281,7 @@ struct Module {
 
     // put/get: done at once by cross-memory attach; their callbacks run from progress.
     std::vector<RdmaDone> rdma_done;
+    std::vector<RdmaDone> rdma_running; // rdma_progress's, while their callbacks run
     // Shared gets: from this size on (SIZE_MAX: never), in pieces of split_piece bytes.
     size_t split_min = SIZE_MAX;
     size_t split_piece = 0;

@@ -321,12 +321,16 @@ std::string rdma_setup(Module *m)
 int rdma_progress(Module *m)
 {
     reap_shared_gets(m, nullptr);
-    std::vector<RdmaDone> done;
+    // The callbacks may start new gets (into rdma_done): run them from the other vector, which
+    // keeps its memory for the next time.
+    std::vector<RdmaDone> &done = m->rdma_running;
     done.swap(m->rdma_done);
     for (const RdmaDone &d : done)
         d.fn(&m->base, reinterpret_cast<weft_btl_endpoint_t *>(d.ep), d.local, d.local_handle,
              d.context, d.cbdata, d.status);
-    return int(done.size());
+    const int n = int(done.size());
+    done.clear();
+    return n;
 }
 
 void help_shared_get(Module *m, Endpoint *ep, const HelpRequest &req)
@@ -391,7 +395,7 @@ weft_status_t sm_register_mem(weft_btl_module_t *module, weft_btl_endpoint_t *, 
         return WEFT_ERR_BAD_PARAM;
     Module *m = self(module);
     auto *h = new (std::nothrow)
-        RegHandle{uint64_t(getpid()), reinterpret_cast<uint64_t>(base), uint64_t(size)};
+        RegHandle{uint64_t(m->pid), reinterpret_cast<uint64_t>(base), uint64_t(size)};
     if (!h)
         return WEFT_ERR_OUT_OF_RESOURCE;
     try {

@@ -61,15 +61,16 @@ template <class Policy> class Engine {
         std::unordered_map<uint32_t, weft_comm_t *> comms;
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
-        std::unordered_map<uint64_t, Req *> live;
+        LiveTable<Req> live;
         // Unexpected-queue nodes and queued-copy buffers given back, with their memory, for
         // the next ones: a stream of messages that outruns its receiver allocates nothing.
         std::list<Unexpected> spare_unexpected;
         std::vector<std::string> spare_bytes;
+        std::string rget_msg; // send_rget's buffer
         // Rendezvous sends under way, by the peer's world rank: a send to a peer that has one
         // is part of a stream (btl_stream_min_rdma_size).
         std::vector<uint32_t> rndv_sends;
-        uint64_t next_id = 1;
+        uint64_t next_id = 1; // 1 + the requests tracked so far
         std::deque<Pending> pending;
         // Peers whose matching fragments wait for a rail change's fence (few, and short-lived).
         std::vector<Fence> fences;
@@ -214,15 +215,13 @@ template <class Policy> class Engine {
     static weft_status_t send_frag(Req *r, const Rail &rail, size_t off, size_t *n);
     static Step schedule_step(Req *r, int *handed);
     static void schedule(Req *r);
-    static std::vector<const Rail *> rdma_rails(const Peer &peer, size_t bytes, uint32_t need,
-                                                bool stream = false);
+    static RailList rdma_rails(const Peer &peer, size_t bytes, uint32_t need, bool stream = false);
     static const Rail *find_rail(const Peer &peer, uint32_t key, uint32_t need);
-    static std::vector<size_t> split(size_t from, size_t to,
-                                     const std::vector<const Rail *> &rails);
+    static Cuts split(size_t from, size_t to, const RailList &rails);
     static void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, char *buf,
                            size_t off, size_t len);
-    static bool send_rget(Req *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
-                          size_t limit, weft_status_t *rc);
+    static bool send_rget(Req *r, RndvHdr h, const RailList &rails, int world, size_t limit,
+                          weft_status_t *rc);
     static void send_fin(int world, uint64_t id, uint64_t length, weft_status_t status, Req *r);
     static void put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
                          weft_btl_registration_handle_t *, void *context, void *,
@@ -232,10 +231,10 @@ template <class Policy> class Engine {
                          weft_status_t status);
     static void ask_frags(Req *r, uint64_t send_id, size_t off, size_t len);
     static void send_ack(Req *r, uint64_t send_id, size_t send_offset);
-    static bool send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
-                          const std::vector<const Rail *> &rails, size_t piece);
-    static std::vector<Seg> parse_segs(const std::string &raw, size_t total, const Peer &peer,
-                                       bool *bad);
+    static bool send_puts(Req *r, uint64_t send_id, size_t from, size_t to, const RailList &rails,
+                          size_t piece);
+    static FixedVec<Seg, kMaxRails> parse_segs(const std::string &raw, size_t total,
+                                               const Peer &peer, bool *bad);
     static bool start_gets(Req *r, const Unexpected &u, const Peer &peer);
     static uint32_t rail_key(weft_btl_module_t *btl);
     static void release_regs(Req *r);

@@ -81,10 +81,8 @@ void Engine<Policy>::ctl_done(weft_btl_module_t *, weft_btl_endpoint_t *,
         return;
     const auto ctx = reinterpret_cast<uintptr_t>(des->des_context);
     const auto id = uint64_t(reinterpret_cast<uintptr_t>(des->des_cbdata));
-    auto live = id ? P->live.find(id) : P->live.end();
     Policy::template fragment_done<Engine>(static_cast<Frag>(ctx & 0xffu),
-                                           live != P->live.end() ? live->second : nullptr,
-                                           int(ctx >> 8), status);
+                                           id ? P->live.find(id) : nullptr, int(ctx >> 8), status);
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier
@@ -123,8 +121,7 @@ template <class Policy> int Engine<Policy>::progress_pending()
             ++i;
             continue;
         }
-        auto live = p.owner_id ? P->live.find(p.owner_id) : P->live.end();
-        Req *owner = live != P->live.end() ? live->second : nullptr;
+        Req *owner = p.owner_id ? P->live.find(p.owner_id) : nullptr;
         weft_status_t rc = try_send(p.world_dst, p.bytes.data(), p.bytes.size(), nullptr, 0,
                                     p.eager, p.kind, owner);
         if (rc == WEFT_ERR_OUT_OF_RESOURCE)

@@ -10,15 +10,15 @@ namespace weft::pml::engine {
 
 template <class Policy> uint64_t Engine<Policy>::track(Req *r)
 {
-    r->id = P->next_id++;
-    P->live[r->id] = r;
+    ++P->next_id;
+    r->id = P->live.add(r);
     return r->id;
 }
 
 template <class Policy> void Engine<Policy>::untrack(Req *r)
 {
     if (r->id)
-        P->live.erase(r->id);
+        P->live.remove(r->id);
     r->id = 0;
     if (r->rndv_world >= 0) {
         --P->rndv_sends[size_t(r->rndv_world)];

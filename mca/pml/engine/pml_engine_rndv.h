@@ -57,16 +57,16 @@ bool Engine<Policy>::read_header(const char *msg, size_t len, H &h, const char *
 template <class Policy>
 auto Engine<Policy>::named(uint64_t id, Want want, const char *name) -> Req *
 {
-    auto it = P->live.find(id);
-    if (it == P->live.end() || (want == Want::send && !it->second->is_send) ||
-        (want == Want::recv && it->second->is_send)) {
+    Req *found = P->live.find(id);
+    if (!found || (want == Want::send && !found->is_send) ||
+        (want == Want::recv && found->is_send)) {
         malformed(std::string(name) + " for an unknown " +
                   (want == Want::send   ? "send"
                    : want == Want::recv ? "receive"
                                         : "request"));
         return nullptr;
     }
-    return it->second;
+    return found;
 }
 
 template <class Policy> void Engine<Policy>::trace_send_done(const Req *r)
@@ -279,10 +279,9 @@ inline bool rdma_size_ok(const weft_btl_module_t *btl, size_t bytes, bool stream
 // The RDMA rails of peer usable for a message of `bytes` with `need` (PUT or GET), at most
 // max_rdma_per_request; stream: the message follows another rendezvous to the same peer.
 template <class Policy>
-std::vector<const Rail *> Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t need,
-                                                     bool stream)
+RailList Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t need, bool stream)
 {
-    std::vector<const Rail *> out;
+    RailList out;
     for (const Rail &rail : peer.rdma) {
         if (out.size() >= std::min(P->max_rdma_per_request, kMaxRails))
             break;
@@ -307,14 +306,12 @@ const Rail *Engine<Policy>::find_rail(const Peer &peer, uint32_t key, uint32_t n
 }
 
 // Split [from, to) over rails by weight: the piece of rail i is [cuts[i], cuts[i + 1]).
-template <class Policy>
-std::vector<size_t> Engine<Policy>::split(size_t from, size_t to,
-                                          const std::vector<const Rail *> &rails)
+template <class Policy> Cuts Engine<Policy>::split(size_t from, size_t to, const RailList &rails)
 {
     double sum = 0;
     for (const Rail *rail : rails)
         sum += std::max(rail->weight, 1e-6);
-    std::vector<size_t> cuts{from};
+    Cuts cuts{from};
     double acc = 0;
     for (size_t i = 0; i + 1 < rails.size(); ++i) {
         acc += std::max(rails[i]->weight, 1e-6);
@@ -343,16 +340,17 @@ void Engine<Policy>::append_seg(std::string &msg, const Rail &rail, const RegCac
 // RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration);
 // true: sent, or sending failed with *rc.
 template <class Policy>
-bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const std::vector<const Rail *> &rails, int world,
-                               size_t limit, weft_status_t *rc)
+bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int world, size_t limit,
+                               weft_status_t *rc)
 {
     RgetHdr g{};
     g.rndv = h;
     g.rndv.match.type = hdr_rget;
     g.rndv.match.flags |= flag_contig;
     g.nsegs = 0;
-    std::string msg(sizeof g, '\0');
-    const std::vector<size_t> cuts = split(0, r->bytes, rails);
+    std::string &msg = P->rget_msg; // kept for the next RGET: no allocation per message
+    msg.assign(sizeof g, '\0');
+    const Cuts cuts = split(0, r->bytes, rails);
     for (size_t i = 0; i < rails.size(); ++i) {
         if (cuts[i + 1] == cuts[i])
             continue;
@@ -461,7 +459,7 @@ template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, 
 // rails. false: nothing sent (the first registration failed).
 template <class Policy>
 bool Engine<Policy>::send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
-                               const std::vector<const Rail *> &rails, size_t piece)
+                               const RailList &rails, size_t piece)
 {
     size_t i = 0;
     for (size_t off = from; off < to; ++i) {
@@ -497,9 +495,9 @@ bool Engine<Policy>::send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
 
 template <class Policy>
 auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer &peer, bool *bad)
-    -> std::vector<Seg>
+    -> FixedVec<Seg, kMaxRails>
 {
-    std::vector<Seg> out;
+    FixedVec<Seg, kMaxRails> out;
     size_t at = 0, covered = 0;
     *bad = false;
     while (at < raw.size()) {
@@ -521,11 +519,14 @@ auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer
         s.rail = find_rail(peer, s.seg.rail, WEFT_BTL_FLAG_GET);
         if (!s.rail || s.rail->btl->btl_registration_handle_size != s.seg.hlen)
             return {};
-        out.push_back(s);
+        if (!out.push_back(s)) { // more pieces than any sender makes
+            *bad = true;
+            return {};
+        }
     }
     if (covered != total)
         *bad = true;
-    return *bad ? std::vector<Seg>{} : out;
+    return *bad ? FixedVec<Seg, kMaxRails>{} : out;
 }
 
 // RDMA direct get at the receiver: read each piece. false: nothing started.
@@ -533,7 +534,7 @@ template <class Policy>
 bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const Peer &peer)
 {
     bool bad = false;
-    std::vector<Seg> segs = parse_segs(u.rdma, u.total, peer, &bad);
+    const FixedVec<Seg, kMaxRails> segs = parse_segs(u.rdma, u.total, peer, &bad);
     if (bad)
         malformed("RGET whose segments do not cover its message");
     if (segs.empty())
@@ -620,7 +621,7 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
 
     // The candidate, as ob1-protocols.rst selects it.
     Proto chosen = Proto::pipeline;
-    std::vector<const Rail *> rails;
+    RailList rails;
     if (sizeof(MatchHdr) + r->bytes <= peer->eager_limit) {
         chosen = Proto::pipeline; // a synchronous message that would fit eagerly
     } else if (r->mode == WEFT_SEND_BUFFERED) {
@@ -700,12 +701,12 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
         return;
     }
     if (!rget && contig && (u.flags & (flag_pin | flag_contig)) && r->received < r->total) {
-        std::vector<const Rail *> rails = rdma_rails(*peer, u.total, WEFT_BTL_FLAG_PUT);
+        RailList rails = rdma_rails(*peer, u.total, WEFT_BTL_FLAG_PUT);
         if (!rails.empty()) {
             if (u.flags & flag_pin) {
                 // RDMA direct put: one piece per rail; a piece whose registration fails is
                 // asked for as FRAGs, unless none could be registered (then the pipeline).
-                const std::vector<size_t> cuts = split(0, u.total, rails);
+                const Cuts cuts = split(0, u.total, rails);
                 std::vector<size_t> refused;
                 bool sent = false;
                 for (size_t i = 0; i < rails.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,90 @@ struct Peer {
     size_t pipeline_send_length = 0;   // largest over the RDMA list
     size_t pipeline_frag_size = 0;     // smallest over the RDMA list
 };
+
+// At most N elements, kept where the object is (no allocation): the lists of rails and pieces
+// of one message, made on every rendezvous.
+template <class T, size_t N> class FixedVec {
+  public:
+    FixedVec() = default;
+    FixedVec(std::initializer_list<T> items)
+    {
+        for (const T &x : items)
+            push_back(x);
+    }
+    // false (and nothing added) when full.
+    bool push_back(const T &x)
+    {
+        if (n_ == N)
+            return false;
+        v_[n_++] = x;
+        return true;
+    }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    bool full() const { return n_ == N; }
+    void clear() { n_ = 0; }
+    T &operator[](size_t i) { return v_[i]; }
+    const T &operator[](size_t i) const { return v_[i]; }
+    T *begin() { return v_.data(); }
+    T *end() { return v_.data() + n_; }
+    const T *begin() const { return v_.data(); }
+    const T *end() const { return v_.data() + n_; }
+
+  private:
+    std::array<T, N> v_{};
+    size_t n_ = 0;
+};
+
+// The requests peers may name by the id their headers carry, found in constant time without an
+// allocation per request: an id is (generation << 32) | slot, and a slot's generation grows each
+// time it is reused, so that an id of an earlier request never names a later one. Any id from
+// the wire is safe to look up.
+template <class R> class LiveTable {
+  public:
+    uint64_t add(R *r)
+    {
+        uint32_t slot;
+        if (!free_.empty()) {
+            slot = free_.back();
+            free_.pop_back();
+        } else {
+            slot = uint32_t(slots_.size());
+            slots_.push_back({nullptr, 0});
+        }
+        Slot &s = slots_[slot];
+        s.req = r;
+        if (++s.gen == 0)
+            s.gen = 1; // an id is never 0 ("none")
+        return (uint64_t(s.gen) << 32) | slot;
+    }
+    R *find(uint64_t id) const
+    {
+        const uint32_t slot = uint32_t(id);
+        return slot < slots_.size() && slots_[slot].gen == uint32_t(id >> 32) ? slots_[slot].req
+                                                                              : nullptr;
+    }
+    void remove(uint64_t id)
+    {
+        const uint32_t slot = uint32_t(id);
+        if (slot < slots_.size() && slots_[slot].gen == uint32_t(id >> 32) && slots_[slot].req) {
+            slots_[slot].req = nullptr;
+            free_.push_back(slot);
+        }
+    }
+    size_t size() const { return slots_.size() - free_.size(); }
+
+  private:
+    struct Slot {
+        R *req;
+        uint32_t gen;
+    };
+    std::vector<Slot> slots_;
+    std::vector<uint32_t> free_;
+};
+
+using RailList = FixedVec<const Rail *, kMaxRails>;
+using Cuts = FixedVec<size_t, kMaxRails + 1>;
 
 // A byte range of a message still to be sent as FRAGs.
 struct Range {

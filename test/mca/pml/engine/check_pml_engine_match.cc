@@ -230,6 +230,33 @@ START_TEST(test_out_of_order)
 }
 END_TEST
 
+START_TEST(test_live_table)
+{
+    // The ids headers carry: a reused slot gets a new generation, so an earlier request's id
+    // (a late FIN, a duplicate ACK) names nothing; any id from the wire is safe to look up.
+    weft::pml::engine::LiveTable<int> t;
+    int a = 1, b = 2, c = 3;
+    const uint64_t ia = t.add(&a), ib = t.add(&b);
+    ck_assert_uint_ne(ia, 0);
+    ck_assert_uint_ne(ia, ib);
+    ck_assert_ptr_eq(t.find(ia), &a);
+    ck_assert_ptr_eq(t.find(ib), &b);
+    t.remove(ia);
+    ck_assert_ptr_null(t.find(ia));
+    const uint64_t ic = t.add(&c); // the slot of a, again
+    ck_assert_uint_eq(uint32_t(ic), uint32_t(ia));
+    ck_assert_uint_ne(ic, ia);
+    ck_assert_ptr_null(t.find(ia));
+    ck_assert_ptr_eq(t.find(ic), &c);
+    t.remove(ia); // a stale id removes nothing
+    ck_assert_ptr_eq(t.find(ic), &c);
+    for (uint64_t id :
+         {uint64_t(0), ~uint64_t(0), uint64_t(1) << 32 | 999999, ib + (uint64_t(1) << 32)})
+        ck_assert_ptr_null(t.find(id));
+    ck_assert_uint_eq(t.size(), 2);
+}
+END_TEST
+
 START_TEST(test_unexpected_per_source)
 {
     // Rank 1 runs far ahead of rank 2: a receive from rank 2 finds its message among them
@@ -583,6 +610,7 @@ int main()
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_in_order);
     tcase_add_test(tc, test_out_of_order);
+    tcase_add_test(tc, test_live_table);
     tcase_add_test(tc, test_unexpected_per_source);
     tcase_add_test(tc, test_duplicates_dropped);
     tcase_add_test(tc, test_window_edges);
