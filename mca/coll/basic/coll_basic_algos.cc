@@ -80,6 +80,27 @@ int pow2_floor(int n)
     return p;
 }
 
+// In the current round, receive the partial result of every child of vrank in a binomial tree
+// (vrank + m for the powers of two m below vrank's lowest set bit, inside n) into scratch
+// buffers, in order; mask is left at the parent's distance (vrank - mask), or at the first
+// power of two from n at vrank 0. real maps a vrank to a rank.
+template <class Real>
+std::vector<char *> recv_children(Sched &s, size_t count, weft_datatype_t *type, int vrank, int n,
+                                  Real real, int &mask)
+{
+    std::vector<char *> parts;
+    for (mask = 1; mask < n; mask <<= 1) {
+        if (vrank & mask)
+            break;
+        if (vrank + mask < n) {
+            char *part = s.scratch(bytes_of(count, type));
+            s.recv(real(vrank + mask), part, count, type);
+            parts.push_back(part);
+        }
+    }
+    return parts;
+}
+
 // Reduce count elements from every rank into acc at vrank 0 of a binomial tree, children in
 // rank order, so that a non-commutative op sees rank 0 op 1 op ... op n-1 when real(v) = v.
 // acc holds this rank's contribution on entry (a scratch buffer, never the user's send
@@ -88,19 +109,9 @@ template <class Real>
 void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype_t *type, int vrank, int n,
                      Real real)
 {
-    const size_t bytes = bytes_of(count, type);
     // Receive every child's partial result at once, then fold them in order.
-    std::vector<char *> parts;
     int mask = 1;
-    for (; mask < n; mask <<= 1) {
-        if (vrank & mask)
-            break;
-        if (vrank + mask < n) {
-            char *part = s.scratch(bytes);
-            s.recv(real(vrank + mask), part, count, type);
-            parts.push_back(part);
-        }
-    }
+    const std::vector<char *> parts = recv_children(s, count, type, vrank, n, real, mask);
     // Once they are in (a round's local steps run after its transfers): acc covers
     // [vrank, vrank + m) and the next child [vrank + m, vrank + 2m), so part = acc op part,
     // which then becomes acc.
@@ -326,17 +337,7 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
         char *acc = vrank == 0 ? static_cast<char *>(recvbuf) : s.scratch(bytes);
         s.copy(mine, acc, count, type);
         s.next();
-        std::vector<char *> parts;
-        for (mask = 1; mask < n; mask <<= 1) {
-            if (vrank & mask)
-                break;
-            if (vrank + mask < n) {
-                char *part = s.scratch(bytes);
-                s.recv(real(vrank + mask), part, count, type);
-                parts.push_back(part);
-            }
-        }
-        for (char *part : parts)
+        for (char *part : recv_children(s, count, type, vrank, n, real, mask))
             s.reduce(part, acc, count, type);
         s.next();
         if (vrank != 0) {
