@@ -183,7 +183,7 @@ expect_in "auto: alone: the pipeline at every size; in a stream: put/get from 0"
 sent 20 1000003 "chose $PIPE, ran $PIPE"
 for t in 21 22 23; do sent $t 1000003 "chose RDMA direct get, ran RDMA direct get"; done
 # A damaged file is measured again (and rewritten).
-echo "weft-sm-calibration 2" >"$CAL"
+echo "weft-sm-calibration 3" >"$CAL"
 name="auto, damaged file"
 rndv "$name" "$AUTO" "4081"
 expect_in "rates measured now, remembered in $CAL" "$out" "$name"
