@@ -142,10 +142,10 @@ weft_status_t FrameworkBase::check_selection()
 weft_status_t FrameworkBase::open()
 {
     auto &repo = Repository::instance();
-    weft_status_t rc = repo.scan();
-    weft_status_t prc = register_params();
+    weft_status_t rc = register_params(); // before the components' (register_all says why)
+    weft_status_t src = repo.scan();
     if (rc == WEFT_SUCCESS)
-        rc = prc;
+        rc = src;
     auto comps = repo.components(fw_.name);
 
     std::vector<std::string> items;
@@ -344,14 +344,16 @@ static weft_status_t register_mpi_params()
 
 weft_status_t register_all()
 {
-    weft_status_t rc = Repository::instance().scan();
-    if (weft_status_t mrc = register_mpi_params(); rc == WEFT_SUCCESS)
-        rc = mrc;
+    // The frameworks' own parameters first: a component's register_params may read them (btl/sm
+    // measures nothing when the btl selection leaves it out).
+    weft_status_t rc = register_mpi_params();
     for (const Framework *fw : frameworks()) {
         weft_status_t frc = framework_base(fw->name)->register_params();
         if (rc == WEFT_SUCCESS)
             rc = frc;
     }
+    if (weft_status_t src = Repository::instance().scan(); rc == WEFT_SUCCESS)
+        rc = src;
     for (const Framework *fw : frameworks()) {
         weft_status_t src = framework_base(fw->name)->check_selection();
         if (rc == WEFT_SUCCESS)

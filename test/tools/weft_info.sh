@@ -93,6 +93,14 @@ out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" \
     fail "--param btl sm, none: $out"
 expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:value:none (forced by btl_sm_single_copy_mechanism)" "$out" "sm's forced choice"
 expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:scope:information" "$out" "parsable information scope"
+# A selection without sm measures nothing.
+for sel in self,tcp ^sm; do
+    out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_sm_calibration_file="$TEST_TMP/unused" \
+        run "$WEFT_INFO" --parsable --param btl sm --level 9 --mca btl "$sel" 2>&1) ||
+        fail "--param btl sm with btl $sel: $out"
+    expect_in "btl_sm_single_copy_choice:value:not measured: btl/sm is not selected (btl = $sel)" "$out" "btl $sel"
+    [ ! -e "$TEST_TMP/unused" ] || fail "btl $sel: measured all the same"
+done
 out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" \
     run "$WEFT_INFO" --param btl sm --mca btl_sm_single_copy_choice cma 2>&1)
 expect_in "btl_sm_single_copy_choice is information (what btl/sm found out), not a setting" "$out" "setting information refused"

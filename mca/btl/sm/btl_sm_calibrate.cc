@@ -591,8 +591,8 @@ bool write_calibration(const std::string &path, const std::string &key,
     return true;
 }
 
-bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
-                        std::vector<Rate> &rates, std::string &source, std::string &why);
+static bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
+                               std::vector<Rate> &rates, std::string &source, std::string &why);
 
 bool calibrate(const std::string &path, const Setting &set, std::vector<Rate> &rates,
                std::string &source, std::string &why)
@@ -617,8 +617,8 @@ bool calibrate(const std::string &path, const Setting &set, std::vector<Rate> &r
     return ok;
 }
 
-bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
-                        std::vector<Rate> &rates, std::string &source, std::string &why)
+static bool calibrate_uncached(const std::string &path, const std::string &key, const Setting &set,
+                               std::vector<Rate> &rates, std::string &source, std::string &why)
 {
     if (path.empty()) {
         source = "measured (not remembered: btl_sm_calibration_file is empty)";

@@ -7,6 +7,7 @@
 #include <weft/mca.h>
 #include <weft/runtime.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
@@ -47,7 +48,6 @@ constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
     {nullptr, 0},
 };
 weft_mca_param_t *params[kNumParams];
-weft_mca_param_t *choice_param = nullptr;
 
 std::string single_copy_choice();
 
@@ -231,7 +231,7 @@ weft_status_t register_params()
          .synonyms = nullptr,
          .range = nullptr},
     };
-    rc = weft_mca_param_register_table("btl", kName, info, 1, sizeof info[0], &choice_param);
+    rc = weft_mca_param_register_table("btl", kName, info, 1, sizeof info[0], nullptr);
     if (rc != WEFT_SUCCESS)
         return rc;
     // The RDMA pipeline's limits; sm's direct get is one system call, so it takes every size.
@@ -325,6 +325,21 @@ std::string single_copy_choice()
     case SingleCopy::cma: return "cma (forced by btl_sm_single_copy_mechanism)";
     case SingleCopy::split: return "split (forced by btl_sm_single_copy_mechanism)";
     case SingleCopy::automatic: break;
+    }
+    // A job whose selection leaves sm out (--mca btl self,tcp, ^sm) measures nothing.
+    if (const weft_mca_param_t *sel = weft_mca_param_find("btl")) {
+        const char *v = weft_mca_param_string(sel);
+        const std::string list = v ? v : "";
+        const bool exclude = !list.empty() && list[0] == '^';
+        bool named = false;
+        for (size_t at = exclude ? 1 : 0; at <= list.size();) {
+            const size_t comma = std::min(list.find(',', at), list.size());
+            named = named || list.compare(at, comma - at, kName) == 0;
+            at = comma + 1;
+        }
+        if (!list.empty() && named == exclude)
+            return "not measured: btl/" + std::string(kName) + " is not selected (btl = " + list +
+                   ")";
     }
     Choice c;
     std::string note;

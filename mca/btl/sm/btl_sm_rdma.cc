@@ -157,7 +157,7 @@ bool start_shared_get(Module *m, Endpoint *ep, char *local, uint64_t remote, siz
 }
 
 // Whether p is over: every piece copied (status set), or the helper died.
-bool shared_get_over(Module *m, SharedPending &p)
+bool shared_get_over(SharedPending &p)
 {
     SharedGet &g = p.ep->rx->shared[p.slot];
     const uint64_t done = load_acquire(g.done);
@@ -169,7 +169,6 @@ bool shared_get_over(Module *m, SharedPending &p)
         p.ep->shared_busy[p.slot] = false;
         return true;
     }
-    (void)m;
     const auto now = Clock::now();
     if (now < p.next_liveness_check)
         return false;
@@ -187,7 +186,7 @@ void reap_shared_gets(Module *m, Endpoint *ep)
 {
     for (size_t i = 0; i < m->shared_pending.size();) {
         SharedPending &p = m->shared_pending[i];
-        if ((ep && p.ep != ep) || !shared_get_over(m, p)) {
+        if ((ep && p.ep != ep) || !shared_get_over(p)) {
             ++i;
             continue;
         }
