@@ -113,6 +113,15 @@ int progress()
     // Not re-entered from a callback: the receive buffer being delivered must stay put.
     if (!cp || cp->in_progress)
         return 0;
+    // Only listening (no connection, nothing pending: a job whose peers are all reached by
+    // another BTL): a peer that connects waits in the kernel's backlog, so the listeners are
+    // polled once per kIdlePollEvery calls instead of a system call on every call, which
+    // made an 8-byte alltoall over sm 2.5x slower with tcp loaded than without.
+    constexpr uint32_t kIdlePollEvery = 256;
+    if (cp->conns.empty() && cp->parked.empty() && cp->waiting.empty() && cp->failing.empty() &&
+        cp->zombies.empty() && cp->write_due.empty() && cp->ack_due.empty() && cp->acking.empty() &&
+        ++cp->idle_calls % kIdlePollEvery != 0)
+        return 0;
     cp->in_progress = true;
     flush_writes();
     flush_acks();

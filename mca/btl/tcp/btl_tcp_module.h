@@ -89,6 +89,7 @@ struct Component {
     bool in_progress = false;
     bool progress_registered = false;
     uint64_t next_timer_check = 0;
+    uint32_t idle_calls = 0; // progress calls since the last poll while only listening
 };
 extern Component *component;
 
