@@ -164,10 +164,13 @@ expect_in "rates measured now, remembered in $CAL" "$out" "$name"
 [ "$(stat -c %a "$CAL")" = 600 ] || fail "$name: the calibration file is not private"
 # force ALONE STREAM: rates where single copy wins alone (cma) or in a stream, the pipeline
 # the other; "cma" in both, or in neither ("pipeline").
+# Rates per size: the pipeline, cma, split, the pipeline with streaming stores; STORES
+# "streaming" makes those twice as fast as cached ones.
 force() {
-    awk -v alone="$1" -v stream="$2" 'NR <= 2 { print; next }
-        { a = alone == "cma" ? "1e9 9e9 2e9" : "9e9 1e9 2e9";
-          s = stream == "cma" ? "1e9 9e9 2e9" : "9e9 1e9 2e9";
+    awk -v alone="$1" -v stream="$2" -v stores="${3:-cached}" 'NR <= 2 { print; next }
+        { nt = stores == "streaming" ? "18e9" : "5e8";
+          a = alone == "cma" ? "1e9 9e9 2e9 " nt : "9e9 1e9 2e9 " nt;
+          s = stream == "cma" ? "1e9 9e9 2e9 " nt : "9e9 1e9 2e9 " nt;
           print $1, a, s }' "$CAL" >"$CAL.new" && mv "$CAL.new" "$CAL"
 }
 # forced ALONE STREAM WHY: with rates that say so, the first message of a stream (alone) takes
@@ -181,10 +184,23 @@ forced() {
     sent 20 1000003 "chose $(protocol_of "$1"), ran $(protocol_of "$1")"
     for t in 21 22 23; do sent $t 1000003 "chose $(protocol_of "$2"), ran $(protocol_of "$2")"; done
 }
-forced cma pipeline "alone: put/get from 0; in a stream: the pipeline at every size; gets by the receiver alone"
-forced pipeline cma "alone: the pipeline at every size; in a stream: put/get from 0; gets by the receiver alone"
+forced cma pipeline "alone: put/get from 0; in a stream: the pipeline at every size; the pipeline writes with cached stores at every size; gets by the receiver alone"
+forced pipeline cma "alone: the pipeline at every size; in a stream: put/get from 0; the pipeline writes with cached stores at every size; gets by the receiver alone"
+# How the pipeline writes its fragments: as the file says, or forced; every byte arrives either
+# way (sizes that end inside a fragment, and a stream).
+force pipeline pipeline streaming
+name="auto: the pipeline with streaming stores"
+rndv "$name" "$AUTO" "4081 8193 1000003 -s 300007"
+expect_in "the pipeline writes with streaming stores at every size" "$out" "$name"
+sent 0 1000003 "chose $PIPE, ran $PIPE"
+for stores in cached streaming; do
+    name="sm pipeline, $stores stores forced"
+    rndv "$name" "$SM --mca btl_sm_single_copy_mechanism none --mca btl_sm_pool_stores $stores --mca btl_sm_calibration_file $CAL --mca btl_base_verbose 10" "4081 8193 69576 1000003 -s 300007"
+    expect_in "single copy: none; the pipeline writes with $stores stores (forced)" "$out" "$name"
+    sent 0 1000003 "chose $PIPE, ran $PIPE"
+done
 # A damaged file is measured again (and rewritten).
-echo "weft-sm-calibration 3" >"$CAL"
+echo "weft-sm-calibration 4" >"$CAL"
 name="auto, damaged file"
 rndv "$name" "$AUTO" "4081"
 expect_in "rates measured now, remembered in $CAL" "$out" "$name"
@@ -218,4 +234,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

@@ -89,10 +89,16 @@ out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_
     run "$WEFT_INFO" --param btl sm --level 9 2>&1) || fail "--param btl sm again: $out"
 expect_in "rates remembered in $cal" "$out" "sm's choice remembered"
 out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" \
-    run "$WEFT_INFO" --parsable --param btl sm --level 9 --mca btl_sm_single_copy_mechanism none 2>&1) ||
+    run "$WEFT_INFO" --parsable --param btl sm --level 9 --mca btl_sm_single_copy_mechanism none --mca btl_sm_pool_stores cached 2>&1) ||
     fail "--param btl sm, none: $out"
-expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:value:none (forced by btl_sm_single_copy_mechanism)" "$out" "sm's forced choice"
+expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:value:none (forced by btl_sm_single_copy_mechanism); the pipeline writes with cached stores (forced by btl_sm_pool_stores)" "$out" "sm's forced choice"
 expect_in "mca:btl:sm:param:btl_sm_single_copy_choice:scope:information" "$out" "parsable information scope"
+# A forced mechanism with the stores left to auto: those are measured (the file already is).
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_sm_calibration_file="$cal" \
+    run "$WEFT_INFO" --param btl sm --level 9 --mca btl_sm_single_copy_mechanism cma 2>&1) ||
+    fail "--param btl sm, cma: $out"
+expect_in "cma (forced by btl_sm_single_copy_mechanism); the pipeline writes with " "$out" "sm's forced choice, stores measured"
+expect_in "(btl_sm_pool_stores auto: auto: alone: " "$out" "sm's forced choice, stores measured"
 # A selection without sm measures nothing.
 for sel in self,tcp ^sm; do
     out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" WEFT_MCA_btl_sm_calibration_file="$TEST_TMP/unused" \

@@ -1,6 +1,7 @@
 // btl/sm: timing the ways large messages can move on this host (btl_sm_calibrate.h).
 #include "btl_sm_calibrate.h"
 
+#include "btl_sm_copy.h"
 #include "btl_sm_segment.h"
 
 #include <algorithm>
@@ -35,7 +36,7 @@ constexpr uint64_t kMaxSize = uint64_t(16) << 20;
 constexpr size_t kMaxSlots = 64;           // pipeline fragments in flight, at most
 constexpr size_t kMaxSlotBytes = 16 << 20; // and at most this much shared memory for them
 constexpr auto kStepTimeout = std::chrono::seconds(2); // one transfer; else the child is stuck
-constexpr const char *kMagic = "weft-sm-calibration 3";
+constexpr const char *kMagic = "weft-sm-calibration 4";
 constexpr size_t kMaxFile = 4096;
 constexpr int kPasses = 3; // over every size and way, each keeping its best round
 
@@ -54,7 +55,13 @@ struct Control {
 // Every way starts with the child answering the parent's command, as every rendezvous starts
 // with a message from the sender that the receiver answers: small sizes then weigh the
 // system calls of single copy against the pipeline's extra hand-offs, as the real path does.
-enum Op : uint64_t { kOpPipeline = kWayPipeline, kOpCma = kWayCma, kOpSplit = kWaySplit, kOpQuit };
+enum Op : uint64_t {
+    kOpPipeline = kWayPipeline,
+    kOpCma = kWayCma,
+    kOpSplit = kWaySplit,
+    kOpStreamed = kWayStreamed,
+    kOpQuit
+};
 
 uint64_t load(const uint64_t &x) { return load_acquire(x); }
 void store(uint64_t &x, uint64_t v) { store_release(x, v); }
@@ -145,7 +152,9 @@ struct Frags {
         case kOpCma:
             store(b.ctl->produced, 1); // go: the parent reads them all
             break;
-        case kOpPipeline: {
+        case kOpPipeline:
+        case kOpStreamed: {
+            const bool streamed = (cmd & 0xff) == kOpStreamed;
             const Frags f(size, count, frag);
             for (uint64_t i = 0; i < f.total; ++i) {
                 for (unsigned spins = 1; i - load(b.ctl->consumed) >= slots; ++spins) {
@@ -155,7 +164,10 @@ struct Frags {
                 }
                 const uint64_t off = f.offset(i, frag);
                 const size_t len = std::min<uint64_t>(frag, size - off);
-                std::memcpy(b.slots + (i % slots) * frag, b.src + off, len);
+                if (streamed)
+                    stream_copy(b.slots + (i % slots) * frag, b.src + off, len);
+                else
+                    std::memcpy(b.slots + (i % slots) * frag, b.src + off, len);
                 store(b.ctl->produced, i + 1);
             }
             break;
@@ -234,6 +246,18 @@ std::string range_text(const Range &r)
 
 } // namespace
 
+std::string stores_text(const Range &streamed)
+{
+    if (streamed.rdma_min == SIZE_MAX)
+        return "cached stores at every size";
+    if (streamed.rdma_min == 0 && streamed.rdma_max == SIZE_MAX)
+        return "streaming stores at every size";
+    return "streaming stores from " + bound_text(streamed.rdma_min) +
+           (streamed.rdma_max == SIZE_MAX ? std::string()
+                                          : " below " + bound_text(streamed.rdma_max)) +
+           ", cached stores elsewhere";
+}
+
 std::vector<uint64_t> calibration_sizes()
 {
     std::vector<uint64_t> out;
@@ -250,16 +274,13 @@ Choice decide(const std::vector<Rate> &rates, double margin)
     // that a size twice as fast counts as much as one twice as slow), less the margin. One
     // range of sizes takes put/get for each case (the PML asks for a lower and an upper
     // bound): the contiguous run of measured sizes with the largest total gain.
-    auto range_of = [&](bool stream, std::vector<bool> &in) {
-        std::vector<double> gain(n, 0);
-        for (size_t i = 0; i < n; ++i) {
-            const double *r = stream ? rates[i].stream : rates[i].alone;
-            const double one = std::max(r[kWayCma], r[kWaySplit]);
-            if (r[kWayPipeline] > 0 && one > 0)
-                gain[i] = std::log(one / (margin * r[kWayPipeline]));
-            else
-                gain[i] = one > 0 ? 1 : -1; // a way that failed to measure loses
-        }
+    // log(better / (margin * worse)); a way that failed to measure loses.
+    auto log_gain = [&](double better, double worse) {
+        if (better > 0 && worse > 0)
+            return std::log(better / (margin * worse));
+        return better > 0 ? 1.0 : -1.0;
+    };
+    auto run_range = [&](const std::vector<double> &gain, std::vector<bool> &in) {
         const auto [lo, hi] = best_run(gain);
         Range out;
         if (lo < n) {
@@ -269,6 +290,23 @@ Choice decide(const std::vector<Rate> &rates, double margin)
                 in[i] = true;
         }
         return out;
+    };
+    // First how the pipeline writes its fragments (the sender does not know whether a message
+    // is alone or in a stream when it copies), then put/get against that pipeline.
+    std::vector<double> nt_gain(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        nt_gain[i] = log_gain(rates[i].alone[kWayStreamed], rates[i].alone[kWayPipeline]) +
+                     log_gain(rates[i].stream[kWayStreamed], rates[i].stream[kWayPipeline]);
+    std::vector<bool> nt_in(n, false);
+    c.streamed = run_range(nt_gain, nt_in);
+    auto range_of = [&](bool stream, std::vector<bool> &in) {
+        std::vector<double> gain(n, 0);
+        for (size_t i = 0; i < n; ++i) {
+            const double *r = stream ? rates[i].stream : rates[i].alone;
+            gain[i] = log_gain(std::max(r[kWayCma], r[kWaySplit]),
+                               r[nt_in[i] ? kWayStreamed : kWayPipeline]);
+        }
+        return run_range(gain, in);
     };
     std::vector<bool> alone_in(n, false), stream_in(n, false);
     c.alone = range_of(false, alone_in);
@@ -302,7 +340,8 @@ Choice decide(const std::vector<Rate> &rates, double margin)
     if (from < n)
         c.split_min = from == 0 ? 0 : rates[from].size;
     std::ostringstream why;
-    why << "alone: " << range_text(c.alone) << "; in a stream: " << range_text(c.stream);
+    why << "alone: " << range_text(c.alone) << "; in a stream: " << range_text(c.stream)
+        << "; the pipeline writes with " << stores_text(c.streamed);
     if (any)
         why << "; gets "
             << (c.split_min == SIZE_MAX
@@ -395,7 +434,7 @@ bool measure(const std::vector<uint64_t> &sizes, const Setting &set, std::vector
             for (uint64_t k = 0; k < count; ++k)
                 if (cma(false, child, b.dst, b.src, size) != 0)
                     return -1;
-        } else if (op == kOpPipeline) {
+        } else if (op == kOpPipeline || op == kOpStreamed) {
             const Frags f(size, count, s.frag);
             for (uint64_t i = 0; i < f.total; ++i) {
                 if (!wait_for([&] { return load(b.ctl->produced) > i; }))
@@ -425,7 +464,7 @@ bool measure(const std::vector<uint64_t> &sizes, const Setting &set, std::vector
         return secs;
     };
     // Warm up: fault in every page each way touches.
-    for (Op op : {kOpCma, kOpPipeline, kOpSplit})
+    for (Op op : {kOpCma, kOpPipeline, kOpSplit, kOpStreamed})
         if (once(op, max, 1) < 0) {
             why = "a warm-up transfer failed or stalled";
             return false;
@@ -517,9 +556,9 @@ bool parse_calibration(const std::string &text, const std::string &key, std::vec
         unsigned long long size = 0;
         Rate r;
         char extra = 0;
-        if (std::sscanf(line.c_str(), "%llu %lf %lf %lf %lf %lf %lf %c", &size, &r.alone[0],
-                        &r.alone[1], &r.alone[2], &r.stream[0], &r.stream[1], &r.stream[2],
-                        &extra) != 7 ||
+        if (std::sscanf(line.c_str(), "%llu %lf %lf %lf %lf %lf %lf %lf %lf %c", &size, &r.alone[0],
+                        &r.alone[1], &r.alone[2], &r.alone[3], &r.stream[0], &r.stream[1],
+                        &r.stream[2], &r.stream[3], &extra) != 9 ||
             size != want)
             return false;
         for (int w = 0; w < kWays; ++w)
@@ -539,9 +578,9 @@ std::string format_calibration(const std::string &key, const std::vector<Rate> &
     std::string text = std::string(kMagic) + "\nkey " + key + "\n";
     char line[256];
     for (const Rate &r : rates) {
-        std::snprintf(line, sizeof line, "%llu %.6g %.6g %.6g %.6g %.6g %.6g\n",
-                      (unsigned long long)r.size, r.alone[0], r.alone[1], r.alone[2], r.stream[0],
-                      r.stream[1], r.stream[2]);
+        std::snprintf(line, sizeof line, "%llu %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
+                      (unsigned long long)r.size, r.alone[0], r.alone[1], r.alone[2], r.alone[3],
+                      r.stream[0], r.stream[1], r.stream[2], r.stream[3]);
         text += line;
     }
     return text;
@@ -661,10 +700,12 @@ std::string rates_text(const std::vector<Rate> &rates)
     for (const Rate &r : rates) {
         const uint64_t kib = r.size >> 10;
         std::snprintf(item, sizeof item,
-                      "%s%llu%s: alone pipeline %.1f cma %.1f split %.1f, stream %.1f %.1f %.1f",
+                      "%s%llu%s: alone pipeline %.1f cma %.1f split %.1f streamed %.1f, stream "
+                      "%.1f %.1f %.1f %.1f",
                       out.empty() ? "" : "; ", (unsigned long long)(kib >= 1024 ? kib >> 10 : kib),
                       kib >= 1024 ? "M" : "K", r.alone[0] / 1e9, r.alone[1] / 1e9, r.alone[2] / 1e9,
-                      r.stream[0] / 1e9, r.stream[1] / 1e9, r.stream[2] / 1e9);
+                      r.alone[3] / 1e9, r.stream[0] / 1e9, r.stream[1] / 1e9, r.stream[2] / 1e9,
+                      r.stream[3] / 1e9);
         out += item;
     }
     return out + " GB/s";

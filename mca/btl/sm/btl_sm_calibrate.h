@@ -7,7 +7,10 @@
 //             receiver copies them out (two copies, made by the two processes at once);
 //   cma       the receiver reads the whole message by process_vm_readv (one copy, one core);
 //   split     a shared get: the receiver reads pieces while the sender writes others into
-//             the receiver's buffer by process_vm_writev (one copy, both cores).
+//             the receiver's buffer by process_vm_writev (one copy, both cores);
+//   streamed  the pipeline, the sender writing its fragments with streaming stores
+//             (btl_sm_copy.h): slower where the two processes share caches, and unaffected
+//             where they do not.
 // A message alone pays for every hand-off of the pipeline, which single copy avoids; in a
 // stream the pipeline's two copies overlap across messages, and its second core is what a
 // single copy lacks. So each way is timed both ways: one message ("alone"), and messages back
@@ -30,13 +33,13 @@
 
 namespace weft::btl::sm {
 
-enum Way : int { kWayPipeline = 0, kWayCma = 1, kWaySplit = 2, kWays = 3 };
+enum Way : int { kWayPipeline = 0, kWayCma = 1, kWaySplit = 2, kWayStreamed = 3, kWays = 4 };
 
 // Bytes per second of each way for messages of `size` bytes (0: not measured or failed).
 struct Rate {
     uint64_t size = 0;
-    double alone[kWays] = {0, 0, 0};  // one message
-    double stream[kWays] = {0, 0, 0}; // messages back to back
+    double alone[kWays] = {};  // one message
+    double stream[kWays] = {}; // messages back to back
 };
 
 // What the measurement runs with: the pipeline's fragment size and how many fragments may be
@@ -55,10 +58,12 @@ struct Range {
 };
 
 // The ways per size: alone for a message alone, stream for one sent while another large
-// message to the same peer is under way; put/get from split_min on are shared gets.
+// message to the same peer is under way; put/get from split_min on are shared gets; the
+// pipeline's fragments of messages in the range `streamed` are written with streaming stores.
 struct Choice {
     Range alone;
     Range stream;
+    Range streamed;
     size_t split_min = SIZE_MAX;
     std::string why; // one line: what the rates decided
 };
@@ -74,12 +79,13 @@ inline size_t piece_for(size_t size, size_t cap)
 // The sizes measured: every power of two from 4 KiB to 16 MiB.
 std::vector<uint64_t> calibration_sizes();
 
-// Pick the ways from the rates (sorted by size). A single copy replaces the pipeline only
-// where it is faster by `margin` (e.g. 1.03); split replaces cma the same way. Between two
-// measured sizes the smaller one's choice holds.
+// Pick the ways from the rates (sorted by size). Streaming stores replace cached ones in the
+// pipeline where they are faster by `margin` (e.g. 1.03), alone and in a stream together; then
+// a single copy replaces that pipeline only where it is faster by `margin`; split replaces cma
+// the same way. Between two measured sizes the smaller one's choice holds.
 Choice decide(const std::vector<Rate> &rates, double margin);
 
-// Time the three ways, alone and in a stream, between this process and a forked child. false
+// Time the four ways, alone and in a stream, between this process and a forked child. false
 // (with why) if it could not.
 bool measure(const std::vector<uint64_t> &sizes, const Setting &s, std::vector<Rate> &rates,
              std::string &why);
@@ -100,6 +106,9 @@ std::string format_calibration(const std::string &key, const std::vector<Rate> &
 // remembered. path empty: measure, remember nothing. source says where they came from.
 bool calibrate(const std::string &path, const Setting &s, std::vector<Rate> &rates,
                std::string &source, std::string &why);
+
+// Which stores the pipeline uses, as text ("streaming stores from 16K below 1M, ...").
+std::string stores_text(const Range &streamed);
 
 // The rates as one line of text for the verbose log.
 std::string rates_text(const std::vector<Rate> &rates);

@@ -36,6 +36,7 @@ enum Param {
     kSingleCopy,
     kCalibrationFile,
     kSplitPiece,
+    kPoolStores,
     kNumParams
 };
 weft_btl_rdma_params_t rdma_params;
@@ -45,6 +46,12 @@ constexpr weft_mca_enum_value_t kSingleCopyValues[] = {
     {"cma", int(SingleCopy::cma)},
     {"auto", int(SingleCopy::automatic)},
     {"split", int(SingleCopy::split)},
+    {nullptr, 0},
+};
+constexpr weft_mca_enum_value_t kPoolStoresValues[] = {
+    {"auto", int(PoolStores::automatic)},
+    {"cached", int(PoolStores::cached)},
+    {"streaming", int(PoolStores::streaming)},
     {nullptr, 0},
 };
 weft_mca_param_t *params[kNumParams];
@@ -209,6 +216,20 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "4k..64m"},
+        {.name = "pool_stores",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "How the sender writes the send/receive pipeline's fragments into its pool: "
+                 "cached (ordinary stores: the receiver reads the lines from the sender's "
+                 "cache, fast where the two share caches), streaming (non-temporal stores: "
+                 "the receiver reads them from memory, at the same speed wherever the two "
+                 "processes run; x86-64 only, elsewhere cached), or auto: per size, what the "
+                 "measurement of btl_sm_single_copy_mechanism auto finds faster.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = kPoolStoresValues,
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_status_t rc =
         weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
@@ -302,6 +323,7 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     }
     cfg.single_copy = SingleCopy(weft_mca_param_enum(params[kSingleCopy]));
     cfg.split_piece = size_t(weft_mca_param_size(params[kSplitPiece]));
+    cfg.pool_stores = PoolStores(weft_mca_param_enum(params[kPoolStores]));
     std::string file = weft_mca_param_string(params[kCalibrationFile])
                            ? weft_mca_param_string(params[kCalibrationFile])
                            : "";
@@ -320,12 +342,17 @@ std::string single_copy_choice()
     char why[256] = "";
     if (!read_config(cfg, why, sizeof why))
         return std::string("unknown: ") + why;
+    std::string forced;
     switch (cfg.single_copy) {
-    case SingleCopy::none: return "none (forced by btl_sm_single_copy_mechanism)";
-    case SingleCopy::cma: return "cma (forced by btl_sm_single_copy_mechanism)";
-    case SingleCopy::split: return "split (forced by btl_sm_single_copy_mechanism)";
+    case SingleCopy::none: forced = "none (forced by btl_sm_single_copy_mechanism)"; break;
+    case SingleCopy::cma: forced = "cma (forced by btl_sm_single_copy_mechanism)"; break;
+    case SingleCopy::split: forced = "split (forced by btl_sm_single_copy_mechanism)"; break;
     case SingleCopy::automatic: break;
     }
+    if (cfg.pool_stores != PoolStores::automatic && !forced.empty())
+        return forced + "; the pipeline writes with " +
+               (cfg.pool_stores == PoolStores::cached ? "cached" : "streaming") +
+               " stores (forced by btl_sm_pool_stores)";
     // A job whose selection leaves sm out (--mca btl self,tcp, ^sm) measures nothing.
     if (const weft_mca_param_t *sel = weft_mca_param_find("btl")) {
         const char *v = weft_mca_param_string(sel);
@@ -343,8 +370,12 @@ std::string single_copy_choice()
     }
     Choice c;
     std::string note;
-    auto_choice(cfg, c, note);
-    return note;
+    const bool measured = auto_choice(cfg, c, note);
+    if (forced.empty())
+        return note;
+    return forced + "; the pipeline writes with " +
+           (measured ? stores_text(c.streamed) + " (btl_sm_pool_stores auto: " + note + ")"
+                     : "cached stores (" + note + ")");
 }
 
 // Whether this process could run: the parameters make sense and the segment directory takes

@@ -8,6 +8,7 @@
 // the first word of the message's other slots, and gives the slots back with a release store
 // of head. A pool entry's data belongs to the sender until head passes that entry, which is
 // also how the sender learns that the fragment is complete: no message flows back.
+#include "btl_sm_copy.h"
 #include "btl_sm_module.h"
 
 #include <weft/convertor.h>
@@ -807,6 +808,36 @@ weft_status_t sm_alloc(weft_btl_module_t *module, weft_btl_endpoint_t *, uint8_t
     return WEFT_SUCCESS;
 }
 
+// A fragment of the pipeline: reserve bytes for the PML's header, then up to *size bytes of
+// the message packed from the convertor, with streaming stores where the module's choice says
+// so for a message of this size (btl_sm_copy.h).
+weft_status_t sm_prepare_src(weft_btl_module_t *module, weft_btl_endpoint_t *, weft_convertor_t *cv,
+                             uint8_t order, size_t reserve, size_t *size, uint32_t flags,
+                             weft_btl_descriptor_t **des)
+{
+    Module *m = self(module);
+    if (!m || !cv || !size || !des || reserve > m->cfg.max_send_size)
+        return WEFT_ERR_BAD_PARAM;
+    const size_t n = std::min({*size, m->cfg.max_send_size - reserve, cv->size - cv->position});
+    Frag *f = frag_get(m, reserve + n);
+    if (!f)
+        return WEFT_ERR_OUT_OF_RESOURCE;
+    frag_init(f, reserve + n, order, flags);
+    char *dst = static_cast<char *>(f->buf) + reserve;
+    const void *src = weft_convertor_contiguous_data(cv);
+    size_t packed = n;
+    if (src && cv->size >= m->streamed_min && cv->size < m->streamed_max) {
+        stream_copy(dst, src, n);
+        cv->position += n;
+    } else {
+        packed = weft_convertor_pack(cv, dst, n);
+    }
+    f->seg.seg_len = reserve + packed;
+    *size = packed;
+    *des = &f->des;
+    return WEFT_SUCCESS;
+}
+
 weft_status_t sm_free(weft_btl_module_t *module, weft_btl_descriptor_t *des)
 {
     Module *m = self(module);
@@ -1082,7 +1113,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_finalize = sm_finalize,
         .btl_alloc = sm_alloc,
         .btl_free = sm_free,
-        .btl_prepare_src = nullptr,
+        .btl_prepare_src = sm_prepare_src,
         .btl_send = sm_send,
         .btl_sendi = sm_sendi,
         .btl_put = nullptr, // rdma_setup gives them when put/get are to be used

@@ -41,6 +41,13 @@ enum class SingleCopy : int {
     split = 3      // cma, the sender writing pieces of each message while the receiver reads
 };
 
+// How the pipeline's fragments are written into the pool (btl_sm_pool_stores, btl_sm_copy.h).
+enum class PoolStores : int {
+    automatic = 0, // per size, what the calibration finds faster
+    cached = 1,
+    streaming = 2
+};
+
 struct Config {
     size_t eager_limit = 0;
     size_t max_send_size = 0;
@@ -54,6 +61,7 @@ struct Config {
     SingleCopy single_copy = SingleCopy::none;
     std::string calibration_file; // auto: where the rates are remembered ("" nowhere)
     size_t split_piece = 0;       // split: bytes per piece of a shared get
+    PoolStores pool_stores = PoolStores::automatic;
 };
 
 // What a process publishes under the modex key "btl.sm" (at init, before it knows its
@@ -289,6 +297,10 @@ struct Module {
     // The regions this process registered (a helper writes only from them).
     std::vector<const RegHandle *> regs;
     std::string rdma_note; // what rdma_setup chose and why, for the verbose log and weft_info
+    // The pipeline's fragments of messages of streamed_min to streamed_max bytes (exclusive;
+    // SIZE_MAX: none) are written with streaming stores (btl_sm_copy.h).
+    size_t streamed_min = SIZE_MAX;
+    size_t streamed_max = SIZE_MAX;
 };
 
 // Make the module: the header-only segment and the modex entry. On failure error says why.

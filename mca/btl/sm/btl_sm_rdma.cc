@@ -9,6 +9,7 @@
 // pipeline through the pool), btl_sm_single_copy_mechanism says; auto measures this host
 // (btl_sm_calibrate.h). docs/performance.md has the measurements.
 #include "btl_sm_calibrate.h"
+#include "btl_sm_copy.h"
 #include "btl_sm_module.h"
 
 #include <algorithm>
@@ -274,11 +275,25 @@ std::string rdma_setup(Module *m)
         }
     }
     Range alone{0, SIZE_MAX}, stream{0, SIZE_MAX};
+    // How the pipeline writes its fragments: forced, or what the calibration chose (measured
+    // for a forced mechanism too: it is a choice of its own).
+    Range streamed;
+    std::string stores;
+    switch (m->cfg.pool_stores) {
+    case PoolStores::cached: stores = "cached stores (forced)"; break;
+    case PoolStores::streaming:
+        streamed = Range{0, SIZE_MAX};
+        stores = "streaming stores (forced)";
+        break;
+    case PoolStores::automatic: break;
+    }
     if (mech == SingleCopy::automatic) {
         Choice c;
         if (!auto_choice(m->cfg, c, note)) {
             mech = SingleCopy::none;
         } else {
+            if (m->cfg.pool_stores == PoolStores::automatic)
+                streamed = c.streamed;
             if (c.alone.rdma_min == SIZE_MAX && c.stream.rdma_min == SIZE_MAX) {
                 mech = SingleCopy::none;
             } else {
@@ -287,7 +302,26 @@ std::string rdma_setup(Module *m)
                 m->split_min = c.split_min;
             }
         }
-    } else if (mech == SingleCopy::split) {
+        if (!stores.empty())
+            note += "; the pipeline writes with " + stores;
+    } else {
+        if (m->cfg.pool_stores == PoolStores::automatic) {
+            Choice c;
+            std::string why;
+            if (auto_choice(m->cfg, c, why)) {
+                streamed = c.streamed;
+                stores = stores_text(streamed) + " (measured)";
+            } else {
+                stores = "cached stores (" + why + ")";
+            }
+        }
+        stores = "; the pipeline writes with " + stores;
+    }
+    if (!kHasStreamingStores)
+        streamed = Range{};
+    m->streamed_min = streamed.rdma_min;
+    m->streamed_max = streamed.rdma_max;
+    if (mech == SingleCopy::split) {
         m->split_min = 0;
         note = "single copy: split (pieces of an eighth, at most " +
                std::to_string(m->split_piece) + " bytes)";
@@ -295,7 +329,8 @@ std::string rdma_setup(Module *m)
         note = "single copy: cma";
     }
     if (mech == SingleCopy::none) {
-        m->rdma_note = note.empty() ? "single copy: none" : note;
+        m->rdma_note = (note.empty() ? "single copy: none" : note) +
+                       (m->cfg.single_copy == SingleCopy::automatic ? "" : stores);
         return m->rdma_note;
     }
     m->base.btl_flags |= WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
@@ -313,8 +348,8 @@ std::string rdma_setup(Module *m)
     m->base.btl_stream_max_rdma_size = stream.rdma_min == SIZE_MAX ? 0 : upper(stream);
     if (m->base.btl_stream_min_rdma_size == 0 && m->base.btl_stream_max_rdma_size == 0)
         m->base.btl_stream_max_rdma_size = SIZE_MAX; // every size (0 and 0 would mean "as alone")
-    m->rdma_note = note;
-    return note;
+    m->rdma_note = note + (m->cfg.single_copy == SingleCopy::automatic ? "" : stores);
+    return m->rdma_note;
 }
 
 int rdma_progress(Module *m)

@@ -2,6 +2,7 @@
 // each way forced by made-up rates (so that every branch of the logic runs whatever this host
 // is like), the calibration file's checks, and one real measurement between two processes.
 // The standard headers before <check.h>, which defines a macro named fail.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include "check_util.h"
 
 #include "btl_sm_calibrate.h"
+#include "btl_sm_copy.h"
 
 namespace {
 
@@ -20,7 +22,7 @@ using namespace weft::btl::sm;
 
 constexpr double G = 1e9;
 
-// Rates for every calibration size from a function of the size: {alone[3], stream[3]}.
+// Rates for every calibration size from a function of the size: {alone[4], stream[4]}.
 template <class F> std::vector<Rate> rates_of(F f)
 {
     std::vector<Rate> out;
@@ -33,11 +35,13 @@ template <class F> std::vector<Rate> rates_of(F f)
     return out;
 }
 
-void set(double *w, double pipeline, double cma, double split)
+// The pipeline with streaming stores at half the cached one's rate unless given.
+void set(double *w, double pipeline, double cma, double split, double streamed = 0)
 {
     w[kWayPipeline] = pipeline;
     w[kWayCma] = cma;
     w[kWaySplit] = split;
+    w[kWayStreamed] = streamed > 0 ? streamed : pipeline / 2;
 }
 
 constexpr uint64_t K = 1024, M = 1024 * 1024;
@@ -110,6 +114,64 @@ START_TEST(test_noise_and_margin)
                1.03);
     ck_assert_uint_eq(c.alone.rdma_min, SIZE_MAX);
     ck_assert_uint_eq(c.stream.rdma_min, SIZE_MAX);
+}
+END_TEST
+
+// Streaming stores win from 64K to below 1M, alone and in a stream: the pipeline writes with
+// them there, and put/get is weighed against that pipeline: cma (12 GB/s) beats the cached
+// pipeline (10) at 256K, but not the streamed one (16), so no put/get there; from 1M on the
+// cached pipeline is back and cma is slower than it.
+START_TEST(test_streamed_stores)
+{
+    const Choice c =
+        decide(rates_of([](uint64_t s, Rate &r) {
+                   const bool nt = s >= 64 * K && s < 1 * M;
+                   set(r.alone, 10 * G, s >= 128 * K ? 12 * G : 4 * G, 3 * G, nt ? 16 * G : 6 * G);
+                   set(r.stream, 20 * G, 12 * G, 3 * G, nt ? 25 * G : 8 * G);
+                   if (s >= 1 * M)
+                       r.alone[kWayPipeline] = 14 * G;
+               }),
+               1.03);
+    ck_assert_uint_eq(c.streamed.rdma_min, 64 * K);
+    ck_assert_uint_eq(c.streamed.rdma_max, 1 * M);
+    ck_assert_uint_eq(c.alone.rdma_min, SIZE_MAX);
+    ck_assert_uint_eq(c.stream.rdma_min, SIZE_MAX);
+    ck_assert_msg(c.why.find("streaming stores from 64K below 1M") != std::string::npos, "%s",
+                  c.why.c_str());
+    const std::string none = stores_text(Range{}), all = stores_text(Range{0, SIZE_MAX});
+    ck_assert_str_eq(none.c_str(), "cached stores at every size");
+    ck_assert_str_eq(all.c_str(), "streaming stores at every size");
+    // A streamed pipeline that failed to measure is never chosen.
+    const Choice d = decide(rates_of([](uint64_t, Rate &r) {
+                                set(r.alone, 10 * G, 4 * G, 3 * G);
+                                set(r.stream, 20 * G, 4 * G, 3 * G);
+                                r.alone[kWayStreamed] = r.stream[kWayStreamed] = 0;
+                            }),
+                            1.03);
+    ck_assert_uint_eq(d.streamed.rdma_min, SIZE_MAX);
+}
+END_TEST
+
+// stream_copy copies every byte at every alignment and length, and nothing around them.
+START_TEST(test_stream_copy)
+{
+    std::vector<unsigned char> src(70000), dst(70000 + 128);
+    for (size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<unsigned char>(i * 131 + 7);
+    const size_t lengths[] = {0, 1, 15, 16, 17, 63, 64, 65, 127, 200, 4096, 4097, 65536, 69000};
+    for (size_t sa = 0; sa < 3; ++sa)
+        for (size_t da = 0; da < 64; da += 7)
+            for (size_t n : lengths) {
+                std::fill(dst.begin(), dst.end(), 0xEE);
+                stream_copy(dst.data() + 64 + da, src.data() + sa, n);
+                for (size_t i = 0; i < dst.size(); ++i) {
+                    const bool in = i >= 64 + da && i < 64 + da + n;
+                    const unsigned char want = in ? src[sa + (i - 64 - da)] : 0xEE;
+                    if (dst[i] != want)
+                        ck_abort_msg("src+%zu dst+%zu n %zu: byte %zu is %u, not %u", sa, da, n, i,
+                                     dst[i], want);
+                }
+            }
 }
 END_TEST
 
@@ -263,6 +325,8 @@ int main()
     tcase_add_test(tc, test_alone_and_stream_differ);
     tcase_add_test(tc, test_open_ended_and_every_size);
     tcase_add_test(tc, test_noise_and_margin);
+    tcase_add_test(tc, test_streamed_stores);
+    tcase_add_test(tc, test_stream_copy);
     tcase_add_test(tc, test_piece_for);
     tcase_add_test(tc, test_file_text);
     tcase_add_test(tc, test_file_checks);
