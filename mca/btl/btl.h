@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 #define WEFT_BTL_ABI_MAJOR 1
-#define WEFT_BTL_ABI_MINOR 2
+#define WEFT_BTL_ABI_MINOR 3
 
 typedef struct weft_btl_module weft_btl_module_t;
 typedef struct weft_btl_component weft_btl_component_t;
@@ -107,6 +107,20 @@ typedef uint8_t weft_btl_tag_t;
                                              * affected fragment instead of aborting */
 #define WEFT_BTL_FLAG_ACTIVE_THREAD 0x0020u /* may run callbacks on a thread of its own */
 #define WEFT_BTL_FLAG_PROC_FAILURE  0x0040u /* can tell a dead peer from a broken link */
+/* Added in 1.3. The receiver chooses how a rendezvous message moves: the sender offers a get
+ * (RGET) at every size where it would otherwise send a RNDV, and the receiver reads it, or
+ * answers with an ACK that asks for the send/receive pipeline, as what it measures on the
+ * real transfers says is faster (the module's rdma size bounds are its starting advice). For
+ * a module whose best way changes while the job runs (sm: where the two processes sit in the
+ * caches). A PML that does not know the flag uses the bounds as before. */
+#define WEFT_BTL_FLAG_RECEIVER_CHOOSES 0x0080u
+/* Added in 1.3: btl_get takes WEFT_BTL_GET_FLAG_SHARED (the peer writes part of the data while
+ * this process reads the rest) and WEFT_BTL_GET_FLAG_ALONE. */
+#define WEFT_BTL_FLAG_SHARED_GET 0x0100u
+
+/* The flags argument of btl_get (1.3; 0: the module decides). */
+#define WEFT_BTL_GET_FLAG_SHARED 0x0001u /* share the get with the peer */
+#define WEFT_BTL_GET_FLAG_ALONE  0x0002u /* read everything without the peer's help */
 
 /* des_flags and the flags argument of alloc/prepare_src/sendi. */
 #define WEFT_BTL_DES_FLAG_PRIORITY 0x0001u /* latency-critical: send ahead of bulk data */

@@ -162,6 +162,8 @@ rndv "$name" "$AUTO" "4081 1000003"
 expect_in "auto: alone: " "$out" "$name"
 expect_in "rates measured now, remembered in $CAL" "$out" "$name"
 [ "$(stat -c %a "$CAL")" = 600 ] || fail "$name: the calibration file is not private"
+# The sender's choice from the file's rates (the receivers do not choose).
+SENDER="$AUTO --mca pml_ob1_receiver_chooses false"
 # force ALONE STREAM: rates where single copy wins alone (cma) or in a stream, the pipeline
 # the other; "cma" in both, or in neither ("pipeline").
 # Rates per size: the pipeline, cma, split, the pipeline with streaming stores; STORES
@@ -179,7 +181,7 @@ protocol_of() { if [ "$1" = cma ]; then echo "RDMA direct get"; else echo "$PIPE
 forced() {
     force "$1" "$2"
     name="auto: $1 alone, $2 in a stream"
-    rndv "$name" "$AUTO" "-s 1000003"
+    rndv "$name" "$SENDER" "-s 1000003"
     expect_in "auto: $3 [rates remembered in $CAL" "$out" "$name"
     sent 20 1000003 "chose $(protocol_of "$1"), ran $(protocol_of "$1")"
     for t in 21 22 23; do sent $t 1000003 "chose $(protocol_of "$2"), ran $(protocol_of "$2")"; done
@@ -190,7 +192,7 @@ forced pipeline cma "alone: the pipeline at every size; in a stream: put/get fro
 # way (sizes that end inside a fragment, and a stream).
 force pipeline pipeline streaming
 name="auto: the pipeline with streaming stores"
-rndv "$name" "$AUTO" "4081 8193 1000003 -s 300007"
+rndv "$name" "$SENDER" "4081 8193 1000003 -s 300007"
 expect_in "the pipeline writes with streaming stores at every size" "$out" "$name"
 sent 0 1000003 "chose $PIPE, ran $PIPE"
 for stores in cached streaming; do
@@ -199,6 +201,24 @@ for stores in cached streaming; do
     expect_in "single copy: none; the pipeline writes with $stores stores (forced)" "$out" "$name"
     sent 0 1000003 "chose $PIPE, ran $PIPE"
 done
+# The receiver's choice (the default): the sender offers a get with the message's first bytes
+# (RGET), and the receiver reads the rest alone, reads it with the sender writing part of it,
+# or asks for it as FRAGs, trying each way first (the file's advice first) and then as it
+# measures. Every byte right whichever it takes: eight sizes of one size class (each one's
+# contiguous message is the receiver's to choose), then a stream.
+name="auto: the receiver chooses"
+rndv "$name" "$AUTO" "300007 300015 300023 300031 300039 300047 300055 300063 -s 1000003"
+expect_in "mpi_rndv: 2 ranks, 36 messages intact" "$out" "$name"
+for w in pipeline get "shared get"; do
+    expect_in "bytes alone: the receiver chose $w (" "$out" "$name"
+done
+sent 0 300007 "chose RDMA direct get, ran"
+expect_in "chose RDMA direct get, ran send/receive pipeline over sm:0" "$out" "$name: a declined offer"
+expect_in "chose RDMA direct get, ran RDMA direct get over sm:0" "$out" "$name: a taken offer"
+expect_in "1000003 bytes in a stream: the receiver chose" "$out" "$name: the stream"
+name="auto: the receiver chooses, with truncation, Mprobe, persistent, wildcards"
+rndv "$name" "$AUTO" "-x 300007 -x 4081 -s 69576"
+expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "$name"
 # A damaged file is measured again (and rewritten).
 echo "weft-sm-calibration 4" >"$CAL"
 name="auto, damaged file"
@@ -234,4 +254,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream by the sender and by the receiver, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

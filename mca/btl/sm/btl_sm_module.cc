@@ -8,8 +8,8 @@
 // the first word of the message's other slots, and gives the slots back with a release store
 // of head. A pool entry's data belongs to the sender until head passes that entry, which is
 // also how the sender learns that the fragment is complete: no message flows back.
-#include "btl_sm_copy.h"
 #include "btl_sm_module.h"
+#include "btl_sm_copy.h"
 
 #include <weft/convertor.h>
 #include <weft/runtime.h>

@@ -199,7 +199,7 @@ void reap_shared_gets(Module *m, Endpoint *ep)
 weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
                    void *local_address, uint64_t remote_address,
                    weft_btl_registration_handle_t *local_handle,
-                   const weft_btl_registration_handle_t *remote_handle, size_t size,
+                   const weft_btl_registration_handle_t *remote_handle, size_t size, uint32_t flags,
                    weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     Module *m = self(module);
@@ -223,7 +223,11 @@ weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *e
     } catch (...) {
         return WEFT_ERR_OUT_OF_RESOURCE;
     }
-    if (!write && size >= m->split_min && ep->connected &&
+    // The PML may say whether to share the get (WEFT_BTL_GET_FLAG_*); else split_min does.
+    const bool share = (flags & WEFT_BTL_GET_FLAG_SHARED)  ? true
+                       : (flags & WEFT_BTL_GET_FLAG_ALONE) ? false
+                                                           : size >= m->split_min;
+    if (!write && share && ep->connected &&
         start_shared_get(m, ep, static_cast<char *>(local_address), remote_address, size, done))
         return WEFT_SUCCESS;
     if (size) {
@@ -294,13 +298,13 @@ std::string rdma_setup(Module *m)
         } else {
             if (m->cfg.pool_stores == PoolStores::automatic)
                 streamed = c.streamed;
-            if (c.alone.rdma_min == SIZE_MAX && c.stream.rdma_min == SIZE_MAX) {
-                mech = SingleCopy::none;
-            } else {
-                alone = c.alone;
-                stream = c.stream;
-                m->split_min = c.split_min;
-            }
+            // Put/get stay on even where the measurement prefers the pipeline everywhere: the
+            // receivers choose per message (WEFT_BTL_FLAG_RECEIVER_CHOOSES), and these bounds
+            // are their advice until they have measured for themselves.
+            alone = c.alone;
+            stream = c.stream;
+            m->split_min = c.split_min;
+            m->base.btl_flags |= WEFT_BTL_FLAG_RECEIVER_CHOOSES | WEFT_BTL_FLAG_SHARED_GET;
         }
         if (!stores.empty())
             note += "; the pipeline writes with " + stores;
@@ -323,6 +327,7 @@ std::string rdma_setup(Module *m)
     m->streamed_max = streamed.rdma_max;
     if (mech == SingleCopy::split) {
         m->split_min = 0;
+        m->base.btl_flags |= WEFT_BTL_FLAG_SHARED_GET;
         note = "single copy: split (pieces of an eighth, at most " +
                std::to_string(m->split_piece) + " bytes)";
     } else if (mech == SingleCopy::cma) {
@@ -410,16 +415,17 @@ weft_status_t sm_put(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, v
                      uint8_t, weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     return rdma(true, module, endpoint, local_address, remote_address, local_handle, remote_handle,
-                size, cbfunc, cbcontext, cbdata);
+                size, 0, cbfunc, cbcontext, cbdata);
 }
 
 weft_status_t sm_get(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint, void *local_address,
                      uint64_t remote_address, weft_btl_registration_handle_t *local_handle,
-                     const weft_btl_registration_handle_t *remote_handle, size_t size, uint32_t,
-                     uint8_t, weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+                     const weft_btl_registration_handle_t *remote_handle, size_t size,
+                     uint32_t flags, uint8_t, weft_btl_rdma_completion_fn_t cbfunc, void *cbcontext,
+                     void *cbdata)
 {
     return rdma(false, module, endpoint, local_address, remote_address, local_handle, remote_handle,
-                size, cbfunc, cbcontext, cbdata);
+                size, flags, cbfunc, cbcontext, cbdata);
 }
 
 weft_status_t sm_register_mem(weft_btl_module_t *module, weft_btl_endpoint_t *, void *base,

@@ -13,6 +13,7 @@
 #ifndef WEFT_PML_ENGINE_H
 #define WEFT_PML_ENGINE_H
 
+#include "pml_engine_choose.h"
 #include "pml_engine_hdr.h"
 #include "pml_engine_policy.h"
 #include "pml_engine_rcache.h"
@@ -102,6 +103,24 @@ template <class Policy> class Engine {
         bool fault_sent = false;
         // Requests are recycled: the message-rate path allocates none.
         std::vector<Req *> request_pool;
+        // The receiver's choice (pml_engine_choose.h): pml_<name>_receiver_chooses, what it
+        // learned per module that asks for it, and per sender (world rank) the rendezvous
+        // receives it has under way and when the last one ended.
+        bool receiver_chooses = true;
+        std::vector<std::pair<const weft_btl_module_t *, std::unique_ptr<Chooser>>> choosers;
+        struct Flow {
+            uint32_t active = 0;       // chosen, not over
+            uint32_t parked = 0;       // waiting for the choice
+            uint64_t last_done = 0;    // ns, steady clock
+            uint64_t last_service = 0; // ns the last one took
+        };
+        std::vector<Flow> flows;
+        // RGETs matched whose way the receiver will choose once it may (in order).
+        struct Parked {
+            Req *r;
+            Unexpected u;
+        };
+        std::deque<Parked> parked;
     };
     static inline State *P = nullptr;
 
@@ -235,7 +254,18 @@ template <class Policy> class Engine {
                           size_t piece);
     static FixedVec<Seg, kMaxRails> parse_segs(const std::string &raw, size_t total,
                                                const Peer &peer, bool *bad);
-    static bool start_gets(Req *r, const Unexpected &u, const Peer &peer);
+    static bool start_gets(Req *r, const Unexpected &u, const FixedVec<Seg, kMaxRails> &segs,
+                           uint32_t flags);
+    static typename State::Flow &flow(int world);
+    static uint64_t now_ns();
+    static bool choose(Req *r, const Unexpected &u, weft_btl_module_t *btl, Chooser::Ticket *t);
+    static void chosen_done(Req *r, bool ok);
+    static Chooser *chooser_of(const weft_btl_module_t *btl);
+    static bool offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream);
+    enum class RgetGo { got, parked, pipeline };
+    static RgetGo rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming);
+    static void ask_pipeline(Req *r, const Unexpected &u, Proto offered);
+    static int resume_parked();
     static uint32_t rail_key(weft_btl_module_t *btl);
     static void release_regs(Req *r);
     static weft_status_t start_rndv(Req *r, const MatchHdr &m, int world);
@@ -329,7 +359,8 @@ template <class Policy> class Engine {
 
     // Parameter handles (register_params).
     static inline weft_mca_param_t *p_fault_to, *p_verbose, *p_depth, *p_max_rdma, *p_max_send,
-        *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi, *p_fault_dup_sendi;
+        *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi, *p_fault_dup_sendi,
+        *p_receiver_chooses;
 };
 
 } // namespace weft::pml::engine

@@ -64,7 +64,8 @@ struct RdmaSeg {
 struct RgetHdr {
     RndvHdr rndv;
     uint32_t nsegs; // RdmaSegs follow, covering [0, total) in order
-    uint32_t reserved;
+    uint32_t first; // then the message's first bytes (to a module whose receivers choose: the
+                    // receiver reads the rest, or asks for it as FRAGs, as a RNDV's would)
 };
 
 struct AckHdr {

@@ -282,14 +282,27 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     u.tag = h.match.tag;
     u.type = type;
     u.flags = h.match.flags;
-    // An RGET carries its RDMA segments where the others carry data.
-    data.append_to(type == hdr_rget ? u.rdma : u.data);
+    // An RGET carries its RDMA segments where the others carry data, then maybe the first
+    // bytes of its message.
+    bool bad_first = false;
+    if (type == hdr_rget) {
+        RgetHdr g;
+        std::memcpy(&g, msg, sizeof g);
+        data.append_to(u.rdma);
+        bad_first = g.first > u.rdma.size();
+        if (!bad_first) {
+            u.data.assign(u.rdma, u.rdma.size() - g.first, g.first);
+            u.rdma.resize(u.rdma.size() - g.first);
+        }
+    } else {
+        data.append_to(u.data);
+    }
     u.total = rndv ? h.total : u.data.size();
     u.send_id = rndv ? h.send_id : 0;
     u.world_src = weft_comm_peer_world_rank(comm, int(u.src));
     // Its number is taken: dropped, it would leave a gap that every later message from that
     // peer on this communicator waits behind for ever. The job ends instead, saying why.
-    if (u.total < u.data.size())
+    if (bad_first || u.total < u.data.size())
         broken_stream(u.world_src, std::string(name) + " (communicator " +
                                        std::to_string(h.match.cid) + ", number " +
                                        std::to_string(h.match.seq) +

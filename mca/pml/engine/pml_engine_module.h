@@ -378,6 +378,7 @@ template <class Policy> bool Engine<Policy>::read_params()
         }
     P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
     P->dup_sendi_in = uint64_t(weft_mca_param_int(p_fault_dup_sendi));
+    P->receiver_chooses = weft_mca_param_bool(p_receiver_chooses);
     P->sendi_faults = P->fail_sendi_in != 0 || P->dup_sendi_in != 0;
     // "<n>:<btl>[:<index>]" items, comma-separated.
     const std::string spec = weft_mca_param_string(p_fault_remove);
@@ -454,6 +455,8 @@ template <class Policy> int Engine<Policy>::progress_fn()
     if (!P->comm_releases.empty()) [[unlikely]]
         release_comms();
     int n = progress_pending();
+    if (!P->parked.empty()) [[unlikely]]
+        n += resume_parked();
     if (!P->sched.empty()) [[unlikely]]
         n += progress_sched();
     if (!P->remove_rails.empty()) [[unlikely]]
@@ -565,6 +568,21 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0.."},
+        {.name = "receiver_chooses",
+         .type = WEFT_MCA_PARAM_BOOL,
+         .default_value = "true",
+         .help = "Over a BTL that asks for it (WEFT_BTL_FLAG_RECEIVER_CHOOSES: btl/sm with "
+                 "btl_sm_single_copy_mechanism auto), the sender offers a get for every "
+                 "rendezvous message and the receiver chooses, per message, between reading "
+                 "it, reading it with the sender's help and the send/receive pipeline, from "
+                 "what it measures on the messages themselves (pml/engine README, "
+                 "\"The receiver's choice\"). false: the sender chooses from the BTL's size "
+                 "bounds, as over any other BTL.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     constexpr size_t n = sizeof defs / sizeof defs[0];
     weft_mca_param_t *h[n] = {};
@@ -579,6 +597,7 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
     p_fault_remove = h[6];
     p_fault_fail_sendi = h[7];
     p_fault_dup_sendi = h[8];
+    p_receiver_chooses = h[9];
     return rc;
 }
 

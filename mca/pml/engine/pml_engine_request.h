@@ -54,6 +54,8 @@ template <class Policy> void Engine<Policy>::release_request(Req *r)
 
 template <class Policy> void Engine<Policy>::complete(Req *r)
 {
+    if (r->chooser) [[unlikely]]
+        chosen_done(r, r->status.error == WEFT_SUCCESS);
     untrack(r);
     r->active = false;
     r->complete = true;
@@ -117,6 +119,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->next = r->prev = nullptr;
     r->id = 0;
     r->rndv_world = -1;
+    r->chooser = nullptr;
     r->is_send = send;
     set_dtype(r, const_cast<void *>(buf), count, dtype);
     r->regs.clear();

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <time.h>
 
 namespace weft::pml::engine {
 
@@ -287,8 +288,14 @@ RailList Engine<Policy>::rdma_rails(const Peer &peer, size_t bytes, uint32_t nee
             break;
         if (!(rail.flags & need))
             continue;
-        if (!rdma_size_ok(rail.btl, bytes, stream))
+        // A module whose receivers choose is offered every message they may want (what this
+        // process learned as a receiver says which); any other by its size bounds.
+        if (P->receiver_chooses && (rail.btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+            if (!offer_get(rail.btl, bytes, stream))
+                continue;
+        } else if (!rdma_size_ok(rail.btl, bytes, stream)) {
             continue;
+        }
         if (rail.btl->btl_registration_handle_size > kMaxHandle)
             continue;
         out.push_back(&rail);
@@ -377,8 +384,21 @@ bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int wor
         r->rails_used = 0;
         return false;
     }
+    // To a module whose receivers choose, the first bytes go along, as in a RNDV: a receiver
+    // that takes the pipeline then pays nothing for the offer.
+    size_t first = 0;
+    if (P->receiver_chooses && rails.size() == 1 &&
+        (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+        const Peer *peer = peer_of(world);
+        const size_t room =
+            peer && peer->rndv_first > msg.size() ? peer->rndv_first - msg.size() : 0;
+        first = std::min(room, r->bytes - 1) & ~size_t(7);
+    }
+    g.first = uint32_t(first);
     std::memcpy(msg.data(), &g, sizeof g);
-    *rc = send_bytes(world, msg.data(), msg.size(), nullptr, 0, true, Frag::rget, r);
+    // As for a RNDV's first part: counted as done before (btl/self may deliver inside the call).
+    r->done_bytes = first;
+    *rc = send_bytes(world, msg.data(), msg.size(), r->buf, first, true, Frag::rget, r);
     if (*rc != WEFT_SUCCESS)
         release_regs(r);
     return true;
@@ -529,20 +549,27 @@ auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer
     return *bad ? FixedVec<Seg, kMaxRails>{} : out;
 }
 
-// RDMA direct get at the receiver: read each piece. false: nothing started.
+// RDMA direct get at the receiver: read each piece (segs, from parse_segs) with btl_get's
+// flags. false: nothing started.
 template <class Policy>
-bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const Peer &peer)
+bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const FixedVec<Seg, kMaxRails> &segs,
+                                uint32_t flags)
 {
-    bool bad = false;
-    const FixedVec<Seg, kMaxRails> segs = parse_segs(u.rdma, u.total, peer, &bad);
-    if (bad)
-        malformed("RGET whose segments do not cover its message");
     if (segs.empty())
         return false;
-    r->received = 0;
+    // What came with the RGET (its first part) is here; the gets read the rest.
+    const size_t have = std::min(r->received, size_t(u.total));
     // Held until every get is started, so that a get finishing at once cannot complete r.
     ++r->rdma_inflight;
-    for (const Seg &s : segs) {
+    for (Seg s : segs) {
+        if (s.seg.offset + s.seg.length <= have)
+            continue;
+        if (s.seg.offset < have) {
+            const uint64_t skip = have - s.seg.offset;
+            s.seg.offset += skip;
+            s.seg.addr += skip;
+            s.seg.length -= skip;
+        }
         weft_status_t rc = WEFT_SUCCESS;
         RegCache::Entry *e =
             P->rcache->acquire(s.rail->btl, r->buf + s.seg.offset, s.seg.length,
@@ -553,8 +580,9 @@ bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const Peer &peer)
             ++r->rdma_inflight;
             rc = s.rail->btl->btl_get(
                 s.rail->btl, s.rail->ep, r->buf + s.seg.offset, s.seg.addr, e->handle,
-                reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle), s.seg.length, 0,
-                WEFT_BTL_NO_ORDER, get_done, op, reinterpret_cast<void *>(uintptr_t(u.send_id)));
+                reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle), s.seg.length,
+                flags, WEFT_BTL_NO_ORDER, get_done, op,
+                reinterpret_cast<void *>(uintptr_t(u.send_id)));
             if (rc == WEFT_SUCCESS)
                 continue;
             --r->rdma_inflight;
@@ -680,6 +708,160 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     return WEFT_SUCCESS;
 }
 
+template <class Policy> auto Engine<Policy>::flow(int world) -> typename State::Flow &
+{
+    if (P->flows.size() <= size_t(world))
+        P->flows.resize(size_t(world) + 1);
+    return P->flows[size_t(world)];
+}
+
+template <class Policy> uint64_t Engine<Policy>::now_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// This process's chooser for btl (made on first use).
+template <class Policy> Chooser *Engine<Policy>::chooser_of(const weft_btl_module_t *btl)
+{
+    for (auto &[m, c] : P->choosers)
+        if (m == btl)
+            return c.get();
+    P->choosers.emplace_back(btl, std::make_unique<Chooser>());
+    return P->choosers.back().second.get();
+}
+
+template <class Policy>
+bool Engine<Policy>::offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream)
+{
+    return chooser_of(btl)->offer(bytes, stream);
+}
+
+// The receiver's choice for r (an RGET over btl, which asks for it): false if it must wait
+// (parked, asked again from progress); else *t, remembered in r with the moment, to be
+// measured when r completes (chosen_done).
+template <class Policy>
+bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl, Chooser::Ticket *t)
+{
+    Chooser *ch = chooser_of(btl);
+    typename State::Flow &f = flow(u.world_src);
+    const uint64_t now = now_ns();
+    // A stream: another rendezvous from the peer under way or waiting, or one that ended only
+    // just now (a get is over before the next RGET is matched).
+    const bool stream =
+        f.active > 0 || f.parked > 0 || (f.last_done && now - f.last_done < f.last_service / 4);
+    const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
+    const unsigned allowed =
+        way_bit(Way::pipeline) | way_bit(Way::get) |
+        ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0);
+    Chooser::Reason why = Chooser::Reason::advice;
+    *t = ch->pick(u.total, stream, advice, allowed, f.active, now, &why);
+    if (t->wait)
+        return false;
+    r->chooser = ch;
+    r->ticket = *t;
+    r->way_stream = stream;
+    r->choose_ns = now;
+    r->way_world = u.world_src;
+    ++f.active;
+    if (P->verbose >= 20) [[unlikely]]
+        trace("recv from world rank " + std::to_string(u.world_src) + " " +
+              std::to_string(u.total) + " bytes " + (stream ? "in a stream" : "alone") +
+              ": the receiver chose " + way_name(t->way) + " (" + reason_name(why) +
+              (t->run ? ", measured" : "") + ")");
+    return true;
+}
+
+// r, whose way the receiver chose, is over: how long it took teaches the chooser.
+template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
+{
+    if (!r->chooser)
+        return;
+    typename State::Flow &f = flow(r->way_world);
+    const uint64_t now = now_ns();
+    r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);
+    f.last_done = now;
+    f.last_service = now - r->choose_ns;
+    if (f.active)
+        --f.active;
+    r->chooser = nullptr;
+}
+
+// An RGET matched by r, over contiguous memory: read it as the receiver's choice says, or park
+// it until the choice can be made. Pipeline: the caller asks for FRAGs.
+template <class Policy>
+auto Engine<Policy>::rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming) -> RgetGo
+{
+    bool bad = false;
+    const FixedVec<Seg, kMaxRails> segs = parse_segs(u.rdma, u.total, peer, &bad);
+    if (bad)
+        malformed("RGET whose segments do not cover its message");
+    uint32_t flags = 0;
+    bool get = !segs.empty();
+    if (get && P->receiver_chooses && segs.size() == 1 &&
+        (segs[0].rail->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+        typename State::Flow &f = flow(u.world_src);
+        Chooser::Ticket t;
+        // Behind others of the peer that wait, or told to wait: parked, in order.
+        if ((!resuming && f.parked > 0) || !choose(r, u, segs[0].rail->btl, &t)) {
+            if (!resuming) {
+                P->parked.push_back(typename State::Parked{r, u});
+                ++f.parked;
+            }
+            return RgetGo::parked;
+        }
+        get = t.way != Way::pipeline;
+        flags = t.way == Way::shared ? WEFT_BTL_GET_FLAG_SHARED : WEFT_BTL_GET_FLAG_ALONE;
+    }
+    if (!get || !start_gets(r, u, segs, flags))
+        return RgetGo::pipeline;
+    if (P->verbose >= 20) [[unlikely]]
+        trace_recv(r, Proto::rdma_get, Proto::rdma_get);
+    if (r->received >= r->total && r->rdma_inflight == 0)
+        finish_recv(r);
+    return RgetGo::got;
+}
+
+// The send/receive pipeline for the rest of r: an ACK asks for it. Whether everything is here
+// is known before the ACK: the FRAGs it asks for may arrive inside the call (btl/self) and
+// complete r there.
+template <class Policy>
+void Engine<Policy>::ask_pipeline(Req *r, const Unexpected &u, Proto offered)
+{
+    if (P->verbose >= 20) [[unlikely]]
+        trace_recv(r, offered, Proto::pipeline);
+    const bool all_here = r->received >= r->total;
+    send_ack(r, u.send_id, r->received);
+    if (all_here)
+        finish_recv(r);
+}
+
+// RGETs parked by the receiver's choice, in order, as far as it lets them go now.
+template <class Policy> int Engine<Policy>::resume_parked()
+{
+    int n = 0;
+    while (!P->parked.empty()) {
+        typename State::Parked &p = P->parked.front();
+        const Peer *peer = peer_of(p.u.world_src);
+        RgetGo go = RgetGo::pipeline;
+        if (peer) {
+            go = rget_go(p.r, p.u, *peer, true);
+            if (go == RgetGo::parked)
+                break;
+        }
+        typename State::Parked item = std::move(p);
+        P->parked.pop_front();
+        typename State::Flow &f = flow(item.u.world_src);
+        if (f.parked)
+            --f.parked;
+        if (go == RgetGo::pipeline)
+            ask_pipeline(item.r, item.u, Proto::rdma_get);
+        ++n;
+    }
+    return n;
+}
+
 template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpected &u)
 {
     r->world_peer = u.world_src;
@@ -693,13 +875,8 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
     // Every later message about r names it by id.
     if (r->received < r->total || rget)
         track(r);
-    if (rget && contig && start_gets(r, u, *peer)) {
-        if (P->verbose >= 20) [[unlikely]]
-            trace_recv(r, offered, Proto::rdma_get);
-        if (r->received >= r->total && r->rdma_inflight == 0)
-            finish_recv(r);
+    if (rget && contig && rget_go(r, u, *peer, false) != RgetGo::pipeline)
         return;
-    }
     if (!rget && contig && (u.flags & (flag_pin | flag_contig)) && r->received < r->total) {
         RailList rails = rdma_rails(*peer, u.total, WEFT_BTL_FLAG_PUT);
         if (!rails.empty()) {
@@ -741,15 +918,8 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
             }
         }
     }
-    // The send/receive pipeline: everything after what arrived, by FRAGs. Whether everything
-    // is here is known before the ACK: the FRAGs it asks for may arrive inside the call
-    // (btl/self) and complete r there.
-    if (P->verbose >= 20) [[unlikely]]
-        trace_recv(r, offered, Proto::pipeline);
-    const bool all_here = r->received >= r->total;
-    send_ack(r, u.send_id, r->received);
-    if (all_here)
-        finish_recv(r);
+    // The send/receive pipeline: everything after what arrived, by FRAGs.
+    ask_pipeline(r, u, offered);
 }
 
 template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t len)

@@ -3,6 +3,7 @@
 #ifndef WEFT_PML_ENGINE_TYPES_H
 #define WEFT_PML_ENGINE_TYPES_H
 
+#include "pml_engine_choose.h"
 #include "pml_engine_hdr.h"
 #include "pml_engine_policy.h"
 #include "pml_engine_rcache.h"
@@ -176,6 +177,13 @@ template <class Policy> struct Request : weft_request {
     size_t received = 0; // bytes of the message that arrived
     bool matched = false;
     int world_peer = -1; // recv: the sender's world rank once matched
+    // recv: the way the receiver chose (pml_engine_choose.h), measured at completion while
+    // chooser is set.
+    Chooser *chooser = nullptr;
+    uint64_t choose_ns = 0;
+    int way_world = -1;
+    Chooser::Ticket ticket;
+    bool way_stream = false;
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;

@@ -1,0 +1,320 @@
+// pml/engine: the receiver's choice of how a rendezvous message moves, over a BTL that asks for
+// it (WEFT_BTL_FLAG_RECEIVER_CHOOSES: btl/sm with its single-copy mechanism on auto).
+//
+// Which way is fastest between two processes of one host is not a property of the host alone:
+// on a virtual machine it changes with where the hypervisor runs the two vCPUs (sharing caches
+// or not), while a job runs, and a measurement kept from an earlier moment is then wrong by 2x
+// (docs/performance.md). So the receiver measures the messages themselves and keeps choosing:
+// the sender offers a get for every rendezvous, and for each one the receiver reads it alone
+// (get), reads it with the sender writing part of it (shared), or asks for the send/receive
+// pipeline (pipeline). Per size class (a power of two) and per case it keeps an estimate of
+// each way's time per byte:
+//   - a message alone (no other rendezvous from the peer under way or just ended): the time
+//     from the choice to its last byte. Each way is tried kFirstSamples times first, the
+//     BTL's advice (its size bounds) first; then the way with the best estimate, except that
+//     one message in kExploreEvery tries another way in turn, so that an estimate that went
+//     stale is measured again;
+//   - a message of a stream: messages overlap and their ends come in batches, so a message's
+//     own time says little. The stream goes in runs, each run one way; a measured run starts
+//     when nothing of the peer's is under way and the next run waits for its end, so that its
+//     time is its own (pick_stream has the schedule);
+//   - an estimate moves a quarter of the way towards each new time, and a time more than
+//     twice or less than half the estimate counts as twice or half of it: a message that met
+//     a busy neighbour does not turn the choice, a lasting change does within a few messages.
+// No state is shared between processes: each receiver learns for itself.
+#ifndef WEFT_PML_ENGINE_CHOOSE_H
+#define WEFT_PML_ENGINE_CHOOSE_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::pml::engine {
+
+enum class Way : uint8_t { pipeline = 0, get = 1, shared = 2 };
+inline constexpr size_t kWays = 3;
+inline constexpr unsigned way_bit(Way w) { return 1u << unsigned(w); }
+inline const char *way_name(Way w)
+{
+    return w == Way::pipeline ? "pipeline" : w == Way::get ? "get" : "shared get";
+}
+
+class Chooser {
+  public:
+    static constexpr uint32_t kFirstSamples = 2;  // each way measured this often first
+    static constexpr uint32_t kExploreEvery = 32; // alone: then one message in this many
+    static constexpr uint32_t kEpoch = 8;         // stream: messages of a measured run
+    static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
+    static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
+    static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
+    static constexpr size_t kClasses = 64;
+
+    // Why pick() chose what it did, for the protocol trace.
+    enum class Reason : uint8_t { advice, first, best, explore };
+
+    // What pick() chose, to give back to done(). wait: nothing chosen yet; ask again once
+    // the peer's messages under way are over (a measured run must run alone).
+    struct Ticket {
+        Way way = Way::pipeline;
+        uint32_t run = 0; // stream: the measured run it belongs to (0: none)
+        bool wait = false;
+    };
+
+    // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
+    // BTL's (allowed); `active`: the peer's rendezvous messages under way; now_ns: the time.
+    Ticket pick(size_t bytes, bool stream, Way advice, unsigned allowed, uint32_t active,
+                uint64_t now_ns, Reason *why = nullptr)
+    {
+        Reason r = Reason::best;
+        Ticket t;
+        if (stream)
+            t = pick_stream(streams_[class_of(bytes)], advice, allowed, active, now_ns, &r);
+        else
+            t.way = pick_alone(alone_[class_of(bytes)], advice, allowed, &r);
+        if (why)
+            *why = r;
+        return t;
+    }
+
+    // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
+    // time, service_ns how long it took since it was chosen.
+    void done(size_t bytes, bool stream, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
+    {
+        if (!stream) {
+            Alone &c = alone_[class_of(bytes)];
+            if (ok)
+                update(c.est[size_t(t.way)], c.n[size_t(t.way)],
+                       double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
+                           double(std::max<size_t>(bytes, 1)));
+            return;
+        }
+        if (t.run == 0)
+            return;
+        Stream &st = streams_[class_of(bytes)];
+        if (st.run != t.run || !st.measuring)
+            return;
+        st.run_ok = st.run_ok && ok;
+        st.run_bytes += double(bytes);
+        if (++st.run_done < kEpoch)
+            return;
+        // The run ran alone: from its first choice to its last byte.
+        if (st.run_ok && now_ns > st.run_start)
+            update(st.est[size_t(st.way)], st.n[size_t(st.way)],
+                   double(now_ns - st.run_start) * 1e-9 / st.run_bytes);
+        st.measuring = false;
+    }
+
+    // Whether a sender in this process should offer a get for a message of `bytes` (else it
+    // sends a RNDV, which costs less when the pipeline runs anyway): yes unless what this
+    // process measured as a receiver of that size shows the pipeline kOfferMargin faster
+    // than every get, and then still one message in kExploreEvery, so that the peer's
+    // receiver can measure the gets again.
+    bool offer(size_t bytes, bool stream)
+    {
+        const size_t k = class_of(bytes);
+        const double *est = stream ? streams_[k].est : alone_[k].est;
+        const uint32_t *n = stream ? streams_[k].n : alone_[k].n;
+        const size_t p = size_t(Way::pipeline);
+        if (n[p] == 0)
+            return true;
+        double other = 0;
+        for (size_t w = 0; w < kWays; ++w)
+            if (w != p && n[w] > 0 && (other == 0 || est[w] < other))
+                other = est[w];
+        if (other == 0 || est[p] * kOfferMargin >= other)
+            return true;
+        uint32_t &count = stream ? streams_[k].offers : alone_[k].offers;
+        return ++count % kExploreEvery == 0;
+    }
+
+    // Seconds per byte (0: not measured yet).
+    double estimate(size_t bytes, bool stream, Way way) const
+    {
+        const size_t k = class_of(bytes), w = size_t(way);
+        if (stream)
+            return streams_[k].n[w] ? streams_[k].est[w] : 0;
+        return alone_[k].n[w] ? alone_[k].est[w] : 0;
+    }
+
+    static size_t class_of(size_t bytes)
+    {
+        return bytes == 0 ? 0 : size_t(63 - __builtin_clzll(uint64_t(bytes)));
+    }
+
+  private:
+    struct Alone {
+        double est[kWays] = {};
+        uint32_t n[kWays] = {};      // times measured
+        uint32_t picked[kWays] = {}; // times chosen while trying each way
+        uint32_t count = 0;
+        uint32_t offers = 0; // offer() declined or not, while the pipeline is clearly faster
+        uint8_t explore_next = 0;
+    };
+    struct Stream {
+        double est[kWays] = {};
+        uint32_t n[kWays] = {};
+        uint32_t tried[kWays] = {}; // measured runs started while trying each way
+        Way way = Way::pipeline;    // of the current run
+        uint32_t left = 0;          // messages the current run still takes
+        uint32_t run = 0;           // the current run's number, if measured
+        bool measuring = false;     // a measured run is not over
+        bool run_ok = true;
+        uint32_t run_done = 0;
+        uint64_t run_start = 0;
+        double run_bytes = 0;
+        uint32_t runs_since_measure = 0;
+        uint32_t offers = 0;
+        uint8_t measure_next = 0;
+    };
+
+    // An estimate moves a quarter of the way towards each time, clipped to half or twice it;
+    // the first ones take the best time seen (the first may pay for cold pages).
+    static void update(double &est, uint32_t &n, double per)
+    {
+        if (n == 0)
+            est = per;
+        else if (n < kFirstSamples)
+            est = std::min(est, per);
+        else
+            est = 0.75 * est + 0.25 * std::clamp(per, est / 2, est * 2);
+        if (n < UINT32_MAX)
+            ++n;
+    }
+
+    // The allowed way with the best estimate among those measured; `fallback` if none is.
+    static Way best_of(const double *est, const uint32_t *n, unsigned allowed, Way fallback,
+                       double *best_est)
+    {
+        Way best = fallback;
+        *best_est = 0;
+        for (size_t w = 0; w < kWays; ++w)
+            if ((allowed & (1u << w)) && n[w] > 0 && (*best_est == 0 || est[w] < *best_est)) {
+                best = Way(w);
+                *best_est = est[w];
+            }
+        return best;
+    }
+
+    // The next allowed way after `turn`, other than `skip` (kWays: none), in turn.
+    static Way next_way(uint8_t &turn, unsigned allowed, size_t skip)
+    {
+        for (size_t k = 1; k <= kWays; ++k) {
+            const size_t w = (turn + k) % kWays;
+            if ((allowed & (1u << w)) && w != skip) {
+                turn = uint8_t(w);
+                return Way(w);
+            }
+        }
+        return Way(turn % kWays);
+    }
+
+    static Way pick_alone(Alone &c, Way advice, unsigned allowed, Reason *why)
+    {
+        ++c.count;
+        // First each way a few times (counted when chosen), the advice first.
+        auto first = [&](size_t w) {
+            if (c.picked[w] < UINT32_MAX)
+                ++c.picked[w];
+            return Way(w);
+        };
+        if ((allowed & way_bit(advice)) && c.picked[size_t(advice)] < kFirstSamples) {
+            *why = c.count == 1 ? Reason::advice : Reason::first;
+            return first(size_t(advice));
+        }
+        for (size_t w = 0; w < kWays; ++w)
+            if ((allowed & (1u << w)) && c.picked[w] < kFirstSamples) {
+                *why = Reason::first;
+                return first(w);
+            }
+        double best_est = 0;
+        const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
+        if (c.count % kExploreEvery == 0 && best_est > 0) {
+            *why = Reason::explore;
+            return next_way(c.explore_next, allowed, size_t(best));
+        }
+        *why = Reason::best;
+        return best;
+    }
+
+    // A stream goes in runs, each run one way. Messages overlap in a stream, and completions
+    // come in batches, so a message's own time says little: a measured run (kEpoch messages)
+    // starts when none of the peer's messages is under way and the next run waits until it is
+    // over, and its time is from its first choice to its last byte. First each way gets
+    // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
+    // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
+    // may have become slower).
+    static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, uint32_t active,
+                              uint64_t now_ns, Reason *why)
+    {
+        Ticket t;
+        *why = Reason::best;
+        if (st.left == 0) {
+            if (st.measuring) { // the measured run's messages are not all over
+                t.wait = true;
+                return t;
+            }
+            Way w = advice;
+            bool measure = false;
+            Reason r = Reason::best;
+            size_t untried = kWays;
+            if ((allowed & way_bit(advice)) && st.tried[size_t(advice)] < kFirstSamples)
+                untried = size_t(advice);
+            for (size_t k = 0; k < kWays && untried == kWays; ++k)
+                if ((allowed & (1u << k)) && st.tried[k] < kFirstSamples)
+                    untried = k;
+            double best_est = 0;
+            const Way best = best_of(st.est, st.n, allowed, advice, &best_est);
+            if (untried != kWays) {
+                w = Way(untried);
+                measure = true;
+                r = st.tried[0] + st.tried[1] + st.tried[2] == 0 ? Reason::advice : Reason::first;
+            } else if (st.runs_since_measure + 1 >= kMeasureEvery) {
+                w = next_way(st.measure_next, allowed, kWays);
+                measure = true;
+                r = w == best ? Reason::best : Reason::explore;
+            } else {
+                w = best;
+            }
+            if (measure && active > 0) { // it must run alone: after the peer's messages
+                t.wait = true;
+                return t;
+            }
+            st.way = w;
+            st.left = measure ? kEpoch : kRunLength;
+            st.runs_since_measure = measure ? 0 : st.runs_since_measure + 1;
+            if (measure) {
+                if (untried != kWays)
+                    ++st.tried[untried];
+                st.run = st.run + 1 == 0 ? 1 : st.run + 1;
+                st.measuring = true;
+                st.run_ok = true;
+                st.run_done = 0;
+                st.run_bytes = 0;
+                st.run_start = now_ns;
+            }
+            *why = r;
+        }
+        --st.left;
+        t.way = st.way;
+        t.run = st.measuring ? st.run : 0;
+        return t;
+    }
+
+    Alone alone_[kClasses];
+    Stream streams_[kClasses];
+};
+
+inline const char *reason_name(Chooser::Reason r)
+{
+    switch (r) {
+    case Chooser::Reason::advice: return "the BTL's advice";
+    case Chooser::Reason::first: return "trying each way";
+    case Chooser::Reason::best: return "fastest measured";
+    case Chooser::Reason::explore: return "measuring again";
+    }
+    return "?";
+}
+
+} // namespace weft::pml::engine
+
+#endif

@@ -1,0 +1,208 @@
+// Unit tests of the receiver's choice (pml_engine_choose.h) against simulated transfers: each
+// way has a made-up time per byte that the test changes when it wants, and a fake clock, so
+// that every rule (the advice first, each way tried, the best kept, exploration, a change of
+// speed followed, a lone slow message ignored, streams measured in runs that run alone, the
+// sender's offer) runs the same on any host.
+// The standard headers before <check.h>, which defines a macro named fail.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "pml_engine_choose.h"
+
+#include "check_util.h"
+
+namespace {
+
+using weft::pml::engine::Chooser;
+using weft::pml::engine::Way;
+using weft::pml::engine::way_bit;
+
+constexpr unsigned kAll = way_bit(Way::pipeline) | way_bit(Way::get) | way_bit(Way::shared);
+constexpr size_t kSize = 1 << 20;
+
+// Simulated transfers: ns per message of kSize for each way.
+struct Sim {
+    std::array<uint64_t, 3> ns{100000, 200000, 300000};
+    uint64_t now = 1000;
+    std::array<int, 3> used{};
+
+    // One message alone: chosen, moved, done.
+    Way alone(Chooser &c, Way advice = Way::pipeline, unsigned allowed = kAll)
+    {
+        const Chooser::Ticket t = c.pick(kSize, false, advice, allowed, 0, now);
+        ck_assert(!t.wait);
+        const uint64_t took = ns[size_t(t.way)];
+        now += took;
+        c.done(kSize, false, t, true, now, took);
+        ++used[size_t(t.way)];
+        return t.way;
+    }
+};
+
+START_TEST(test_advice_first_then_each_way_then_best)
+{
+    Chooser c;
+    Sim s;
+    Chooser::Reason why{};
+    // The advice first, for its first samples, then each other way.
+    const Chooser::Ticket t = c.pick(kSize, false, Way::get, kAll, 0, s.now, &why);
+    ck_assert(t.way == Way::get);
+    ck_assert(why == Chooser::Reason::advice);
+    c.done(kSize, false, t, true, s.now + s.ns[1], s.ns[1]);
+    ck_assert(s.alone(c, Way::get) == Way::get);
+    ck_assert(s.alone(c, Way::get) == Way::pipeline);
+    ck_assert(s.alone(c, Way::get) == Way::pipeline);
+    ck_assert(s.alone(c, Way::get) == Way::shared);
+    ck_assert(s.alone(c, Way::get) == Way::shared);
+    // Then the fastest (the pipeline), except one message in kExploreEvery.
+    s.used = {};
+    for (int i = 0; i < 320; ++i)
+        s.alone(c, Way::get);
+    ck_assert_int_ge(s.used[0], 300);
+    ck_assert_int_ge(s.used[1] + s.used[2], 8);
+    ck_assert_int_le(s.used[1] + s.used[2], 12);
+    ck_assert(c.estimate(kSize, false, Way::pipeline) > 0);
+    ck_assert(c.estimate(kSize, false, Way::pipeline) < c.estimate(kSize, false, Way::get));
+}
+END_TEST
+
+// The speeds change (the processes moved): the choice follows within a few messages, and a
+// single slow message does not turn it.
+START_TEST(test_follows_a_change_not_a_blip)
+{
+    Chooser c;
+    Sim s;
+    for (int i = 0; i < 100; ++i)
+        s.alone(c);
+    ck_assert(s.alone(c) == Way::pipeline);
+    // One message of the pipeline ten times slower: still the pipeline.
+    s.ns[0] = 1000000;
+    ck_assert(s.alone(c) == Way::pipeline);
+    s.ns[0] = 100000;
+    s.used = {};
+    for (int i = 0; i < 20; ++i)
+        s.alone(c);
+    ck_assert_int_ge(s.used[0], 19);
+    // The pipeline becomes four times slower than the shared get for good.
+    s.ns = {800000, 400000, 200000};
+    for (int i = 0; i < 200; ++i)
+        s.alone(c);
+    s.used = {};
+    for (int i = 0; i < 64; ++i)
+        s.alone(c);
+    ck_assert_int_ge(s.used[2], 60);
+}
+END_TEST
+
+START_TEST(test_allowed_and_classes)
+{
+    Chooser c;
+    Sim s;
+    // Without the shared get it is never chosen.
+    const unsigned two = way_bit(Way::pipeline) | way_bit(Way::get);
+    s.ns = {300000, 200000, 1000};
+    for (int i = 0; i < 200; ++i)
+        s.alone(c, Way::pipeline, two);
+    ck_assert_int_eq(s.used[2], 0);
+    ck_assert_int_ge(s.used[1], 180);
+    // Another size class learns for itself: the advice first.
+    const Chooser::Ticket t = c.pick(4096, false, Way::pipeline, kAll, 0, s.now);
+    ck_assert(t.way == Way::pipeline);
+    ck_assert_uint_eq(Chooser::class_of(4096), 12);
+    ck_assert_uint_eq(Chooser::class_of(8191), 12);
+    ck_assert_uint_eq(Chooser::class_of(1), 0);
+}
+END_TEST
+
+// A stream: messages overlap, so each way is measured in runs that start when nothing of the
+// peer's is under way and hold the next messages back until they are over.
+START_TEST(test_stream_runs)
+{
+    Chooser c;
+    uint64_t now = 1000;
+    std::array<uint64_t, 3> ns{100000, 50000, 200000}; // the get is fastest
+    // A measured run cannot start while the peer has messages under way.
+    Chooser::Ticket t = c.pick(kSize, true, Way::pipeline, kAll, 3, now);
+    ck_assert(t.wait);
+    // Nothing under way: a measured run of the advice.
+    std::vector<Chooser::Ticket> run;
+    for (uint32_t i = 0; i < Chooser::kEpoch; ++i) {
+        t = c.pick(kSize, true, Way::pipeline, kAll, i, now);
+        ck_assert(!t.wait);
+        ck_assert(t.way == Way::pipeline);
+        ck_assert_uint_ne(t.run, 0);
+        run.push_back(t);
+    }
+    // The run is not over: the next message waits.
+    ck_assert(c.pick(kSize, true, Way::pipeline, kAll, Chooser::kEpoch, now).wait);
+    for (const Chooser::Ticket &m : run) {
+        now += ns[0];
+        c.done(kSize, true, m, true, now, ns[0]);
+    }
+    ck_assert(c.estimate(kSize, true, Way::pipeline) > 0);
+    // Every way measured kFirstSamples times, each run alone; then runs of the best.
+    std::array<int, 3> used{};
+    for (int k = 0; k < 400; ++k) {
+        t = c.pick(kSize, true, Way::pipeline, kAll, 0, now);
+        ck_assert(!t.wait); // each message is over before the next (active 0)
+        ++used[size_t(t.way)];
+        now += ns[size_t(t.way)];
+        c.done(kSize, true, t, true, now, ns[size_t(t.way)]);
+    }
+    ck_assert(c.estimate(kSize, true, Way::get) > 0);
+    ck_assert(c.estimate(kSize, true, Way::shared) > 0);
+    ck_assert_int_ge(used[1], 300);
+    ck_assert_int_gt(used[0] + used[2], 0);
+    // A failed message ends its measured run without a figure, and nothing waits for ever.
+    Chooser d;
+    std::vector<Chooser::Ticket> tickets;
+    for (uint32_t i = 0; i < Chooser::kEpoch; ++i)
+        tickets.push_back(d.pick(kSize, true, Way::get, kAll, 0, now));
+    for (const Chooser::Ticket &m : tickets)
+        d.done(kSize, true, m, false, now, 1);
+    ck_assert(d.estimate(kSize, true, Way::get) == 0);
+    ck_assert(!d.pick(kSize, true, Way::get, kAll, 0, now).wait);
+}
+END_TEST
+
+// The sender offers a get unless this process measured the pipeline kOfferMargin faster, and
+// then still once in kExploreEvery messages.
+START_TEST(test_offer)
+{
+    Chooser c;
+    Sim s;
+    ck_assert(c.offer(kSize, false));
+    s.ns = {100000, 400000, 400000};
+    for (int i = 0; i < 20; ++i)
+        s.alone(c);
+    int offered = 0;
+    for (uint32_t i = 0; i < 10 * Chooser::kExploreEvery; ++i)
+        offered += c.offer(kSize, false);
+    ck_assert_int_eq(offered, 10);
+    // Close rates: always offered.
+    Chooser d;
+    s.ns = {100000, 120000, 130000};
+    for (int i = 0; i < 20; ++i)
+        s.alone(d);
+    for (int i = 0; i < 100; ++i)
+        ck_assert(d.offer(kSize, false));
+    // Nothing measured in a stream yet: offered.
+    ck_assert(c.offer(kSize, true));
+}
+END_TEST
+
+} // namespace
+
+int main()
+{
+    Suite *s = suite_create("pml engine: the receiver's choice");
+    TCase *tc = tcase_create("choose");
+    tcase_add_test(tc, test_advice_first_then_each_way_then_best);
+    tcase_add_test(tc, test_follows_a_change_not_a_blip);
+    tcase_add_test(tc, test_allowed_and_classes);
+    tcase_add_test(tc, test_stream_runs);
+    tcase_add_test(tc, test_offer);
+    suite_add_tcase(s, tc);
+    return weft::test::run_suite(s);
+}
