@@ -77,31 +77,35 @@ class Chooser {
     }
 
     // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
-    // time, service_ns how long it took since it was chosen.
-    void done(size_t bytes, bool stream, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
+    // time, service_ns how long it took since it was chosen. Returns the seconds per byte it
+    // measured (a message alone, or the last message of a measured run), else 0.
+    double done(size_t bytes, bool stream, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
     {
         if (!stream) {
             Alone &c = alone_[class_of(bytes)];
-            if (ok)
-                update(c.est[size_t(t.way)], c.n[size_t(t.way)],
-                       double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
-                           double(std::max<size_t>(bytes, 1)));
-            return;
+            if (!ok)
+                return 0;
+            const double per = double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
+                               double(std::max<size_t>(bytes, 1));
+            update(c.est[size_t(t.way)], c.n[size_t(t.way)], per);
+            return per;
         }
         if (t.run == 0)
-            return;
+            return 0;
         Stream &st = streams_[class_of(bytes)];
         if (st.run != t.run || !st.measuring)
-            return;
+            return 0;
         st.run_ok = st.run_ok && ok;
         st.run_bytes += double(bytes);
         if (++st.run_done < kEpoch)
-            return;
+            return 0;
         // The run ran alone: from its first choice to its last byte.
-        if (st.run_ok && now_ns > st.run_start)
-            update(st.est[size_t(st.way)], st.n[size_t(st.way)],
-                   double(now_ns - st.run_start) * 1e-9 / st.run_bytes);
         st.measuring = false;
+        if (!st.run_ok || now_ns <= st.run_start)
+            return 0;
+        const double per = double(now_ns - st.run_start) * 1e-9 / st.run_bytes;
+        update(st.est[size_t(st.way)], st.n[size_t(st.way)], per);
+        return per;
     }
 
     // Whether a sender in this process should offer a get for a message of `bytes` (else it

@@ -486,7 +486,9 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
                  "protocol the sender chose and the one that ran (eager immediate, prepared or "
                  "allocated; send/receive, buffered or RDMA pipeline; RDMA direct put or get) "
                  "with the rails it used, the protocol the receiver ran, and messages kept "
-                 "unexpected.",
+                 "unexpected; the receiver's choices of way (pml_<name>_receiver_chooses) and "
+                 "why. At 30 also each measured run of a stream and the estimates it left, at 40 "
+                 "each measured message alone.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,

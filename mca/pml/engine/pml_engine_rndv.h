@@ -780,7 +780,19 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
         return;
     typename State::Flow &f = flow(r->way_world);
     const uint64_t now = now_ns();
-    r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);
+    const double per =
+        r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);
+    if (P->verbose >= 30 && per > 0 && (r->way_stream || P->verbose >= 40)) [[unlikely]] {
+        auto rate = [&](Way w) {
+            const double e = r->chooser->estimate(r->total, r->way_stream, w);
+            return e > 0 ? std::to_string(int(1e-6 / e)) : std::string("-");
+        };
+        trace(std::string(r->way_stream ? "a measured run" : "a message") + " of " +
+              std::to_string(r->total) + " bytes by " + way_name(r->ticket.way) + ": " +
+              std::to_string(int(1e-6 / per)) + " MB/s; estimates (MB/s) pipeline " +
+              rate(Way::pipeline) + ", get " + rate(Way::get) + ", shared get " +
+              rate(Way::shared));
+    }
     f.last_done = now;
     f.last_service = now - r->choose_ns;
     if (f.active)
