@@ -9,6 +9,8 @@
 #include <span>
 #include <string_view>
 
+#include <weft/status.h>
+
 namespace weft::mca {
 
 enum class Pick {
@@ -26,6 +28,9 @@ struct Framework {
     // descriptor of this major version can be.
     size_t min_component_size;
     Pick pick;
+    // The base's own parameters beyond <fw> and <fw>_base_verbose (registered with them), or
+    // NULL.
+    weft_status_t (*register_base_params)() = nullptr;
 };
 
 // Defines weft::<fw>::base::framework, the descriptor of framework `fw` (btl) whose header
@@ -44,6 +49,21 @@ struct Framework {
         .abi_minor = WEFT_##FW##_ABI_MINOR,                                                        \
         .min_component_size = sizeof(weft_##fw##_component_t),                                     \
         .pick = mca::Pick::how,                                                                    \
+    };                                                                                             \
+    }
+
+// The same, with a function that registers the base's own parameters.
+#define WEFT_MCA_FRAMEWORK_WITH_PARAMS(fw, FW, text, how, params)                                  \
+    namespace weft::fw::base {                                                                     \
+    extern const mca::Framework framework;                                                         \
+    const mca::Framework framework = {                                                             \
+        .name = #fw,                                                                               \
+        .description = text,                                                                       \
+        .abi_major = WEFT_##FW##_ABI_MAJOR,                                                        \
+        .abi_minor = WEFT_##FW##_ABI_MINOR,                                                        \
+        .min_component_size = sizeof(weft_##fw##_component_t),                                     \
+        .pick = mca::Pick::how,                                                                    \
+        .register_base_params = params,                                                            \
     };                                                                                             \
     }
 

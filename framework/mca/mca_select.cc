@@ -120,7 +120,8 @@ weft_status_t FrameworkBase::register_params()
     weft_status_t a = reg.register_one(fw_.name, fw_.name, nullptr, select_def, &select_param_);
     weft_status_t b = weft_mca_param_register_table(fw_.name, "base", &verbose_def, 1,
                                                     sizeof verbose_def, &verbose_param_);
-    return a != WEFT_SUCCESS ? a : b;
+    weft_status_t c = fw_.register_base_params ? fw_.register_base_params() : WEFT_SUCCESS;
+    return a != WEFT_SUCCESS ? a : b != WEFT_SUCCESS ? b : c;
 }
 
 weft_status_t FrameworkBase::check_selection()

@@ -1,5 +1,6 @@
 // btl/base: selection (btl.h: weft_btl_select, weft_btl_modules, weft_btl_close). Every BTL
 // component that accepts runs; its init makes one module per usable link.
+#include "btl_base_fault.h"
 #include "mca_select.h"
 
 #include <btl/btl.h>
@@ -32,11 +33,13 @@ weft_status_t weft_btl_select(void)
             g_modules.push_back(mods[i]);
         std::free(mods);
     }
+    weft::btl::base::fault_wrap(g_modules);
     return WEFT_SUCCESS;
 }
 
 void weft_btl_close(void)
 {
+    weft::btl::base::fault_close();
     for (weft_btl_module_t *m : g_modules)
         if (m->btl_finalize)
             m->btl_finalize(m);

@@ -169,6 +169,10 @@ template <class Policy> class Engine {
     static size_t eager_limit(int world);
     static weft_status_t try_send(int world, const void *hdr, size_t hlen, const void *data,
                                   size_t dlen, bool eager, Frag kind, Req *owner);
+    static weft_status_t try_send_once(int world, const void *hdr, size_t hlen, const void *data,
+                                       size_t dlen, bool eager, Frag kind, Req *owner,
+                                       weft_btl_module_t **used);
+    static bool peer_has_rail(int world, const weft_btl_module_t *btl);
     static weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data,
                                     size_t dlen, bool eager, Frag kind = Frag::extra,
                                     Req *owner = nullptr);

@@ -25,9 +25,48 @@ template <class Policy> size_t Engine<Policy>::eager_limit(int world)
 // Hand header + data to a rail now. WEFT_ERR_OUT_OF_RESOURCE: the rail has no room, nothing
 // was sent. A fragment of a kind the policy wants completions for carries ctl_done, with the
 // request it belongs to (if any) and its kind.
+// Whether a BTL's answer to a send says its link is broken (btl.h: not queued).
+inline bool link_refused(weft_status_t rc)
+{
+    return rc == WEFT_ERR_LINK_DOWN || rc == WEFT_ERR_UNREACH || rc == WEFT_ERR_PROC_FAILED;
+}
+
+// Whether btl is still one of world's rails (any list).
+template <class Policy> bool Engine<Policy>::peer_has_rail(int world, const weft_btl_module_t *btl)
+{
+    const Peer *peer = peer_of(world);
+    if (!peer)
+        return false;
+    if (peer->eager_btl == btl)
+        return true;
+    for (const std::vector<Rail> *list : {&peer->send, &peer->rdma})
+        for (const Rail &r : *list)
+            if (r.btl == btl)
+                return true;
+    return false;
+}
+
 template <class Policy>
 weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, const void *data,
                                        size_t dlen, bool eager, Frag kind, Req *owner)
+{
+    // A failover policy maps a rail whose link refused the fragment out (the BTL's error
+    // callback runs before it answers): the fragment goes on a rail left, once per rail.
+    weft_status_t rc = WEFT_ERR_UNREACH;
+    for (size_t attempt = 0; attempt <= kMaxRails; ++attempt) {
+        weft_btl_module_t *btl = nullptr;
+        rc = try_send_once(world, hdr, hlen, data, dlen, eager, kind, owner, &btl);
+        if (!(Policy::pml_flags & WEFT_PML_FLAG_FAILOVER) || !link_refused(rc) || !btl ||
+            peer_has_rail(world, btl))
+            return rc;
+    }
+    return rc;
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::try_send_once(int world, const void *hdr, size_t hlen,
+                                            const void *data, size_t dlen, bool eager, Frag kind,
+                                            Req *owner, weft_btl_module_t **used)
 {
     weft_bml_btl_t b{};
     if (eager && size_t(world) < P->peers.size() && P->peers[size_t(world)].eager_btl) {
@@ -43,6 +82,7 @@ weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, 
             rc != WEFT_SUCCESS)
             return rc;
     }
+    *used = b.btl;
     weft_btl_descriptor_t *des = nullptr;
     weft_status_t rc = b.btl->btl_alloc(b.btl, b.btl_endpoint, WEFT_BTL_NO_ORDER, hlen + dlen,
                                         WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
@@ -74,7 +114,7 @@ weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, 
 
 // Completion of a fragment the policy asked to hear about: the BTL's status, unchanged.
 template <class Policy>
-void Engine<Policy>::ctl_done(weft_btl_module_t *, weft_btl_endpoint_t *,
+void Engine<Policy>::ctl_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
                               weft_btl_descriptor_t *des, weft_status_t status)
 {
     if (!P) // a transport that closes after the PML finalized completes what it held
@@ -82,7 +122,8 @@ void Engine<Policy>::ctl_done(weft_btl_module_t *, weft_btl_endpoint_t *,
     const auto ctx = reinterpret_cast<uintptr_t>(des->des_context);
     const auto id = uint64_t(reinterpret_cast<uintptr_t>(des->des_cbdata));
     Policy::template fragment_done<Engine>(static_cast<Frag>(ctx & 0xffu),
-                                           id ? P->live.find(id) : nullptr, int(ctx >> 8), status);
+                                           id ? P->live.find(id) : nullptr, int(ctx >> 8), status,
+                                           btl, des);
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier

@@ -35,16 +35,18 @@ struct NoFailover {
 
     // Seam 2, completion of every fragment type: with wants_completions, each fragment whose
     // kind completion() accepts goes out with a completion callback (MATCH, RNDV and RGET too,
-    // and the copies the engine queues), and fragment_done() gets the BTL's status unchanged.
-    // owner is the request the fragment belongs to while it is still pending (NULL for an eager
-    // MATCH, for answers such as ACK and FIN, and for a request that completed before this
-    // fragment did). Off here: the hook and the callback are compiled out.
+    // and the copies the engine queues), and fragment_done() gets the BTL's status unchanged,
+    // the module it went on and the descriptor (its bytes, valid during the call, to send
+    // again). owner is the request the fragment belongs to while it is still pending (NULL for
+    // an eager MATCH, for answers such as ACK and FIN, and for a request that completed before
+    // this fragment did). Off here: the hook and the callback are compiled out.
     static constexpr bool wants_completions = false;
     static constexpr bool completion(Frag) { return false; }
     template <class E>
-    static void fragment_done(Frag, typename E::Req *owner, int world, weft_status_t status)
+    static void fragment_done(Frag, typename E::Req *owner, int world, weft_status_t status,
+                              weft_btl_module_t *btl, const weft_btl_descriptor_t *des)
     {
-        (void)owner, (void)world, (void)status;
+        (void)owner, (void)world, (void)status, (void)btl, (void)des;
     }
 
     // Seam 3, before matching: every MATCH, RNDV and RGET that is not behind the window (the

@@ -183,6 +183,15 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
         ++r->frags_inflight; // the callback may run inside btl_send
     } else {
         des->des_cbfunc = nullptr;
+        if constexpr (Policy::wants_completions) {
+            if (Policy::completion(Frag::frag)) {
+                des->des_flags |= WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
+                des->des_cbfunc = ctl_done;
+                des->des_cbdata = reinterpret_cast<void *>(uintptr_t(r->id));
+                des->des_context = reinterpret_cast<void *>(
+                    (uintptr_t(uint32_t(send_world(r))) << 8) | uintptr_t(uint8_t(Frag::frag)));
+            }
+        }
     }
     rc = btl->btl_send(btl, rail.ep, des, kTag);
     if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS) {
@@ -236,6 +245,11 @@ template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) 
             step = Step::no_room;
             break;
         }
+        // A failover policy mapped a rail that refused with a link error out (its error
+        // callback runs first): the fragment goes on another rail.
+        if (link_refused(rc) && (Policy::pml_flags & WEFT_PML_FLAG_FAILOVER) &&
+            !peer_has_rail(send_world(r), rail.btl))
+            continue;
         if (rc != WEFT_SUCCESS || n == 0) {
             fail_send(r, rc != WEFT_SUCCESS ? rc : WEFT_ERR_UNREACH);
             break;
