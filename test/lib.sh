@@ -61,3 +61,30 @@ netns_hosts() {
         nh_i=$((nh_i + 1))
     done
 }
+
+# netns_rails NAME: netns_hosts NAME, plus two rails between $ha and $hb: veth pairs rail1 and
+# rail2, each its own subnet (172.17.0.0/24, 172.18.0.0/24, private to the two namespaces),
+# waited for until the kernel reports them running. btl/tcp then makes two modules (rails)
+# that reach the other host (--mca btl_tcp_if_include rail1,rail2).
+netns_rails() {
+    netns_hosts "$1"
+    for nr_r in 1 2; do
+        ip link add "rail$nr_r" netns "$ha" type veth peer name "rail$nr_r" netns "$hb" ||
+            fail "cannot make rail $nr_r"
+        ip -n "$ha" addr add "172.$((16 + nr_r)).0.2/24" dev "rail$nr_r"
+        ip -n "$hb" addr add "172.$((16 + nr_r)).0.3/24" dev "rail$nr_r"
+        ip -n "$ha" link set "rail$nr_r" up
+        ip -n "$hb" link set "rail$nr_r" up
+    done
+    for nr_try in $(seq 50); do
+        nr_n=0
+        for nr_ns in "$ha" "$hb"; do
+            for nr_r in 1 2; do
+                [ "$(ip netns exec "$nr_ns" cat /sys/class/net/rail$nr_r/operstate)" = up ] &&
+                    nr_n=$((nr_n + 1))
+            done
+        done
+        [ $nr_n -eq 4 ] && break
+        sleep 0.1
+    done
+}

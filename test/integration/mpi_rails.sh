@@ -7,27 +7,7 @@
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
-netns_hosts r
-# The rails: rail1 and rail2 in each namespace, each pair its own subnet (private to the two
-# namespaces: no clash with anything else).
-for r in 1 2; do
-    ip link add "rail$r" netns "$ha" type veth peer name "rail$r" netns "$hb" || fail "cannot make rail $r"
-    ip -n "$ha" addr add "172.$((16 + r)).0.2/24" dev "rail$r"
-    ip -n "$hb" addr add "172.$((16 + r)).0.3/24" dev "rail$r"
-    ip -n "$ha" link set "rail$r" up
-    ip -n "$hb" link set "rail$r" up
-done
-# Until the kernel reports the links running (a veth is up once both of its ends are).
-for try in $(seq 50); do
-    n=0
-    for ns in "$ha" "$hb"; do
-        for r in 1 2; do
-            [ "$(ip netns exec "$ns" cat /sys/class/net/rail$r/operstate)" = up ] && n=$((n + 1))
-        done
-    done
-    [ $n -eq 4 ] && break
-    sleep 0.1
-done
+netns_rails r
 PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
 rails() { # extra options...
     run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \

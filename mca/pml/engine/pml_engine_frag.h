@@ -121,9 +121,16 @@ void Engine<Policy>::ctl_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
         return;
     const auto ctx = reinterpret_cast<uintptr_t>(des->des_context);
     const auto id = uint64_t(reinterpret_cast<uintptr_t>(des->des_cbdata));
-    Policy::template fragment_done<Engine>(static_cast<Frag>(ctx & 0xffu),
-                                           id ? P->live.find(id) : nullptr, int(ctx >> 8), status,
-                                           btl, des);
+    const Frag kind = static_cast<Frag>(ctx & 0xffu);
+    Req *owner = id ? P->live.find(id) : nullptr;
+    const int world = int(ctx >> 8);
+    // A policy written for the seam's first form (kind, owner, world, status) still builds.
+    if constexpr (requires {
+                      Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
+                  })
+        Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
+    else
+        Policy::template fragment_done<Engine>(kind, owner, world, status);
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier

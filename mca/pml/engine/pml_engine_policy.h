@@ -39,7 +39,8 @@ struct NoFailover {
     // the module it went on and the descriptor (its bytes, valid during the call, to send
     // again). owner is the request the fragment belongs to while it is still pending (NULL for
     // an eager MATCH, for answers such as ACK and FIN, and for a request that completed before
-    // this fragment did). Off here: the hook and the callback are compiled out.
+    // this fragment did). Off here: the hook and the callback are compiled out. A policy may
+    // also define the first form, fragment_done<E>(kind, owner, world, status).
     static constexpr bool wants_completions = false;
     static constexpr bool completion(Frag) { return false; }
     template <class E>

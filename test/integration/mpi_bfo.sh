@@ -1,0 +1,109 @@
+#!/bin/sh
+# pml/bfo over two tcp rails between two network-namespace hosts, with faults injected by
+# btl/base (docs/fault-injection.md): every message arrives once and intact when a MATCH or a
+# RNDV is lost or delivered-but-reported-failed at the sender, and when a rail goes down under
+# any fragment type at either side; faults bfo does not recover yet, and any fault under ob1,
+# end the job at once with a message that says why (never a hang or a silent loss); a seeded
+# run replays the same faults; bad fault parameters are refused.
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+netns_rails f
+PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
+# 1000 and 65519 bytes go eagerly (MATCH), 65520 and 3000017 by rendezvous (RNDV, ACK, FRAGs);
+# four messages each (tags 0-3), and a stream of four (tags 20-23).
+SIZES="1000 65519 65520 3000017 -s 300007"
+job() { # extra options... (mpirun's exit status is the job's)
+    run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
+        --bootstrap-addr "$net.1" --timeout 90 -x WEFT_MCA_mca_base_component_path \
+        --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 "$@" "$PROG" $SIZES 2>&1
+}
+INTACT="mpi_rndv: 2 ranks, 20 messages intact"
+cases=0
+
+out=$(job --mca pml bfo --mca pml_bfo_verbose 20) || fail "bfo, no fault: $out"
+expect_in "$INTACT" "$out" "bfo, no fault"
+expect_in "3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0+tcp:1" "$out" "bfo stripes over both rails"
+cases=$((cases + 1))
+
+# A MATCH or a RNDV from rank 0, lost or delivered although reported failed, on the eager rail
+# that carries them (tcp:0): the rail is mapped out for rank 1, the fragment sent again on the
+# other, a copy that arrived as well dropped by its sequence number.
+for type in match rndv; do
+    for mode in lost delivered; do
+        for rail in tcp:0; do
+            name="bfo: $type $mode on $rail"
+            out=$(job --mca pml bfo --mca pml_bfo_verbose 20 --mca btl_base_fault_rail "$rail" \
+                --mca btl_base_fault_type "$type" --mca btl_base_fault_mode "$mode" \
+                --mca btl_base_fault_after 2 --mca btl_base_fault_rank 0) || fail "$name: $out"
+            expect_in "$INTACT" "$out" "$name"
+            expect_in "fault injection on btl/$rail (rank 0, seed 1): $(echo $type | tr a-z A-Z) #2" "$out" "$name: the fault"
+            expect_in "pml/bfo: btl/$rail mapped out for rank 1" "$out" "$name: mapped out"
+            expect_in "failed on btl/$rail: sent again over the rails left" "$out" "$name: sent again"
+            [ "$mode" = delivered ] && expect_in "(delivered already) was dropped" "$out" "$name: the copy dropped"
+            cases=$((cases + 1))
+        done
+    done
+done
+
+# A rail down under the first fragment of each type, at rank 0 (MATCH, RNDV on the eager rail
+# tcp:0, FRAG on tcp:1, which the pipeline stripes over too) and at rank 1 (ACK, on tcp:0): the
+# module fails for every peer, the fragment it refused goes on the other rail.
+for c in "match 0 tcp:0" "rndv 0 tcp:0" "frag 0 tcp:1" "ack 1 tcp:0"; do
+    set -- $c
+    type=$1 rank=$2 rail=$3
+    name="bfo: rail down at a $type from rank $rank on $rail"
+    out=$(job --mca pml bfo --mca pml_bfo_verbose 10 --mca btl_base_fault_rail "$rail" \
+        --mca btl_base_fault_type "$type" --mca btl_base_fault_mode rail_down \
+        --mca btl_base_fault_after 1 --mca btl_base_fault_rank "$rank") || fail "$name: $out"
+    expect_in "$INTACT" "$out" "$name"
+    expect_in "takes the rail down" "$out" "$name: the fault"
+    expect_in "pml/bfo: btl/$rail mapped out for every peer" "$out" "$name: mapped out"
+    cases=$((cases + 1))
+done
+
+# Not recovered yet (the restart dance): a FRAG lost. The job ends at once, saying why.
+name="bfo: a FRAG lost"
+if out=$(job --mca pml bfo --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type frag \
+    --mca btl_base_fault_after 3 --mca btl_base_fault_rank 0); then
+    fail "$name: the job did not end: $out"
+fi
+expect_in "restart dance) is not built yet" "$out" "$name"
+cases=$((cases + 1))
+# ob1 does not fail over: a lost MATCH ends the job, naming the rail.
+name="ob1: a MATCH lost"
+if out=$(job --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
+    --mca btl_base_fault_after 2 --mca btl_base_fault_rank 0); then
+    fail "$name: the job did not end: $out"
+fi
+expect_in "pml/ob1: a peer cannot be reached: the link over btl/tcp:0 failed and pml/ob1 cannot fail over" "$out" "$name"
+cases=$((cases + 1))
+# bfo over one rail: nothing to fail over to.
+name="bfo: the only rail"
+if out=$(job --mca pml bfo --mca btl_tcp_if_include rail1 --mca btl_base_fault_rail tcp:0 \
+    --mca btl_base_fault_type match --mca btl_base_fault_after 2 --mca btl_base_fault_rank 0); then
+    fail "$name: the job did not end: $out"
+fi
+expect_in "no other rail to it is left to fail over to" "$out" "$name"
+cases=$((cases + 1))
+
+# Seeded faults replay: the same seed, the same faults (by number), twice.
+faults() {
+    job --mca pml bfo --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
+        --mca btl_base_fault_probability 0.2 --mca btl_base_fault_count 3 \
+        --mca btl_base_fault_seed "$1" --mca btl_base_fault_rank 0 | grep "fault injection on" | sort
+}
+one=$(faults 7) && two=$(faults 7) || fail "seeded runs failed: $one $two"
+[ -n "$one" ] && [ "$one" = "$two" ] || fail "seed 7 did not replay: [$one] [$two]"
+cases=$((cases + 1))
+
+# Bad fault parameters: refused at MPI_Init, naming the parameter.
+for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base_fault_mode gone" "btl_base_fault_after -1"; do
+    # shellcheck disable=SC2086
+    if out=$(run timeout 60 "$MPIRUN" -np 1 --mca btl self --mca $bad "$PROG" 8 2>&1); then
+        fail "$bad accepted: $out"
+    fi
+    expect_in "${bad% *}" "$out" "$bad refused"
+    cases=$((cases + 1))
+done
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out, sent again, copies dropped), a rail down under MATCH, RNDV, FRAG and ACK, all messages intact; a FRAG fault (not recovered yet), ob1, and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
