@@ -466,7 +466,7 @@ void fault_wrap(std::vector<weft_btl_module_t *> &modules)
         weft_output(WEFT_OUTPUT_INFO,
                     "btl/base: fault injection armed on %s: %s, %s, mode %s, at most %llu",
                     w->name.c_str(), kKindNames[cfg.kind],
-                    cfg.after ? ("every " + std::to_string(cfg.after) + "th").c_str()
+                    cfg.after ? ("every " + std::to_string(cfg.after)).c_str()
                               : ("probability " + std::to_string(cfg.probability)).c_str(),
                     kModeValues[cfg.mode].name, (unsigned long long)cfg.count);
         wrapped.push_back(std::move(w));
