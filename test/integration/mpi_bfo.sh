@@ -1,10 +1,10 @@
 #!/bin/sh
 # pml/bfo over two tcp rails between two network-namespace hosts, with faults injected by
-# btl/base (docs/fault-injection.md): every message arrives once and intact when a MATCH or a
-# RNDV is lost or delivered-but-reported-failed at the sender, and when a rail goes down under
-# any fragment type at either side; faults bfo does not recover yet, and any fault under ob1,
-# end the job at once with a message that says why (never a hang or a silent loss); a seeded
-# run replays the same faults; bad fault parameters are refused.
+# btl/base (docs/fault-injection.md): every message arrives once and intact when a MATCH, RNDV
+# or FRAG from the sender or an ACK from the receiver is lost or delivered-but-reported-failed,
+# and when a rail goes down under any fragment type at either side; a fault under ob1, or on
+# the only rail, ends the job at once with a message that says why (never a hang or a silent
+# loss); a seeded run replays the same faults; bad fault parameters are refused.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
 MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
@@ -62,14 +62,30 @@ for c in "match 0 tcp:0" "rndv 0 tcp:0" "frag 0 tcp:1" "ack 1 tcp:0"; do
     cases=$((cases + 1))
 done
 
-# Not recovered yet (the restart dance): a FRAG lost. The job ends at once, saying why.
-name="bfo: a FRAG lost"
-if out=$(job --mca pml bfo --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type frag \
-    --mca btl_base_fault_after 3 --mca btl_base_fault_rank 0); then
-    fail "$name: the job did not end: $out"
-fi
-expect_in "restart dance) is not built yet" "$out" "$name"
-cases=$((cases + 1))
+# A FRAG from rank 0 (on either rail: the pipeline stripes over both) or an ACK from rank 1,
+# lost or delivered although reported failed: the request is marked in error, and once none of
+# its fragments is in flight the restart dance runs (RNDVRESTARTNOTIFY, or RECVERRNOTIFY from
+# the receiver first; RNDVRESTARTACK, and the whole message again as attempt 1, whose FRAGs and
+# ACKs the other side tells from those of attempt 0; or RNDVRESTARTNACK when it had it all).
+for c in "frag lost 0 tcp:0" "frag delivered 0 tcp:0" "frag lost 0 tcp:1" "frag delivered 0 tcp:1" \
+    "ack lost 1 tcp:0" "ack delivered 1 tcp:0"; do
+    set -- $c
+    type=$1 mode=$2 rank=$3 rail=$4
+    name="bfo: $type $mode from rank $rank on $rail"
+    out=$(job --mca pml bfo --mca pml_bfo_verbose 30 --mca btl_base_fault_rail "$rail" \
+        --mca btl_base_fault_type "$type" --mca btl_base_fault_mode "$mode" \
+        --mca btl_base_fault_after 3 --mca btl_base_fault_rank "$rank") || fail "$name: $out"
+    expect_in "$INTACT" "$out" "$name"
+    expect_in "$(echo $type | tr a-z A-Z) #3" "$out" "$name: the fault"
+    expect_in "mapped out for rank" "$out" "$name: mapped out"
+    [ "$type" = ack ] && expect_in "restart: RECVERRNOTIFY to rank 0 (attempt 0)" "$out" "$name: the receiver tells"
+    expect_in "restart: RNDVRESTARTNOTIFY to rank 1 (attempt 1)" "$out" "$name: the sender asks"
+    case $out in
+    *"RNDVRESTARTNACK to rank 0"*) ;; # the receiver had it all
+    *) expect_in "restart: send of " "$out" "$name: restarted" ;;
+    esac
+    cases=$((cases + 1))
+done
 # ob1 does not fail over: a lost MATCH ends the job, naming the rail.
 name="ob1: a MATCH lost"
 if out=$(job --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
@@ -106,4 +122,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out, sent again, copies dropped), a rail down under MATCH, RNDV, FRAG and ACK, all messages intact; a FRAG fault (not recovered yet), ob1, and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out, sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"

@@ -89,6 +89,7 @@ template <class Policy> class Engine {
         size_t malformed = 0;
         size_t duplicates = 0; // MATCH/RNDV/RGET behind the window: dropped
         size_t resent = 0;     // btl_sendi fragments a failed link handed back, sent again
+        size_t late = 0;       // fragments of restarted or finished transfers, dropped
         int verbose = 0;       // pml_<name>_verbose: >= 20 traces every message's protocol
         // parameters
         int send_pipeline_depth = 0;
@@ -172,6 +173,7 @@ template <class Policy> class Engine {
     static weft_status_t try_send_once(int world, const void *hdr, size_t hlen, const void *data,
                                        size_t dlen, bool eager, Frag kind, Req *owner,
                                        weft_btl_module_t **used);
+    static void late(const std::string &what);
     static bool peer_has_rail(int world, const weft_btl_module_t *btl);
     static weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data,
                                     size_t dlen, bool eager, Frag kind = Frag::extra,

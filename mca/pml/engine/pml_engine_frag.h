@@ -93,6 +93,7 @@ weft_status_t Engine<Policy>::try_send_once(int world, const void *hdr, size_t h
     if (dlen)
         std::memcpy(p + hlen, data, dlen);
     des->des_cbfunc = nullptr;
+    bool counted = false;
     if constexpr (Policy::wants_completions) {
         if (Policy::completion(kind)) {
             des->des_flags |= WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK;
@@ -101,6 +102,9 @@ weft_status_t Engine<Policy>::try_send_once(int world, const void *hdr, size_t h
             des->des_cbdata = reinterpret_cast<void *>(uintptr_t(owner ? owner->id : 0));
             des->des_context = reinterpret_cast<void *>((uintptr_t(uint32_t(world)) << 8) |
                                                         uintptr_t(static_cast<uint8_t>(kind)));
+            // Counted before the send: the callback may run inside it.
+            Policy::template fragment_out<Engine>(kind, owner, +1);
+            counted = true;
         }
     } else {
         (void)kind, (void)owner;
@@ -108,6 +112,8 @@ weft_status_t Engine<Policy>::try_send_once(int world, const void *hdr, size_t h
     rc = b.btl->btl_send(b.btl, b.btl_endpoint, des, kTag);
     if (rc == WEFT_SUCCESS || rc == WEFT_IN_PROGRESS)
         return WEFT_SUCCESS;
+    if (counted)
+        Policy::template fragment_out<Engine>(kind, owner, -1);
     b.btl->btl_free(b.btl, des);
     return rc;
 }
@@ -131,6 +137,10 @@ void Engine<Policy>::ctl_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
         Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
     else
         Policy::template fragment_done<Engine>(kind, owner, world, status);
+    // A send the policy held back (may_complete) may be done now. (The policy does not
+    // complete requests itself; the owner is looked up again all the same.)
+    if (Req *r = id ? P->live.find(id) : nullptr; r && r->is_send)
+        maybe_complete_send(r);
 }
 
 // Hand header + data to a rail now, or keep a copy to retry from progress (behind earlier

@@ -70,7 +70,8 @@ struct RgetHdr {
 
 struct AckHdr {
     uint8_t type;
-    uint8_t reserved[7];
+    uint8_t attempt; // of a restarted transfer (a failover policy's; 0 otherwise)
+    uint8_t reserved[6];
     uint64_t send_id;
     uint64_t recv_id;
     uint64_t send_offset; // the sender sends [send_offset, total) as FRAGs
@@ -78,7 +79,8 @@ struct AckHdr {
 
 struct FragHdr {
     uint8_t type;
-    uint8_t reserved[7];
+    uint8_t attempt; // as in AckHdr
+    uint8_t reserved[6];
     uint64_t recv_id;
     uint64_t offset;
 };

@@ -350,6 +350,14 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
         if (type == hdr_fence || type == hdr_fence_ack) [[unlikely]]
             return handle_fence(btl, rd->endpoint, static_cast<const char *>(first.seg_addr),
                                 first.seg_len);
+        if (type >= hdr_policy_first) [[unlikely]] {
+            auto it = P->endpoint_world.find(rd->endpoint);
+            if (!Policy::template handle_extra<Engine>(
+                    static_cast<const char *>(first.seg_addr), first.seg_len,
+                    it == P->endpoint_world.end() ? -1 : it->second))
+                malformed("unknown header type " + std::to_string(type));
+            return;
+        }
     }
     // Headers travel whole in the first segment; anything else is gathered first.
     if (rd->segment_count == 1 ||

@@ -39,8 +39,9 @@ struct NoFailover {
     // the module it went on and the descriptor (its bytes, valid during the call, to send
     // again). owner is the request the fragment belongs to while it is still pending (NULL for
     // an eager MATCH, for answers such as ACK and FIN, and for a request that completed before
-    // this fragment did). Off here: the hook and the callback are compiled out. A policy may
-    // also define the first form, fragment_done<E>(kind, owner, world, status).
+    // this fragment did). The hook does not complete requests: the engine looks at the send
+    // again after it. Off here: the hook and the callback are compiled out. A policy may also
+    // define the first form, fragment_done<E>(kind, owner, world, status).
     static constexpr bool wants_completions = false;
     static constexpr bool completion(Frag) { return false; }
     template <class E>
@@ -49,6 +50,38 @@ struct NoFailover {
     {
         (void)owner, (void)world, (void)status, (void)btl, (void)des;
     }
+
+    // Seam 2b, fragments in flight: fragment_out(kind, owner, +1) before a fragment with a
+    // completion callback is handed to a BTL, -1 when the BTL refused it (not queued), so that
+    // a policy can count each request's outstanding completions; and may_complete(send
+    // request): false keeps a send that has handed everything over from completing (a policy
+    // that may have to send it again waits for its fragments' completions).
+    template <class E> static void fragment_out(Frag, typename E::Req *owner, int delta)
+    {
+        (void)owner, (void)delta;
+    }
+    template <class E> static bool may_complete(const typename E::Req *r)
+    {
+        (void)r;
+        return true;
+    }
+
+    // Seam 2c, the attempt a FRAG or ACK belongs to: stamp() writes it into the header's
+    // `attempt` byte, accept() drops a fragment of an earlier attempt of a restarted transfer
+    // (false). Here there is one attempt: 0, always accepted.
+    template <class E> static uint8_t attempt(const typename E::Req *r)
+    {
+        (void)r;
+        return 0;
+    }
+    template <class E> static bool accept_attempt(const typename E::Req *r, uint8_t attempt)
+    {
+        (void)r, (void)attempt;
+        return true;
+    }
+    // A fragment naming a request that is gone: reported as malformed here; a policy that
+    // restarts transfers expects late ones (true: dropped quietly, traced at verbose 20).
+    static constexpr bool late_fragments_expected = false;
 
     // Seam 3, before matching: every MATCH, RNDV and RGET that is not behind the window (the
     // engine drops those as duplicates itself) comes here before it is matched or held back;
@@ -68,11 +101,12 @@ struct NoFailover {
         (void)fin, (void)r;
     }
 
-    // Seam 5, extra header types (hdr_policy_first and up): false means unknown, and the
-    // fragment is reported as malformed.
-    template <class E> static bool handle_extra(const char *msg, size_t len)
+    // Seam 5, extra header types (hdr_policy_first and up), whole in one segment, with the
+    // world rank of the process that sent it (-1 if its endpoint is unknown): false means
+    // unknown, and the fragment is reported as malformed.
+    template <class E> static bool handle_extra(const char *msg, size_t len, int world)
     {
-        (void)msg, (void)len;
+        (void)msg, (void)len, (void)world;
         return false;
     }
 

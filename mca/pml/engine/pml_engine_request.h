@@ -120,6 +120,8 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->id = 0;
     r->rndv_world = -1;
     r->chooser = nullptr;
+    r->peer_send_id = 0;
+    r->extra = typename Policy::RequestExtra{};
     r->is_send = send;
     set_dtype(r, const_cast<void *>(buf), count, dtype);
     r->regs.clear();

@@ -59,6 +59,10 @@ template <class Policy>
 auto Engine<Policy>::named(uint64_t id, Want want, const char *name) -> Req *
 {
     Req *found = P->live.find(id);
+    if (!found && Policy::late_fragments_expected) {
+        late(std::string("a ") + name + " for a request that is over");
+        return nullptr;
+    }
     if (!found || (want == Want::send && !found->is_send) ||
         (want == Want::recv && found->is_send)) {
         malformed(std::string(name) + " for an unknown " +
@@ -68,6 +72,14 @@ auto Engine<Policy>::named(uint64_t id, Want want, const char *name) -> Req *
         return nullptr;
     }
     return found;
+}
+
+// A fragment of a transfer that was restarted or is over (a failover policy's): dropped.
+template <class Policy> void Engine<Policy>::late(const std::string &what)
+{
+    ++P->late;
+    if (P->verbose >= 20) [[unlikely]]
+        trace(what + " arrived late and was dropped");
 }
 
 template <class Policy> void Engine<Policy>::trace_send_done(const Req *r)
@@ -102,7 +114,8 @@ template <class Policy> void Engine<Policy>::enqueue(Req *r)
 template <class Policy> void Engine<Policy>::maybe_complete_send(Req *r)
 {
     if (r->sched_busy || !r->answered || r->frags_inflight || r->rdma_inflight ||
-        !r->frag_work.empty() || r->queued || r->done_bytes < r->bytes)
+        !r->frag_work.empty() || r->queued || r->done_bytes < r->bytes ||
+        !Policy::template may_complete<Engine>(r))
         return;
     if (P->verbose >= 20) [[unlikely]]
         trace_send_done(r);
@@ -120,12 +133,32 @@ template <class Policy> void Engine<Policy>::fail_send(Req *r, weft_status_t why
 }
 
 template <class Policy>
-void Engine<Policy>::frag_done(weft_btl_module_t *, weft_btl_endpoint_t *,
+void Engine<Policy>::frag_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
                                weft_btl_descriptor_t *des, weft_status_t status)
 {
     auto *r = static_cast<Req *>(des->des_cbdata);
     --r->frags_inflight;
     r->done_bytes += reinterpret_cast<uintptr_t>(des->des_context);
+    if constexpr (Policy::wants_completions) {
+        // A policy that asked for FRAG completions decides what a failed one means (the
+        // request was counted as the FRAG went out: send_frag).
+        if (Policy::completion(Frag::frag)) {
+            if constexpr (requires {
+                              Policy::template fragment_done<Engine>(Frag::frag, r, 0, status, btl,
+                                                                     des);
+                          })
+                Policy::template fragment_done<Engine>(Frag::frag, r, send_world(r), status, btl,
+                                                       des);
+            else
+                Policy::template fragment_done<Engine>(Frag::frag, r, send_world(r), status);
+            // (The policy does not complete requests: the engine looks again.)
+            if (!r->frag_work.empty())
+                enqueue(r); // room in the pipeline again
+            else
+                maybe_complete_send(r);
+            return;
+        }
+    }
     if (status != WEFT_SUCCESS)
         r->status.error = status;
     if (!r->frag_work.empty())
@@ -146,6 +179,7 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
 {
     FragHdr h{};
     h.type = hdr_frag;
+    h.attempt = Policy::template attempt<Engine>(r);
     h.recv_id = r->peer_recv_id;
     h.offset = off;
     weft_btl_module_t *btl = rail.btl;
@@ -181,6 +215,9 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
         des->des_cbdata = r;
         des->des_context = reinterpret_cast<void *>(uintptr_t(*n));
         ++r->frags_inflight; // the callback may run inside btl_send
+        if constexpr (Policy::wants_completions)
+            if (Policy::completion(Frag::frag))
+                Policy::template fragment_out<Engine>(Frag::frag, r, +1);
     } else {
         des->des_cbfunc = nullptr;
         if constexpr (Policy::wants_completions) {
@@ -190,6 +227,7 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
                 des->des_cbdata = reinterpret_cast<void *>(uintptr_t(r->id));
                 des->des_context = reinterpret_cast<void *>(
                     (uintptr_t(uint32_t(send_world(r))) << 8) | uintptr_t(uint8_t(Frag::frag)));
+                Policy::template fragment_out<Engine>(Frag::frag, r, +1);
             }
         }
     }
@@ -199,6 +237,9 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
             r->done_bytes += *n;
         return WEFT_SUCCESS;
     }
+    if constexpr (Policy::wants_completions)
+        if (Policy::completion(Frag::frag))
+            Policy::template fragment_out<Engine>(Frag::frag, r, -1);
     if (inplace)
         --r->frags_inflight;
     btl->btl_free(btl, des);
@@ -483,10 +524,13 @@ template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, 
 {
     AckHdr ack{};
     ack.type = hdr_ack;
+    ack.attempt = Policy::template attempt<Engine>(r);
     ack.send_id = send_id;
     ack.recv_id = r->received < r->total ? r->id : 0;
     ack.send_offset = send_offset;
-    send_bytes(r->world_peer, &ack, sizeof ack, nullptr, 0, true, Frag::ack);
+    r->peer_send_id = send_id;
+    send_bytes(r->world_peer, &ack, sizeof ack, nullptr, 0, true, Frag::ack,
+               ack.recv_id ? r : nullptr);
 }
 
 // Send the PUTs for [from, to) of receive r in pieces of at most `piece` bytes, round the
@@ -954,6 +998,8 @@ template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t 
     Req *r;
     if (!read_header(msg, len, h, "ACK", false) || !(r = named(h.send_id, Want::send, "ACK")))
         return;
+    if (!Policy::template accept_attempt<Engine>(r, h.attempt))
+        return late("an ACK of an earlier attempt");
     if (h.send_offset > r->bytes || (r->answered && r->peer_recv_id != h.recv_id))
         return malformed("ACK past the end of its message");
     r->answered = true;
@@ -979,6 +1025,8 @@ void Engine<Policy>::handle_frag(const char *msg, size_t len, const weft_btl_seg
     Req *r;
     if (!read_header(msg, len, h, "FRAG", true) || !(r = named(h.recv_id, Want::recv, "FRAG")))
         return;
+    if (!Policy::template accept_attempt<Engine>(r, h.attempt))
+        return late("a FRAG of an earlier attempt");
     const Payload data{msg + sizeof h, len - sizeof h, more, nmore};
     const size_t n = data.size();
     if (h.offset > r->total || n > r->total - h.offset)
