@@ -104,11 +104,16 @@ typedef struct weft_mca_component {
 /* Convenience initializer for the frozen fields of a descriptor. */
 #define WEFT_MCA_COMPONENT_HEADER(fw_struct, fw_name, fw_major, fw_minor, comp_name, c_major,      \
                                   c_minor, c_patch)                                                \
+    WEFT_MCA_COMPONENT_HEADER_FLAGS(fw_struct, fw_name, fw_major, fw_minor, comp_name, c_major,    \
+                                    c_minor, c_patch, WEFT_MCA_FLAG_NONE)
+/* The same with WEFT_MCA_FLAG_* flags (e.g. WEFT_MCA_FLAG_EXPLICIT_ONLY). */
+#define WEFT_MCA_COMPONENT_HEADER_FLAGS(fw_struct, fw_name, fw_major, fw_minor, comp_name,         \
+                                        c_major, c_minor, c_patch, c_flags)                        \
     .struct_size = sizeof(fw_struct), .mca_abi_major = WEFT_MCA_ABI_MAJOR,                         \
     .mca_abi_minor = WEFT_MCA_ABI_MINOR, .framework = fw_name, .framework_abi_major = fw_major,    \
     .framework_abi_minor = fw_minor, .name = comp_name,                                            \
     .version = {.major = c_major, .minor = c_minor, .patch = c_patch, .reserved = 0},              \
-    .flags = WEFT_MCA_FLAG_NONE, .reserved = 0
+    .flags = c_flags, .reserved = 0
 
 /* ------------------------------------------------------------------------ */
 /* Parameters                                                                */

@@ -1,0 +1,362 @@
+// pml/bfo: the failover policy (README.md; the seed's pml_bfo_failover.c): instead of ending
+// the job when a rail fails, map the rail out for the peer (or for every peer when the whole
+// module failed) and carry on over the remaining rails; send again the fragments the failed
+// rail may have lost whose copies the receiver can tell apart (those with a match sequence
+// number: MATCH, RNDV, RGET); and restart a send/receive pipeline whose FRAG or ACK failed (the
+// restart dance, with an attempt number in every FRAG and ACK so that those of an earlier
+// attempt are dropped). pml_bfo_component.cc instantiates the engine with it.
+#ifndef WEFT_PML_BFO_FAILOVER_H
+#define WEFT_PML_BFO_FAILOVER_H
+
+#include <pml/engine/pml_engine.h>
+
+#include <cstring>
+#include <string>
+
+namespace weft::pml::bfo {
+
+using engine::Frag;
+
+inline const char *frag_name(Frag kind)
+{
+    switch (kind) {
+    case Frag::match: return "MATCH";
+    case Frag::rndv: return "RNDV";
+    case Frag::rget: return "RGET";
+    case Frag::ack: return "ACK";
+    case Frag::frag: return "FRAG";
+    case Frag::put: return "PUT";
+    case Frag::fin: return "FIN";
+    case Frag::extra: return "control";
+    }
+    return "?";
+}
+
+// The restart dance's messages (the engine hands types from hdr_policy_first on to the policy).
+enum : uint8_t {
+    hdr_restart_notify = engine::hdr_policy_first, // sender -> receiver: restart attempt n
+    hdr_recv_err_notify,                           // receiver -> sender: my side failed
+    hdr_restart_ack,                               // receiver -> sender: reset, send it all again
+    hdr_restart_nack                               // receiver -> sender: it arrived whole already
+};
+struct RestartHdr {
+    uint8_t type;
+    uint8_t attempt; // the sender's attempt this is about
+    uint8_t reserved[6];
+    uint64_t send_id;
+    uint64_t recv_id;
+};
+inline const char *restart_name(uint8_t type)
+{
+    switch (type) {
+    case hdr_restart_notify: return "RNDVRESTARTNOTIFY";
+    case hdr_recv_err_notify: return "RECVERRNOTIFY";
+    case hdr_restart_ack: return "RNDVRESTARTACK";
+    case hdr_restart_nack: return "RNDVRESTARTNACK";
+    }
+    return "?";
+}
+
+struct Failover : engine::NoFailover {
+    static constexpr uint32_t pml_flags = WEFT_PML_FLAG_FAILOVER;
+
+    // Every fragment's completion: each one a failed link may have lost is seen.
+    static constexpr bool wants_completions = true;
+    static constexpr bool completion(Frag) { return true; }
+
+    // Each request's completions still to come, its error, and its attempt.
+    struct RequestExtra {
+        uint32_t outstanding = 0; // fragments handed to a BTL whose completion is to come
+        bool error = false;       // a fragment of it failed: restart once outstanding is 0
+        bool restarting = false;  // send: RNDVRESTARTNOTIFY sent, waiting for the answer
+        bool notify_wait = false; // recv: a RNDVRESTARTNOTIFY waits for outstanding 0
+        uint8_t attempt = 0;      // send: the current attempt; recv: the one being received
+    };
+
+    template <class E> static void fragment_out(Frag, typename E::Req *owner, int delta)
+    {
+        if (!owner)
+            return;
+        if (delta > 0)
+            ++owner->extra.outstanding;
+        else if (owner->extra.outstanding)
+            --owner->extra.outstanding;
+    }
+    // A send completes once every fragment of it has completed: until then it may have to
+    // be sent again.
+    template <class E> static bool may_complete(const typename E::Req *r)
+    {
+        return r->extra.outstanding == 0 && !r->extra.error && !r->extra.restarting;
+    }
+    template <class E> static uint8_t attempt(const typename E::Req *r) { return r->extra.attempt; }
+    template <class E> static bool accept_attempt(const typename E::Req *r, uint8_t attempt)
+    {
+        return r->extra.attempt == attempt && !r->extra.restarting;
+    }
+    static constexpr bool late_fragments_expected = true;
+
+    template <class E> static void say30(const std::string &what)
+    {
+        if (E::P->verbose >= 30)
+            E::trace("restart: " + what);
+    }
+
+    template <class E>
+    static void send_restart(int world, uint8_t type, uint8_t attempt, uint64_t send_id,
+                             uint64_t recv_id)
+    {
+        RestartHdr h{};
+        h.type = type;
+        h.attempt = attempt;
+        h.send_id = send_id;
+        h.recv_id = recv_id;
+        say30<E>(std::string(restart_name(type)) + " to rank " + std::to_string(world) +
+                 " (attempt " + std::to_string(attempt) + ")");
+        if (weft_status_t rc = E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+            rc != WEFT_SUCCESS)
+            E::unreachable(world, std::string("a ") + restart_name(type) +
+                                      " could not be sent: " + weft_status_string(rc));
+    }
+
+    // Send s failed (its error flag) and nothing of it is in flight: ask the receiver to
+    // restart (a new attempt), or, before it answered at all, wait for its ACK.
+    template <class E> static void sender_settle(typename E::Req *s)
+    {
+        if (!s->extra.error || s->extra.outstanding || s->extra.restarting)
+            return;
+        if (!s->answered && s->peer_recv_id == 0) {
+            // No ACK yet: the receiver has not matched it; its RNDV was sent again if it
+            // failed, and the ACK to come starts the pipeline.
+            s->extra.error = false;
+            return;
+        }
+        s->extra.error = false;
+        s->extra.restarting = true;
+        ++s->extra.attempt;
+        s->frag_work.clear();
+        send_restart<E>(E::send_world(s), hdr_restart_notify, s->extra.attempt, s->id,
+                        s->peer_recv_id);
+    }
+
+    // Receive r failed (its ACK did) and nothing of it is in flight: tell the sender.
+    template <class E> static void receiver_settle(typename E::Req *r)
+    {
+        if (r->extra.outstanding)
+            return;
+        if (r->extra.notify_wait) {
+            r->extra.notify_wait = false;
+            r->extra.error = false;
+            reset_recv<E>(r);
+            return;
+        }
+        if (!r->extra.error)
+            return;
+        r->extra.error = false;
+        send_restart<E>(r->world_peer, hdr_recv_err_notify, r->extra.attempt, r->peer_send_id,
+                        r->id);
+    }
+
+    // The receiver's side of a restart: everything is received again, from byte 0.
+    template <class E> static void reset_recv(typename E::Req *r)
+    {
+        r->received = 0;
+        say30<E>("receive of " + std::to_string(r->total) + " bytes from rank " +
+                 std::to_string(r->world_peer) + " reset for attempt " +
+                 std::to_string(r->extra.attempt));
+        send_restart<E>(r->world_peer, hdr_restart_ack, r->extra.attempt, r->peer_send_id, r->id);
+    }
+
+    template <class E> static bool handle_extra(const char *msg, size_t len, int world)
+    {
+        if (len != sizeof(RestartHdr))
+            return false;
+        RestartHdr h;
+        std::memcpy(&h, msg, sizeof h);
+        switch (h.type) {
+        case hdr_restart_notify: {
+            // A receive that is over (not found) got all its bytes: NACK.
+            typename E::Req *r = E::P->live.find(h.recv_id);
+            if (!r || r->is_send) {
+                if (world >= 0)
+                    send_restart<E>(world, hdr_restart_nack, h.attempt, h.send_id, 0);
+                return true;
+            }
+            if (uint8_t(h.attempt - r->extra.attempt) >= 0x80u || h.attempt == r->extra.attempt) {
+                // This attempt was reset already (a copy of the notice): answer again.
+                if (h.attempt == r->extra.attempt && !r->extra.notify_wait)
+                    send_restart<E>(r->world_peer, hdr_restart_ack, r->extra.attempt,
+                                    r->peer_send_id, r->id);
+                return true;
+            }
+            r->extra.attempt = h.attempt;
+            r->peer_send_id = h.send_id;
+            if (r->extra.outstanding) {
+                r->extra.notify_wait = true; // once its ACK's completion is in
+                return true;
+            }
+            reset_recv<E>(r);
+            return true;
+        }
+        case hdr_recv_err_notify: {
+            typename E::Req *s = E::P->live.find(h.send_id);
+            if (!s || !s->is_send || h.attempt != s->extra.attempt || s->extra.restarting) {
+                E::late("a RECVERRNOTIFY of an earlier attempt");
+                return true;
+            }
+            if (s->peer_recv_id == 0)
+                s->peer_recv_id = h.recv_id; // its ACK was lost
+            s->answered = true;
+            s->extra.error = true;
+            sender_settle<E>(s);
+            return true;
+        }
+        case hdr_restart_ack:
+        case hdr_restart_nack: {
+            typename E::Req *s = E::P->live.find(h.send_id);
+            if (!s || !s->is_send || !s->extra.restarting || h.attempt != s->extra.attempt) {
+                E::late(std::string("a ") + restart_name(h.type) + " of an earlier attempt");
+                return true;
+            }
+            s->extra.restarting = false;
+            s->answered = true;
+            if (h.type == hdr_restart_nack) {
+                say30<E>("the receiver had it all: send of " + std::to_string(s->bytes) +
+                         " bytes complete");
+                s->frag_work.clear();
+                s->done_bytes = s->bytes;
+                E::maybe_complete_send(s);
+                return true;
+            }
+            // Everything again, from byte 0, to the receive as it is now.
+            s->peer_recv_id = h.recv_id;
+            s->done_bytes = 0;
+            s->striped.fill(0);
+            s->ran = engine::Proto::pipeline;
+            s->frag_work.clear();
+            s->frag_work.push_back({0, s->bytes});
+            say30<E>("send of " + std::to_string(s->bytes) + " bytes restarted (attempt " +
+                     std::to_string(s->extra.attempt) + ")");
+            E::schedule(s);
+            return true;
+        }
+        }
+        return false;
+    }
+
+    // Map btl out for world (world < 0: for every peer), and end the job for a peer left
+    // without a rail, saying why failover could not happen.
+    template <class E>
+    static void map_out(weft_btl_module_t *btl, int world, const std::string &why)
+    {
+        auto *bml = E::P->bml;
+        weft_status_t rc;
+        if (world >= 0) {
+            weft_proc_t *proc = weft_runtime_proc(world);
+            rc = proc && bml->bml_del_proc_btl ? bml->bml_del_proc_btl(bml, proc, btl)
+                                               : WEFT_ERR_NOT_FOUND;
+        } else {
+            rc = bml->bml_del_btl(bml, btl);
+        }
+        if (E::P->verbose >= 10)
+            E::say(WEFT_OUTPUT_INFO,
+                   E::who() + ": " + E::rail_name(btl) + " mapped out for " +
+                       (world >= 0 ? "rank " + std::to_string(world) : std::string("every peer")) +
+                       " (" + why + "; " + weft_status_string(rc) + ")");
+        for (size_t w = 0; w < E::P->peers.size(); ++w) {
+            if (world >= 0 && int(w) != world)
+                continue;
+            const engine::Peer &p = E::P->peers[w];
+            if (p.eager_limit == 0 && weft_runtime_proc(int(w)) &&
+                int(w) != weft_runtime_world_rank())
+                E::unreachable(int(w), "its last rail, " + E::rail_name(btl) + ", failed (" + why +
+                                           ") and no other rail to it is left to fail over to");
+        }
+    }
+
+    // The BTL's error callback, before it completes the affected fragments in error.
+    template <class E>
+    static void link_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
+                           const std::string &description)
+    {
+        const int world = proc ? weft_proc_rank(proc) : -1;
+        if (!(btl->btl_flags & WEFT_BTL_FLAG_FAILOVER_SUPPORT))
+            E::unreachable(world, "the link over " + E::rail_name(btl) + " failed (" + description +
+                                      ") and that BTL does not report errors per "
+                                      "fragment (WEFT_BTL_FLAG_FAILOVER_SUPPORT; btl/openib has "
+                                      "it when configured with --enable-btl-openib-failover), so "
+                                      "pml/bfo cannot fail over from it");
+        const bool whole = world < 0 || (flags & WEFT_BTL_ERROR_FLAG_FATAL);
+        map_out<E>(btl, whole ? -1 : world, description);
+    }
+
+    // A fragment's completion. In error: its rail is mapped out for the peer (if the BTL did
+    // not say so first); a MATCH, RNDV or RGET, or a message of the restart dance, is sent
+    // again from its bytes over the rails left (a copy that arrived as well is dropped: by the
+    // receiver's sequence window, or by its attempt number); a FRAG or an ACK marks its
+    // request in error, and once none of the request's fragments is in flight the restart
+    // dance begins.
+    template <class E>
+    static void fragment_done(Frag kind, typename E::Req *owner, int world, weft_status_t status,
+                              weft_btl_module_t *btl, const weft_btl_descriptor_t *des)
+    {
+        if (owner)
+            fragment_out<E>(kind, owner, -1);
+        if (status != WEFT_SUCCESS && world >= 0) {
+            if (E::peer_has_rail(world, btl))
+                map_out<E>(btl, world,
+                           std::string("a ") + frag_name(kind) +
+                               " fragment failed: " + weft_status_string(status));
+            switch (kind) {
+            case Frag::match:
+            case Frag::rndv:
+            case Frag::rget:
+            case Frag::extra: {
+                std::string copy;
+                for (size_t i = 0; i < des->des_segment_count; ++i)
+                    copy.append(static_cast<const char *>(des->des_segments[i].seg_addr),
+                                des->des_segments[i].seg_len);
+                if (E::P->verbose >= 20)
+                    E::trace(std::string("a ") + frag_name(kind) + " fragment to rank " +
+                             std::to_string(world) + " failed on " + E::rail_name(btl) +
+                             ": sent again over the rails left");
+                ++E::P->resent;
+                if (weft_status_t rc = E::send_bytes(world, copy.data(), copy.size(), nullptr, 0,
+                                                     true, kind, owner);
+                    rc != WEFT_SUCCESS)
+                    E::unreachable(
+                        world, std::string("a ") + frag_name(kind) +
+                                   " fragment could not be sent again: " + weft_status_string(rc));
+                break;
+            }
+            case Frag::frag:
+            case Frag::ack:
+                // A receive that is over got every byte (its ACK's loss changes nothing).
+                if (owner) {
+                    owner->extra.error = true;
+                    say30<E>(std::string("a ") + frag_name(kind) + " of a " +
+                             (owner->is_send ? "send" : "receive") + " of " +
+                             std::to_string(owner->is_send ? owner->bytes : owner->total) +
+                             " bytes failed; " + std::to_string(owner->extra.outstanding) +
+                             " of its fragments still in flight");
+                }
+                break;
+            case Frag::put:
+            case Frag::fin:
+                E::unreachable(world, std::string("a ") + frag_name(kind) + " fragment failed on " +
+                                          E::rail_name(btl) +
+                                          ", and restarting an RDMA transfer after it is not "
+                                          "built yet");
+            }
+        }
+        if (!owner)
+            return;
+        if (owner->is_send)
+            sender_settle<E>(owner); // the engine then sees whether it may complete
+        else
+            receiver_settle<E>(owner);
+    }
+};
+
+} // namespace weft::pml::bfo
+
+#endif
