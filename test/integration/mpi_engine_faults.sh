@@ -18,7 +18,7 @@ for btl in self,sm self,tcp; do
         expect_in "was not sent, and is handed back as failed" "$out" "lost sendi $n over $btl"
         jobs=$((jobs + 1))
         out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl $btl --mca pml_ob1_fault_duplicate_sendi $n \
-            --mca pml_ob1_verbose 10 "$B/test/integration/mpi_p2p" 2>&1) ||
+            --mca pml_ob1_verbose 20 "$B/test/integration/mpi_p2p" 2>&1) ||
             fail "duplicated sendi $n over $btl: $out"
         expect_in "mpi_p2p: 2 ranks," "$out" "duplicated sendi $n over $btl"
         expect_in "was sent, and is handed back as failed" "$out" "duplicated sendi $n over $btl"

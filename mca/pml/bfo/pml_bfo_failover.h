@@ -328,9 +328,31 @@ struct Failover : engine::NoFailover {
                                    " fragment could not be sent again: " + weft_status_string(rc));
                 break;
             }
-            case Frag::frag:
             case Frag::ack:
-                // A receive that is over got every byte (its ACK's loss changes nothing).
+                // An ACK that only tells the sender its message matched (all of it came with
+                // the RNDV: a synchronous send waits for it) belongs to a receive that is over:
+                // sent again (a copy is harmless: the send is answered already, or over).
+                if (!owner) {
+                    engine::AckHdr a{};
+                    if (des->des_segment_count > 0 && des->des_segments[0].seg_len >= sizeof a)
+                        std::memcpy(&a, des->des_segments[0].seg_addr, sizeof a);
+                    if (a.recv_id == 0 && a.send_id != 0) {
+                        ++E::P->resent;
+                        if (E::P->verbose >= 20)
+                            E::trace("an ACK (match notice) to rank " + std::to_string(world) +
+                                     " failed on " + E::rail_name(btl) +
+                                     ": sent again over the rails left");
+                        if (weft_status_t rc = E::send_bytes(world, &a, sizeof a, nullptr, 0, true,
+                                                             Frag::ack, nullptr);
+                            rc != WEFT_SUCCESS)
+                            E::unreachable(world, std::string("an ACK could not be sent again: ") +
+                                                      weft_status_string(rc));
+                    }
+                    // Otherwise the receive is over: every byte came, so the sender had it.
+                    break;
+                }
+                [[fallthrough]];
+            case Frag::frag:
                 if (owner) {
                     owner->extra.error = true;
                     say30<E>(std::string("a ") + frag_name(kind) + " of a " +

@@ -167,7 +167,7 @@ template <class Policy>
 void Engine<Policy>::duplicate(const weft_comm_t *comm, int src, uint16_t seq)
 {
     ++P->duplicates;
-    if (P->verbose >= 10) [[unlikely]]
+    if (P->verbose >= 20) [[unlikely]]
         trace("rank " + std::to_string(weft_comm_rank(comm)) + " <- " + std::to_string(src) +
               " cid " + std::to_string(weft_comm_cid(comm)) + ": a copy of message " +
               std::to_string(seq) + " (delivered already) was dropped");
