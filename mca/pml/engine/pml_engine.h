@@ -175,6 +175,7 @@ template <class Policy> class Engine {
                                        weft_btl_module_t **used);
     static void late(const std::string &what);
     static bool peer_has_rail(int world, const weft_btl_module_t *btl);
+    static bool failover_retry(int world, weft_btl_module_t *btl, weft_status_t rc);
     static weft_status_t send_bytes(int world, const void *hdr, size_t hlen, const void *data,
                                     size_t dlen, bool eager, Frag kind = Frag::extra,
                                     Req *owner = nullptr);

@@ -46,18 +46,38 @@ template <class Policy> bool Engine<Policy>::peer_has_rail(int world, const weft
     return false;
 }
 
+// A send to world refused by btl with rc: whether to send again over the rails left. Under a
+// failover policy a link error is a rail that failed: if the BTL did not map it out first (its
+// error callback), the policy is told now; then yes, while world has a rail.
+template <class Policy>
+bool Engine<Policy>::failover_retry(int world, weft_btl_module_t *btl, weft_status_t rc)
+{
+    if constexpr (!(Policy::pml_flags & WEFT_PML_FLAG_FAILOVER)) {
+        (void)world, (void)btl, (void)rc;
+        return false;
+    } else {
+        if (!link_refused(rc) || !btl)
+            return false;
+        if (peer_has_rail(world, btl))
+            Policy::template link_error<Engine>(
+                btl, WEFT_BTL_ERROR_FLAG_LINK, weft_runtime_proc(world),
+                std::string("a send was refused: ") + weft_status_string(rc));
+        const Peer *peer = peer_of(world);
+        return !peer_has_rail(world, btl) && peer && peer->eager_limit != 0;
+    }
+}
+
 template <class Policy>
 weft_status_t Engine<Policy>::try_send(int world, const void *hdr, size_t hlen, const void *data,
                                        size_t dlen, bool eager, Frag kind, Req *owner)
 {
-    // A failover policy maps a rail whose link refused the fragment out (the BTL's error
-    // callback runs before it answers): the fragment goes on a rail left, once per rail.
+    // A failover policy maps a rail whose link refused the fragment out: the fragment goes on
+    // a rail left, once per rail.
     weft_status_t rc = WEFT_ERR_UNREACH;
     for (size_t attempt = 0; attempt <= kMaxRails; ++attempt) {
         weft_btl_module_t *btl = nullptr;
         rc = try_send_once(world, hdr, hlen, data, dlen, eager, kind, owner, &btl);
-        if (!(Policy::pml_flags & WEFT_PML_FLAG_FAILOVER) || !link_refused(rc) || !btl ||
-            peer_has_rail(world, btl))
+        if (!failover_retry(world, btl, rc))
             return rc;
     }
     return rc;

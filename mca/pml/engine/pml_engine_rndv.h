@@ -288,8 +288,7 @@ template <class Policy> auto Engine<Policy>::schedule_step(Req *r, int *handed) 
         }
         // A failover policy mapped a rail that refused with a link error out (its error
         // callback runs first): the fragment goes on another rail.
-        if (link_refused(rc) && (Policy::pml_flags & WEFT_PML_FLAG_FAILOVER) &&
-            !peer_has_rail(send_world(r), rail.btl))
+        if (failover_retry(send_world(r), rail.btl, rc))
             continue;
         if (rc != WEFT_SUCCESS || n == 0) {
             fail_send(r, rc != WEFT_SUCCESS ? rc : WEFT_ERR_UNREACH);

@@ -138,8 +138,12 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int ds
             btl->btl_free(btl, des);
         }
     }
-    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_OUT_OF_RESOURCE)
+    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_OUT_OF_RESOURCE) {
+        // A failover policy goes on over another rail (the message was not queued).
+        if (failover_retry(world, btl, rc))
+            return send_eager(r, comm, dst, world, h, buf, bytes, mode);
         return rc;
+    }
     // Allocated, chosen or as the fallback when the rail had no room: send_bytes copies the
     // message and keeps the copy for later if the rail is still full.
     ran = Proto::allocated;
