@@ -40,17 +40,7 @@ struct Framework {
 // that must not raise the least size a 1.0 component may have, so the framework then writes
 // out its descriptor with the 1.0 struct's size frozen instead.
 #define WEFT_MCA_FRAMEWORK(fw, FW, text, how)                                                      \
-    namespace weft::fw::base {                                                                     \
-    extern const mca::Framework framework;                                                         \
-    const mca::Framework framework = {                                                             \
-        .name = #fw,                                                                               \
-        .description = text,                                                                       \
-        .abi_major = WEFT_##FW##_ABI_MAJOR,                                                        \
-        .abi_minor = WEFT_##FW##_ABI_MINOR,                                                        \
-        .min_component_size = sizeof(weft_##fw##_component_t),                                     \
-        .pick = mca::Pick::how,                                                                    \
-    };                                                                                             \
-    }
+    WEFT_MCA_FRAMEWORK_WITH_PARAMS(fw, FW, text, how, nullptr)
 
 // The same, with a function that registers the base's own parameters.
 #define WEFT_MCA_FRAMEWORK_WITH_PARAMS(fw, FW, text, how, params)                                  \

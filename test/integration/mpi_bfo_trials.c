@@ -28,7 +28,8 @@ static uint64_t next(void)
 
 static unsigned char byte_at(unsigned seed, int round, int msg, size_t i)
 {
-    return (unsigned char)((i * 131u) ^ (seed * 7u) ^ ((unsigned)round * 31u) ^ ((unsigned)msg * 17u));
+    return (unsigned char)((i * 131u) ^ (seed * 7u) ^ ((unsigned)round * 31u) ^
+                           ((unsigned)msg * 17u));
 }
 
 typedef struct {
@@ -83,8 +84,8 @@ int main(int argc, char **argv)
             } else {
                 memset(bufs[m], 0xee, plan[m].size ? plan[m].size : 1);
                 MPI_Irecv(bufs[m], (int)plan[m].size, MPI_BYTE,
-                          plan[m].any ? MPI_ANY_SOURCE : 1 - rank, plan[m].tag,
-                          comms[plan[m].comm], &reqs[nreq++]);
+                          plan[m].any ? MPI_ANY_SOURCE : 1 - rank, plan[m].tag, comms[plan[m].comm],
+                          &reqs[nreq++]);
             }
         }
         for (int m = 0; m < n; ++m) {
@@ -123,8 +124,9 @@ int main(int argc, char **argv)
             MPI_Status st;
             MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comms[k], &flag, &st);
             if (flag) {
-                fprintf(stderr, "mpi_bfo_trials: seed %u round %d: a message left over (tag %d "
-                                "on communicator %d): delivered twice?\n",
+                fprintf(stderr,
+                        "mpi_bfo_trials: seed %u round %d: a message left over (tag %d "
+                        "on communicator %d): delivered twice?\n",
                         seed, round, st.MPI_TAG, k);
                 bad = 1;
             }
