@@ -23,8 +23,8 @@ fault() {
         case $1 in
         down) ip -n "$ha" link set rail1 down ;;
         reset)
-            ip netns exec "$ha" ss -K dst 172.17.0.3 >/dev/null 2>&1
-            ip netns exec "$hb" ss -K dst 172.17.0.2 >/dev/null 2>&1
+            ip netns exec "$ha" ss -K dst 172.17.0.3 >"$TEST_TMP/ss" 2>&1
+            ip netns exec "$hb" ss -K dst 172.17.0.2 >>"$TEST_TMP/ss" 2>&1
             ;;
         esac
     ) &
@@ -44,6 +44,12 @@ recovery() {
 results=""
 for kind in down reset; do
     out=$(fault "$kind" 3000)
+    # A kernel without socket destruction (CONFIG_INET_DIAG_DESTROY) cannot reset them.
+    if [ "$kind" = reset ] && grep -qi "not supported\|unknown option" "$TEST_TMP/ss" 2>/dev/null; then
+        expect_in "mpi_bfo_trials: seed 5: 3000 rounds," "$out" "rail1 $kind: the job"
+        results="$results rail1 reset: not tried (this kernel cannot destroy sockets: $(head -1 "$TEST_TMP/ss"));"
+        continue
+    fi
     expect_in "mpi_bfo_trials: seed 5: 3000 rounds," "$out" "rail1 $kind: the job"
     expect_in "btl/tcp:0 mapped out for rank 1" "$out" "rail1 $kind: rank 0 maps it out"
     expect_in "btl/tcp:0 mapped out for rank 0" "$out" "rail1 $kind: rank 1 maps it out"
