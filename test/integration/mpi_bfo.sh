@@ -39,6 +39,8 @@ for type in match rndv; do
             expect_in "$INTACT" "$out" "$name"
             expect_in "fault injection on btl/$rail (rank 0, seed 1): $(echo $type | tr a-z A-Z) #2" "$out" "$name: the fault"
             expect_in "pml/bfo: btl/$rail mapped out for rank 1" "$out" "$name: mapped out"
+            # Rank 1 saw nothing wrong: told over the other rail, it maps the same rail out.
+            expect_in "pml/bfo: btl/$rail mapped out for rank 0 (rank 0 mapped it out" "$out" "$name: the peer told"
             expect_in "failed on btl/$rail: sent again over the rails left" "$out" "$name: sent again"
             [ "$mode" = delivered ] && expect_in "(delivered already) was dropped" "$out" "$name: the copy dropped"
             cases=$((cases + 1))
@@ -122,4 +124,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out, sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"

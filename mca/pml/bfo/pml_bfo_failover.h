@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace weft::pml::bfo {
 
@@ -37,7 +38,16 @@ enum : uint8_t {
     hdr_restart_notify = engine::hdr_policy_first, // sender -> receiver: restart attempt n
     hdr_recv_err_notify,                           // receiver -> sender: my side failed
     hdr_restart_ack,                               // receiver -> sender: reset, send it all again
-    hdr_restart_nack                               // receiver -> sender: it arrived whole already
+    hdr_restart_nack,                              // receiver -> sender: it arrived whole already
+    hdr_rail_down                                  // either way: I mapped this rail out for you
+};
+// A rail one side mapped out for the other, told to the other over a rail left so that both
+// map the same rail out (a failure only one side saw would otherwise leave the other sending
+// into it; the seed's section 9).
+struct RailDownHdr {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t rail; // rail_key(): the same on both sides
 };
 struct RestartHdr {
     uint8_t type;
@@ -168,6 +178,16 @@ struct Failover : engine::NoFailover {
 
     template <class E> static bool handle_extra(const char *msg, size_t len, int world)
     {
+        if (len == sizeof(RailDownHdr) && static_cast<uint8_t>(msg[0]) == hdr_rail_down) {
+            RailDownHdr h;
+            std::memcpy(&h, msg, sizeof h);
+            if (world < 0)
+                return true;
+            for (weft_btl_module_t *m : E::P->modules)
+                if (E::rail_key(m) == h.rail && E::peer_has_rail(world, m))
+                    map_out<E>(m, world, "rank " + std::to_string(world) + " mapped it out", false);
+            return true; // a rail gone already (or unknown here): nothing to do
+        }
         if (len != sizeof(RestartHdr))
             return false;
         RestartHdr h;
@@ -246,9 +266,16 @@ struct Failover : engine::NoFailover {
     // Map btl out for world (world < 0: for every peer), and end the job for a peer left
     // without a rail, saying why failover could not happen.
     template <class E>
-    static void map_out(weft_btl_module_t *btl, int world, const std::string &why)
+    static void map_out(weft_btl_module_t *btl, int world, const std::string &why, bool tell = true)
     {
         auto *bml = E::P->bml;
+        // The peers that have it, to tell (before it is gone from their lists).
+        std::vector<int> told;
+        if (tell)
+            for (size_t w = 0; w < E::P->peers.size(); ++w)
+                if ((world < 0 || int(w) == world) && int(w) != weft_runtime_world_rank() &&
+                    E::peer_has_rail(int(w), btl))
+                    told.push_back(int(w));
         weft_status_t rc;
         if (world >= 0) {
             weft_proc_t *proc = weft_runtime_proc(world);
@@ -270,6 +297,13 @@ struct Failover : engine::NoFailover {
                 int(w) != weft_runtime_world_rank())
                 E::unreachable(int(w), "its last rail, " + E::rail_name(btl) + ", failed (" + why +
                                            ") and no other rail to it is left to fail over to");
+        }
+        for (int w : told) {
+            const RailDownHdr h{.type = hdr_rail_down, .reserved = {}, .rail = E::rail_key(btl)};
+            if (E::P->verbose >= 10)
+                E::say(WEFT_OUTPUT_INFO, E::who() + ": rank " + std::to_string(w) + " told that " +
+                                             E::rail_name(btl) + " is mapped out");
+            E::send_bytes(w, &h, sizeof h, nullptr, 0, true, Frag::extra);
         }
     }
 
