@@ -344,45 +344,21 @@ struct Failover : engine::NoFailover {
             case Frag::match:
             case Frag::rndv:
             case Frag::rget:
-            case Frag::extra: {
-                std::string copy;
-                for (size_t i = 0; i < des->des_segment_count; ++i)
-                    copy.append(static_cast<const char *>(des->des_segments[i].seg_addr),
-                                des->des_segments[i].seg_len);
-                if (E::P->verbose >= 20)
-                    E::trace(std::string("a ") + frag_name(kind) + " fragment to rank " +
-                             std::to_string(world) + " failed on " + E::rail_name(btl) +
-                             ": sent again over the rails left");
-                ++E::P->resent;
-                if (weft_status_t rc = E::send_bytes(world, copy.data(), copy.size(), nullptr, 0,
-                                                     true, kind, owner);
-                    rc != WEFT_SUCCESS)
-                    E::unreachable(
-                        world, std::string("a ") + frag_name(kind) +
-                                   " fragment could not be sent again: " + weft_status_string(rc));
+            case Frag::extra:
+                E::send_again(world, des->des_segments, des->des_segment_count, kind, owner, btl);
                 break;
-            }
             case Frag::ack:
                 // An ACK that only tells the sender its message matched (all of it came with
                 // the RNDV: a synchronous send waits for it) belongs to a receive that is over:
-                // sent again (a copy is harmless: the send is answered already, or over).
+                // sent again (a copy is harmless: the send is answered already, or over). Any
+                // other ACK of a receive that is over was had: every byte came.
                 if (!owner) {
                     engine::AckHdr a{};
                     if (des->des_segment_count > 0 && des->des_segments[0].seg_len >= sizeof a)
                         std::memcpy(&a, des->des_segments[0].seg_addr, sizeof a);
-                    if (a.recv_id == 0 && a.send_id != 0) {
-                        ++E::P->resent;
-                        if (E::P->verbose >= 20)
-                            E::trace("an ACK (match notice) to rank " + std::to_string(world) +
-                                     " failed on " + E::rail_name(btl) +
-                                     ": sent again over the rails left");
-                        if (weft_status_t rc = E::send_bytes(world, &a, sizeof a, nullptr, 0, true,
-                                                             Frag::ack, nullptr);
-                            rc != WEFT_SUCCESS)
-                            E::unreachable(world, std::string("an ACK could not be sent again: ") +
-                                                      weft_status_string(rc));
-                    }
-                    // Otherwise the receive is over: every byte came, so the sender had it.
+                    if (a.recv_id == 0 && a.send_id != 0)
+                        E::send_again(world, des->des_segments, des->des_segment_count, kind,
+                                      nullptr, btl);
                     break;
                 }
                 [[fallthrough]];

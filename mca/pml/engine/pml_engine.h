@@ -183,6 +183,10 @@ template <class Policy> class Engine {
                          weft_status_t status);
     static int progress_pending();
     static void resend_failed(weft_btl_module_t *btl, const weft_btl_recv_descriptor_t *rd);
+    static void send_again(int world, const weft_btl_segment_t *segs, size_t nsegs, Frag kind,
+                           Req *owner, const weft_btl_module_t *btl);
+    static void policy_fragment_done(Frag kind, Req *owner, int world, weft_status_t status,
+                                     weft_btl_module_t *btl, const weft_btl_descriptor_t *des);
 
     // ---- send requests and the eager protocols (pml_engine_send.h)
     [[gnu::cold]] static void trace_send(const weft_comm_t *comm, int dst, int tag, size_t bytes,

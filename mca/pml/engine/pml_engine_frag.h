@@ -150,13 +150,7 @@ void Engine<Policy>::ctl_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
     const Frag kind = static_cast<Frag>(ctx & 0xffu);
     Req *owner = id ? P->live.find(id) : nullptr;
     const int world = int(ctx >> 8);
-    // A policy written for the seam's first form (kind, owner, world, status) still builds.
-    if constexpr (requires {
-                      Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
-                  })
-        Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
-    else
-        Policy::template fragment_done<Engine>(kind, owner, world, status);
+    policy_fragment_done(kind, owner, world, status, btl, des);
     // A send the policy held back (may_complete) may be done now. (The policy does not
     // complete requests itself; the owner is looked up again all the same.)
     if (Req *r = id ? P->live.find(id) : nullptr; r && r->is_send)
@@ -239,14 +233,27 @@ void Engine<Policy>::resend_failed(weft_btl_module_t *btl, const weft_btl_recv_d
     if (it == P->endpoint_world.end())
         return malformed("a failed fragment handed back by " + rail_name(btl) +
                          " for an endpoint the PML never used");
+    const bool match = rd->segment_count > 0 && rd->segments[0].seg_len > 0 &&
+                       *static_cast<const uint8_t *>(rd->segments[0].seg_addr) == hdr_match;
+    send_again(it->second, rd->segments, rd->segment_count, match ? Frag::match : Frag::extra,
+               nullptr, btl);
+}
+
+// Send again, over world's rails as they are now, a fragment (its bytes in segs) that btl
+// could not deliver: a copy handed back by the BTL, or a failover policy's fragment completed
+// in error. The job ends if it cannot be sent.
+template <class Policy>
+void Engine<Policy>::send_again(int world, const weft_btl_segment_t *segs, size_t nsegs, Frag kind,
+                                Req *owner, const weft_btl_module_t *btl)
+{
     std::string copy;
-    for (size_t i = 0; i < rd->segment_count; ++i)
-        copy.append(static_cast<const char *>(rd->segments[i].seg_addr), rd->segments[i].seg_len);
+    for (size_t i = 0; i < nsegs; ++i)
+        copy.append(static_cast<const char *>(segs[i].seg_addr), segs[i].seg_len);
     if (copy.empty())
         return;
     // A copy must stay inside its receiver's window (README.md): its number is at most 2^15
     // behind the next one this process sends to that peer, which the receiver's next expected
-    // number never passes. A copy handed back later than that cannot be told from a new
+    // number never passes. A copy sent again later than that cannot be told from a new
     // message: the job ends rather than risk delivering it in another's place.
     const auto type = static_cast<uint8_t>(copy[0]);
     if ((type == hdr_match || type == hdr_rndv || type == hdr_rget) &&
@@ -256,25 +263,38 @@ void Engine<Policy>::resend_failed(weft_btl_module_t *btl, const weft_btl_recv_d
         if (weft_comm_t *comm = find_comm(h.cid)) {
             const int n = weft_comm_peer_size(comm);
             for (int dst = 0; dst < n; ++dst) {
-                if (weft_comm_peer_world_rank(comm, dst) != it->second)
+                if (weft_comm_peer_world_rank(comm, dst) != world)
                     continue;
                 if (uint16_t(cs(comm).send_seq[size_t(dst)] - h.seq) >= 0x8000u)
-                    unreachable(it->second, "a message handed back by " + rail_name(btl) +
-                                                " after 2^15 later ones cannot be sent again");
+                    unreachable(world, "a message " + rail_name(btl) +
+                                           " could not deliver cannot be sent again after 2^15 "
+                                           "later ones");
                 break;
             }
         }
     }
     ++P->resent;
     if (P->verbose >= 20) [[unlikely]]
-        trace("a fragment to rank " + std::to_string(it->second) + " that " + rail_name(btl) +
-              " could not deliver is sent again");
-    const Frag kind = copy[0] == char(hdr_match) ? Frag::match : Frag::extra;
+        trace("a fragment to rank " + std::to_string(world) + " that " + rail_name(btl) +
+              " could not deliver is sent again over the rails left");
     if (weft_status_t rc =
-            send_bytes(it->second, copy.data(), copy.size(), nullptr, 0, true, kind, nullptr);
+            send_bytes(world, copy.data(), copy.size(), nullptr, 0, true, kind, owner);
         rc != WEFT_SUCCESS)
-        unreachable(it->second,
+        unreachable(world,
                     std::string("a fragment could not be sent again: ") + weft_status_string(rc));
+}
+
+// The policy's fragment_done, in whichever of its two forms the policy has.
+template <class Policy>
+void Engine<Policy>::policy_fragment_done(Frag kind, Req *owner, int world, weft_status_t status,
+                                          weft_btl_module_t *btl, const weft_btl_descriptor_t *des)
+{
+    if constexpr (requires {
+                      Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
+                  })
+        Policy::template fragment_done<Engine>(kind, owner, world, status, btl, des);
+    else
+        Policy::template fragment_done<Engine>(kind, owner, world, status);
 }
 
 } // namespace weft::pml::engine

@@ -143,14 +143,7 @@ void Engine<Policy>::frag_done(weft_btl_module_t *btl, weft_btl_endpoint_t *,
         // A policy that asked for FRAG completions decides what a failed one means (the
         // request was counted as the FRAG went out: send_frag).
         if (Policy::completion(Frag::frag)) {
-            if constexpr (requires {
-                              Policy::template fragment_done<Engine>(Frag::frag, r, 0, status, btl,
-                                                                     des);
-                          })
-                Policy::template fragment_done<Engine>(Frag::frag, r, send_world(r), status, btl,
-                                                       des);
-            else
-                Policy::template fragment_done<Engine>(Frag::frag, r, send_world(r), status);
+            policy_fragment_done(Frag::frag, r, send_world(r), status, btl, des);
             // (The policy does not complete requests: the engine looks again.)
             if (!r->frag_work.empty())
                 enqueue(r); // room in the pipeline again
@@ -820,7 +813,6 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
     r->ticket = *t;
     r->way_stream = stream;
     r->choose_ns = now;
-    r->way_world = u.world_src;
     ++f.active;
     if (P->verbose >= 20) [[unlikely]]
         trace("recv from world rank " + std::to_string(u.world_src) + " " +
@@ -835,7 +827,7 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
 {
     if (!r->chooser)
         return;
-    typename State::Flow &f = flow(r->way_world);
+    typename State::Flow &f = flow(r->world_peer);
     const uint64_t now = now_ns();
     const double per =
         r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);

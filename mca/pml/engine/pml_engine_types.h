@@ -182,7 +182,6 @@ template <class Policy> struct Request : weft_request {
     // chooser is set.
     Chooser *chooser = nullptr;
     uint64_t choose_ns = 0;
-    int way_world = -1;
     Chooser::Ticket ticket;
     bool way_stream = false;
     // both: registrations to give back at completion
