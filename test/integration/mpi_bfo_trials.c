@@ -1,6 +1,6 @@
 /*
  * Random traffic between ranks 0 and 1, every byte checked, for mpi_bfo_trials.sh (which
- * injects a fault somewhere into it): mpi_bfo_trials SEED [ROUNDS].
+ * injects a fault somewhere into it): mpi_bfo_trials SEED [ROUNDS [SECONDS]].
  *
  * Both ranks derive the same plan from SEED: per round, 1-6 messages, each in either
  * direction, of a random size (empty, small, around the eager limit, or up to 1 MiB), tag,
@@ -9,7 +9,10 @@
  * naming the sender or MPI_ANY_SOURCE). Each message's bytes follow from SEED, the round and
  * its number. After each round, no message may be left (MPI_Iprobe on every communicator):
  * a copy delivered twice would be. Prints "mpi_bfo_trials: seed S: R rounds, N messages
- * intact" when all are, else what was wrong, and exits 1.
+ * intact" when all are, else what was wrong, and exits 1. With SECONDS, the ranks stop after
+ * the first round that ends SECONDS or more after MPI_Init returned (rank 0's clock decides),
+ * or after ROUNDS, whichever comes first: a job that must outlast a fault by a few seconds,
+ * on a host of any speed and load.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -45,6 +48,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1;
     const int rounds = argc > 2 ? atoi(argv[2]) : 20;
+    const double seconds = argc > 3 ? atof(argv[3]) : 0;
+    const double start = MPI_Wtime();
     if (size != 2) {
         if (rank == 0)
             fprintf(stderr, "mpi_bfo_trials: needs 2 ranks\n");
@@ -55,8 +60,8 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[2]);
     rng_state = 0x9e3779b97f4a7c15ull ^ seed;
-    int bad = 0, messages = 0;
-    for (int round = 0; round < rounds && !bad; ++round) {
+    int bad = 0, messages = 0, done_rounds = 0, stop = 0;
+    for (int round = 0; round < rounds && !stop; ++round) {
         Msg plan[6];
         const int n = 1 + (int)(next() % 6);
         for (int m = 0; m < n; ++m) {
@@ -131,13 +136,17 @@ int main(int argc, char **argv)
                 bad = 1;
             }
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        /* Both ranks stop together: when either found a message wrong, or when rank 0's
+         * clock says the time is up. */
+        ++done_rounds;
+        int my_stop = bad || (seconds > 0 && rank == 0 && MPI_Wtime() - start >= seconds);
+        MPI_Allreduce(&my_stop, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
     int all_bad = 0, all_messages = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&messages, &all_messages, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && !all_bad)
-        printf("mpi_bfo_trials: seed %u: %d rounds, %d messages intact\n", seed, rounds,
+        printf("mpi_bfo_trials: seed %u: %d rounds, %d messages intact\n", seed, done_rounds,
                all_messages);
     MPI_Comm_free(&comms[1]);
     MPI_Comm_free(&comms[2]);

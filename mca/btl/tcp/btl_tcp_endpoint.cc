@@ -253,7 +253,8 @@ void conn_error(Conn *c, const std::string &what)
 {
     Endpoint *ep = c->ep;
     if (ep && (ep->conn == c || ep->attempt == c)) {
-        ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN, what, true);
+        ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN, what, true,
+                ep->conn == c && c->state == ConnState::established);
     } else {
         debug(2, "%s: %s", c->module->name().c_str(), what.c_str());
         conn_close(c);
@@ -475,13 +476,22 @@ int parse(Conn *c)
     Endpoint *ep = c->ep;
     Module *m = c->module;
     int n = 0;
-    while (c->state == ConnState::established) {
+    // established, or salvage (ep_run_failure): a connection that breaks during a callback
+    // stops here, and the rest waits for ep_run_failure.
+    const ConnState live = c->state;
+    while (c->state == live) {
         const size_t avail = c->rx_end - c->rx_begin;
         if (avail < wire::kFrameHeaderSize)
             break;
         unsigned char *p = c->rx + c->rx_begin;
         const wire::FrameHeader h = wire::decode_frame_header(p);
         if (const std::string bad = check_header(c, h); !bad.empty()) {
+            if (live == ConnState::salvage) {
+                debug(1, "%s: what is left of the broken connection to %s ends in %s",
+                      m->name().c_str(), describe(ep).c_str(), bad.c_str());
+                conn_close(c);
+                return n;
+            }
             ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
                     describe(ep) + " sent " + bad + "; connection closed", true);
             return n;
@@ -493,7 +503,7 @@ int parse(Conn *c)
         // moved nor freed before this progress call ends) while the callback runs.
         c->rx_begin += total;
         n += ep_ack(ep, h.ack);
-        if (c->state != ConnState::established)
+        if (c->state != live)
             return n;
         if (h.type == wire::kData) {
             ++ep->recv_count;
@@ -1035,13 +1045,20 @@ void flush_writes()
 }
 
 void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,
-             bool report)
+             bool report, bool salvage)
 {
     if (ep->state == EpState::failed || ep->state == EpState::closed)
         return;
     ep->state = final_state;
-    if (ep->conn)
-        conn_close(ep->conn);
+    if (Conn *c = ep->conn; c && salvage && c->state == ConnState::established) {
+        // Kept, unwatched, for ep_run_failure to read out: a callback may be using its buffer.
+        epoll_ctl(component->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+        c->state = ConnState::salvage;
+        ep->conn = nullptr;
+        ep->salvage = c;
+    } else if (c) {
+        conn_close(c);
+    }
     if (ep->attempt)
         conn_close(ep->attempt);
     remove_from(component->waiting, ep);
@@ -1053,6 +1070,32 @@ void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std:
     debug(1, "%s: %s", ep->module->name().c_str(), reason.c_str());
 }
 
+// Read what the broken connection's socket still holds (a socket in error still gives the
+// bytes it received first), delivering the whole frames. Returns the callbacks made.
+int salvage(Conn *c)
+{
+    int n = parse(c);
+    size_t got = 0;
+    while (c->state == ConnState::salvage) {
+        if (!rx_room(c))
+            break;
+        const ssize_t r = recv(c->fd, c->rx + c->rx_end, c->rx_cap - c->rx_end, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        c->rx_end += size_t(r);
+        got += size_t(r);
+        n += parse(c);
+    }
+    if (c->state == ConnState::salvage && c->ep)
+        debug(1,
+              "%s: %zu bytes read from the broken connection to %s after it broke, %d "
+              "callbacks made, %zu bytes of a frame left",
+              c->module->name().c_str(), got, describe(c->ep).c_str(), n, c->rx_end - c->rx_begin);
+    return n;
+}
+
 int ep_run_failure(Endpoint *ep)
 {
     if (!ep->failure_pending)
@@ -1060,6 +1103,10 @@ int ep_run_failure(Endpoint *ep)
     ep->failure_pending = false;
     Module *m = ep->module;
     int n = 0;
+    if (Conn *c = ep->salvage) {
+        n += salvage(c);
+        conn_close(c);
+    }
     if (ep->failure_report && m->error_fn) {
         m->error_fn(m->base(), WEFT_BTL_ERROR_FLAG_LINK, ep->proc, ep->failure_reason.c_str(),
                     m->error_cbdata);
@@ -1131,6 +1178,8 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
             conn_close(ep->conn);
         if (ep->attempt)
             conn_close(ep->attempt);
+        if (ep->salvage)
+            conn_close(ep->salvage);
         ep->state = EpState::closed;
         remove_from(component->failing, ep);
         remove_from(component->waiting, ep);
@@ -1170,7 +1219,8 @@ void conn_accepted(Module *m, int fd, const std::string &peer)
 int conn_event(Conn *c, uint32_t events)
 {
     switch (c->state) {
-    case ConnState::closed: return 0;
+    case ConnState::closed:
+    case ConnState::salvage: return 0; // unwatched; only ep_run_failure reads it
     case ConnState::connecting: conn_connected(c); return 0;
     case ConnState::greeting_wait:
         if (read_hello(c))
@@ -1227,6 +1277,8 @@ void conn_close(Conn *c)
             ep->conn = nullptr;
         if (ep->attempt == c)
             ep->attempt = nullptr;
+        if (ep->salvage == c)
+            ep->salvage = nullptr;
         c->ep = nullptr;
     }
     remove_from(component->conns, c);

@@ -52,6 +52,7 @@ enum class ConnState : uint8_t {
     parked,        // acceptor: authenticated kHello for an endpoint add_procs has not made yet
     established,   // frames flow
     closing,       // acceptor: writing a refusal, then closing
+    salvage,       // broke while established: what its socket still holds is read (ep_down)
     closed         // fd closed; freed at the end of the progress call
 };
 
@@ -99,6 +100,7 @@ struct Endpoint {
     EpState state = EpState::idle;
     Conn *conn = nullptr;    // the established connection
     Conn *attempt = nullptr; // my connection attempt, until it is established or given up
+    Conn *salvage = nullptr; // the broken connection, until ep_run_failure has read it out
     std::deque<Frag *> outq;
     std::deque<Frag *> unacked;
     uint32_t next_seq = 0;   // seq of my next data frame
@@ -133,11 +135,17 @@ std::string describe(const Endpoint *ep);
 weft_status_t ep_enqueue(Endpoint *ep, Frag *f);
 
 // Take the endpoint down: close its connections, and leave to the next progress call the
-// error callback (if report) and the error completion of its fragments. Idempotent.
+// error callback (if report) and the error completion of its fragments. Idempotent. With
+// salvage, the established connection, broken by a socket error, is not closed yet: the
+// frames its socket still holds are delivered first (see ep_run_failure).
 void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,
-             bool report);
+             bool report, bool salvage = false);
 
-// Run a pending failure: the callbacks ep_down deferred. Returns the callbacks made.
+// Run a pending failure: the callbacks ep_down deferred. First the whole frames still in
+// the broken connection's socket and buffer are delivered: the peer counted as arrived every
+// byte our kernel acknowledged (SIOCOUTQ), so each must reach the PML, whichever way the
+// failure was noticed (a failed write, a reset, a timeout). Then the error callback, then the
+// error completions. Returns the callbacks made.
 int ep_run_failure(Endpoint *ep);
 
 // Release endpoints (del_procs, finalize): each established one says BYE, waits at most
