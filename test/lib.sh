@@ -62,13 +62,14 @@ netns_hosts() {
     done
 }
 
-# netns_rails NAME: netns_hosts NAME, plus two rails between $ha and $hb: veth pairs rail1 and
-# rail2, each its own subnet (172.17.0.0/24, 172.18.0.0/24, private to the two namespaces),
-# waited for until the kernel reports them running. btl/tcp then makes two modules (rails)
-# that reach the other host (--mca btl_tcp_if_include rail1,rail2).
+# netns_rails NAME [N]: netns_hosts NAME, plus N rails (default 2) between $ha and $hb: veth
+# pairs rail1, rail2, ..., each its own subnet (172.17.0.0/24, 172.18.0.0/24, ..., private to
+# the two namespaces), waited for until the kernel reports them running. btl/tcp then makes
+# one module (rail) per pair that reaches the other host (--mca btl_tcp_if_include rail1,rail2).
 netns_rails() {
     netns_hosts "$1"
-    for nr_r in 1 2; do
+    nr_rails=$(seq "${2:-2}")
+    for nr_r in $nr_rails; do
         ip link add "rail$nr_r" netns "$ha" type veth peer name "rail$nr_r" netns "$hb" ||
             fail "cannot make rail $nr_r"
         ip -n "$ha" addr add "172.$((16 + nr_r)).0.2/24" dev "rail$nr_r"
@@ -79,12 +80,12 @@ netns_rails() {
     for nr_try in $(seq 50); do
         nr_n=0
         for nr_ns in "$ha" "$hb"; do
-            for nr_r in 1 2; do
+            for nr_r in $nr_rails; do
                 [ "$(ip netns exec "$nr_ns" cat /sys/class/net/rail$nr_r/operstate)" = up ] &&
                     nr_n=$((nr_n + 1))
             done
         done
-        [ $nr_n -eq 4 ] && break
+        [ $nr_n -eq $((2 * ${2:-2})) ] && break
         sleep 0.1
     done
 }
