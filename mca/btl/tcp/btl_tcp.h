@@ -40,6 +40,7 @@ struct Params {
     size_t rcvbuf = 0;
     size_t free_list_max = 0;
     int64_t verbose = 0;
+    bool rdma = false;
 };
 extern Params params;
 

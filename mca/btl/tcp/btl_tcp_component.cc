@@ -165,9 +165,12 @@ enum {
     P_RCVBUF,
     P_FREE_LIST_MAX,
     P_VERBOSE,
+    P_RDMA,
     P_COUNT
 };
 weft_mca_param_t *handle[P_COUNT];
+// btl_tcp_flags and the RDMA pipeline's limits (btl/base), for btl_tcp_rdma.
+weft_btl_rdma_params_t rdma_params;
 
 weft_mca_param_def_t def(const char *name, weft_mca_param_type_t type, const char *value, int level,
                          const char *help, weft_mca_param_scope_t scope = WEFT_MCA_SCOPE_LOCAL)
@@ -257,8 +260,21 @@ weft_status_t register_params()
         def("verbose", WEFT_MCA_PARAM_INT, "0", 9,
             "Messages of btl/tcp on stderr: 1 connections and failures, 2 also endpoints, "
             "handshakes and socket details."),
+        def("rdma", WEFT_MCA_PARAM_BOOL, "false", 5,
+            "Offer put and get (the PML's RDMA protocols: RGET, PUT and FIN) over tcp, carried "
+            "as frames on the connection and checked against this process's registrations. "
+            "Off by default: over a byte stream they move the same bytes as the send pipeline "
+            "does; they are there so that the RDMA protocols, and pml/bfo's recovery of "
+            "them, run over tcp rails. Every rank must use the same value.",
+            WEFT_MCA_SCOPE_ALL_EQUAL),
     };
-    return weft_mca_param_register_table("btl", "tcp", defs, P_COUNT, sizeof defs[0], handle);
+    if (weft_status_t rc =
+            weft_mca_param_register_table("btl", "tcp", defs, P_COUNT, sizeof defs[0], handle);
+        rc != WEFT_SUCCESS)
+        return rc;
+    // As sm's: by default every rendezvous size by a direct put or get, never the RDMA
+    // pipeline (a put or get is one frame of at most btl_tcp_max_send_size).
+    return weft_btl_rdma_params_register("tcp", "64k", "1m", "1t", &rdma_params);
 }
 
 std::vector<std::string> list_of(const weft_mca_param_t *p)
@@ -279,6 +295,7 @@ bool read_params(std::string &why)
     p.rndv_eager_limit = size_t(weft_mca_param_size(handle[P_RNDV_EAGER_LIMIT]));
     p.max_send_size = size_t(weft_mca_param_size(handle[P_MAX_SEND_SIZE]));
     p.keepalive = weft_mca_param_bool(handle[P_KEEPALIVE]) != 0;
+    p.rdma = weft_mca_param_bool(handle[P_RDMA]) != 0;
     p.sndbuf = size_t(weft_mca_param_size(handle[P_SNDBUF]));
     p.rcvbuf = size_t(weft_mca_param_size(handle[P_RCVBUF]));
 
@@ -307,7 +324,7 @@ bool read_params(std::string &why)
         "max_send_size",    "exclusivity",     "latency",        "bandwidth",
         "user_timeout",     "keepalive",       "keepalive_time", "keepalive_intvl",
         "keepalive_probes", "connect_timeout", "linger",         "sndbuf",
-        "rcvbuf",           "free_list_max",   "verbose"};
+        "rcvbuf",           "free_list_max",   "verbose",        "rdma"};
     for (const IntParam &ip : ints) {
         const int64_t v = weft_mca_param_int(handle[ip.index]);
         if (v < ip.min || v > ip.max) {
@@ -351,6 +368,9 @@ weft_status_t query(int *priority, char *why, size_t why_len)
         std::snprintf(why, why_len, "%s", reason.c_str());
         return WEFT_ERR_BAD_PARAM;
     }
+    if (weft_status_t rc = weft_btl_rdma_params_check("tcp", &rdma_params, why, why_len);
+        rc != WEFT_SUCCESS)
+        return rc;
     std::vector<Address> ifs;
     if (!find_interfaces(params.if_include, params.if_exclude, ifs, reason)) {
         std::snprintf(why, why_len, "%s", reason.c_str());
@@ -416,6 +436,19 @@ weft_btl_module_t **init(int *num_modules, int, int)
         if (!m) {
             warn("%s: %s; this interface is not used", a.name.c_str(), error.c_str());
             continue;
+        }
+        // Without btl_tcp_rdma only checked (on a copy): tcp's limits stay as they were.
+        char why[512];
+        weft_btl_module_t probe = *m->base();
+        if (weft_btl_rdma_params_apply("tcp", &rdma_params, params.rdma ? m->base() : &probe, why,
+                                       sizeof why) != WEFT_SUCCESS) {
+            // Only btl_tcp_flags can fail here (put or get without btl_tcp_rdma): leaving tcp
+            // out would quietly move the job elsewhere, or nowhere.
+            delete m;
+            discard_component();
+            weft_runtime_abort(1, (std::string("btl/tcp: ") + why +
+                                   (params.rdma ? "" : "; btl_tcp_rdma 1 offers put and get"))
+                                      .c_str());
         }
         component->modules.push_back(m);
         component->addresses.push_back(m->self);

@@ -202,7 +202,15 @@ void complete(Frag *f, weft_status_t status)
         }
         f->pool->put(f);
         break;
-    case FragKind::control: f->pool->put(f); break;
+    case FragKind::rdma_put: {
+        RdmaOp *op = f->rdma;
+        f->rdma = nullptr;
+        f->pool->put(f);
+        rdma_put_done(m, ep, op, status);
+        break;
+    }
+    case FragKind::control:
+    case FragKind::internal: f->pool->put(f); break;
     }
 }
 
@@ -214,12 +222,12 @@ int drain(Endpoint *ep, weft_status_t status)
         while (!q->empty()) {
             Frag *f = q->front();
             q->pop_front();
-            if (f->kind != FragKind::control)
+            if (f->kind != FragKind::control && f->kind != FragKind::internal)
                 ++n;
             complete(f, status);
         }
     }
-    return n;
+    return n + rdma_fail_gets(ep, status);
 }
 
 // The peer has received `ack` data frames: complete those still waiting.
@@ -230,7 +238,7 @@ int ep_ack(Endpoint *ep, uint32_t ack)
     while (!ep->unacked.empty() && int32_t(ack - ep->unacked.front()->seq) > 0) {
         Frag *f = ep->unacked.front();
         ep->unacked.pop_front();
-        if (f->kind != FragKind::control)
+        if (f->kind != FragKind::control && f->kind != FragKind::internal)
             ++n;
         complete(f, WEFT_SUCCESS);
     }
@@ -438,7 +446,7 @@ std::string check_header(const Conn *c, const wire::FrameHeader &h)
         if (h.length > params.max_send_size)
             return fmt("a frame of %" PRIu32 " bytes, more than btl_tcp_max_send_size (%zu)",
                        h.length, params.max_send_size);
-        if (!c->module->tags[h.tag].fn)
+        if (!c->module->tags[h.tag].fn && !(params.rdma && rdma_tag(h.tag)))
             return fmt("a frame for tag 0x%02x, for which nothing is registered", h.tag);
         if (h.seq != ep->recv_count)
             return fmt("frame number %" PRIu32 " where %" PRIu32 " was due", h.seq, ep->recv_count);
@@ -505,7 +513,20 @@ int parse(Conn *c)
         n += ep_ack(ep, h.ack);
         if (c->state != live)
             return n;
-        if (h.type == wire::kData) {
+        if (h.type == wire::kData && params.rdma && rdma_tag(h.tag)) [[unlikely]] {
+            ++ep->recv_count;
+            if (const std::string bad =
+                    rdma_frame(ep, h.tag, p + wire::kFrameHeaderSize, h.length, &n);
+                !bad.empty()) {
+                if (live == ConnState::salvage) {
+                    conn_close(c);
+                    return n;
+                }
+                ep_down(ep, EpState::failed, WEFT_ERR_LINK_DOWN,
+                        describe(ep) + " sent " + bad + "; connection closed", true);
+                return n;
+            }
+        } else if (h.type == wire::kData) {
             ++ep->recv_count;
             const Module::Tag &t = m->tags[h.tag];
             weft_btl_segment_t seg{p + wire::kFrameHeaderSize, h.length};
@@ -1335,7 +1356,10 @@ int check_kernel_acks()
         if (ioctl(ep->conn->fd, SIOCOUTQ, &queued) != 0)
             continue;
         const uint64_t acked = ep->conn->bytes_written - uint64_t(queued);
-        while (!ep->unacked.empty() && ep->unacked.front()->wire_end <= acked) {
+        // A put waits for the peer process: its data must be in place before the FIN the
+        // PML sends behind its completion (btl_tcp_rdma.h).
+        while (!ep->unacked.empty() && ep->unacked.front()->wire_end <= acked &&
+               ep->unacked.front()->kind != FragKind::rdma_put) {
             Frag *f = ep->unacked.front();
             ep->unacked.pop_front();
             ++n;

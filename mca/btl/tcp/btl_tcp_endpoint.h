@@ -21,6 +21,7 @@
 
 #include "btl_tcp_frag.h"
 #include "btl_tcp_if.h"
+#include "btl_tcp_rdma.h"
 #include "btl_tcp_wire.h"
 
 #include <btl/btl.h>
@@ -29,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,8 @@ struct Endpoint {
     Conn *salvage = nullptr; // the broken connection, until ep_run_failure has read it out
     std::deque<Frag *> outq;
     std::deque<Frag *> unacked;
+    std::map<uint64_t, RdmaOp *> gets; // gets waiting for their answer, by number
+    uint64_t next_get = 1;
     uint32_t next_seq = 0;   // seq of my next data frame
     uint32_t peer_acked = 0; // data frames of mine the peer has acknowledged
     uint32_t recv_count = 0; // data frames received from the peer

@@ -55,6 +55,7 @@ Frag *FragPool::get()
     f->wire_end = 0;
     f->written_ms = 0;
     f->seq = 0;
+    f->rdma = nullptr;
     f->kind = FragKind::send;
     f->state = FragState::loaned;
     f->frame_type = wire::kData;

@@ -17,11 +17,14 @@ namespace weft::btl::tcp {
 class Module;
 struct Endpoint;
 class FragPool;
+struct RdmaOp;
 
 enum class FragKind : uint8_t {
-    send,   // a descriptor from btl_alloc, completed through des_cbfunc
-    sendi,  // a copy made by btl_sendi, handed back flagged SEND_FAILED if it may be lost
-    control // an ACK or BYE frame of the module's own
+    send,     // a descriptor from btl_alloc, completed through des_cbfunc
+    sendi,    // a copy made by btl_sendi, handed back flagged SEND_FAILED if it may be lost
+    control,  // an ACK or BYE frame of the module's own
+    rdma_put, // a put's frame (btl_tcp_rdma.h): completes the put through `rdma`
+    internal  // a get's request or answer: nothing to call back
 };
 
 enum class FragState : uint8_t {
@@ -43,6 +46,7 @@ struct Frag {
     uint64_t wire_end;   // once written: offset of its end in the connection's byte stream
     uint64_t written_ms; // once written: now_ms() then
     uint32_t seq;        // data frames, once the header is built
+    RdmaOp *rdma;        // rdma_put: the put
     FragKind kind;
     FragState state;
     uint8_t frame_type; // wire::FrameType

@@ -293,7 +293,7 @@ weft_status_t sendi(weft_btl_module_t *b, weft_btl_endpoint_t *h, weft_convertor
 }
 
 // Progress until every fragment queued to endpoint (or to anybody) was written to its socket,
-// or failed with its endpoint. No put or get: nothing else to wait for.
+// and every get has its answer, or failed with its endpoint.
 weft_status_t flush(weft_btl_module_t *b, weft_btl_endpoint_t *h)
 {
     if (!b)
@@ -303,11 +303,14 @@ weft_status_t flush(weft_btl_module_t *b, weft_btl_endpoint_t *h)
     auto live = [](const Endpoint *ep) {
         return ep->state != EpState::failed && ep->state != EpState::closed;
     };
+    auto busy = [&](const Endpoint *ep) {
+        return live(ep) && (!ep->outq.empty() || !ep->gets.empty());
+    };
     auto queued = [&] {
         if (only)
-            return live(only) && !only->outq.empty();
+            return busy(only);
         for (const auto &[rank, ep] : m->endpoints)
-            if (live(ep) && !ep->outq.empty())
+            if (busy(ep))
                 return true;
         return false;
     };
@@ -419,6 +422,7 @@ Module::Module(int index_, const Address &self_)
 
 Module::~Module()
 {
+    rdma_release(this);
     if (listen_fd >= 0) {
         if (component)
             epoll_ctl(component->epfd, EPOLL_CTL_DEL, listen_fd, nullptr);
@@ -462,6 +466,7 @@ Module *module_create(int index, Address a, std::string &error)
     a.port = ntohs(sa.sin_port);
     Module *m = new Module(index, a);
     m->listen_fd = fd;
+    rdma_enable(m);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.ptr = static_cast<Pollable *>(&m->listener);

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace weft::btl::tcp {
@@ -53,9 +54,11 @@ class Module {
     } tags[256];
     weft_btl_error_fn_t error_fn = nullptr;
     void *error_cbdata = nullptr;
-    FragPool eager_pool; // buffers of btl_tcp_eager_limit bytes
-    FragPool max_pool;   // buffers of btl_tcp_max_send_size bytes
-    FragPool ctrl_pool;  // no buffer: ACK and BYE
+    FragPool eager_pool;                      // buffers of btl_tcp_eager_limit bytes
+    FragPool max_pool;                        // buffers of btl_tcp_max_send_size bytes
+    FragPool ctrl_pool;                       // no buffer: ACK and BYE
+    std::unordered_map<uint64_t, Reg *> regs; // btl_tcp_rdma: registrations by key
+    uint64_t next_key = 0;                    // of the next registration
 
     // A fragment able to hold `size` bytes, or NULL.
     Frag *get_frag(size_t size);

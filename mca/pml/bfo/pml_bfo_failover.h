@@ -10,8 +10,10 @@
 
 #include <pml/engine/pml_engine.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace weft::pml::bfo {
@@ -29,6 +31,7 @@ inline const char *frag_name(Frag kind)
     case Frag::put: return "PUT";
     case Frag::fin: return "FIN";
     case Frag::extra: return "control";
+    case Frag::rdma: return "RDMA";
     }
     return "?";
 }
@@ -49,6 +52,16 @@ struct RailDownHdr {
     uint8_t reserved[3];
     uint32_t rail; // rail_key(): the same on both sides
 };
+// bfo's FIN: the engine's, with the piece it finishes and the attempt, so that a copy of a FIN
+// sent again (its first completed in error, yet arrived) and a FIN of an earlier attempt are
+// recognised and dropped.
+struct BfoFin : engine::FinHdr {
+    uint64_t offset;
+    uint8_t attempt;
+    uint8_t reserved2[7];
+};
+static_assert(std::is_trivially_copyable_v<BfoFin> &&
+              sizeof(BfoFin) == sizeof(engine::FinHdr) + 16);
 struct RestartHdr {
     uint8_t type;
     uint8_t attempt; // the sender's attempt this is about
@@ -81,7 +94,64 @@ struct Failover : engine::NoFailover {
         bool restarting = false;  // send: RNDVRESTARTNOTIFY sent, waiting for the answer
         bool notify_wait = false; // recv: a RNDVRESTARTNOTIFY waits for outstanding 0
         uint8_t attempt = 0;      // send: the current attempt; recv: the one being received
+        // The pieces of this attempt whose FIN (or, at a sender, whose PUT) arrived: a copy
+        // of either is dropped (few: one per rail and RDMA fragment).
+        std::vector<uint64_t> fins, puts;
     };
+
+    using Fin = BfoFin;
+    template <class E> static void fill_fin(Fin &fin, const typename E::Req *r, uint64_t offset)
+    {
+        fin.offset = offset;
+        fin.attempt = r ? r->extra.attempt : 0;
+    }
+    static bool first_time(std::vector<uint64_t> &seen, uint64_t offset)
+    {
+        if (std::find(seen.begin(), seen.end(), offset) != seen.end())
+            return false;
+        seen.push_back(offset);
+        return true;
+    }
+    template <class E> static bool accept_fin(typename E::Req *r, const Fin &fin)
+    {
+        return fin.attempt == r->extra.attempt && !r->extra.restarting &&
+               first_time(r->extra.fins, fin.offset);
+    }
+    template <class E> static bool accept_piece(typename E::Req *r, uint64_t offset)
+    {
+        return first_time(r->extra.puts, offset);
+    }
+    // A new attempt: nothing of it has arrived yet.
+    static void new_attempt(RequestExtra &x)
+    {
+        x.fins.clear();
+        x.puts.clear();
+    }
+
+    // A put (sender) or get (receiver) failed: the rail is mapped out for the peer, and the
+    // piece goes as FRAGs over the rails left instead (asked for by the receiver after a get;
+    // a FRAG rewrites whatever part of the piece the failed transfer wrote). No FIN for it.
+    template <class E>
+    static bool rdma_failed(typename E::Req *r, weft_btl_module_t *btl, bool get, uint64_t send_id,
+                            uint64_t offset, uint64_t length, weft_status_t status)
+    {
+        const int world = get ? r->world_peer : E::send_world(r);
+        if (E::peer_has_rail(world, btl))
+            map_out<E>(btl, world,
+                       std::string("an RDMA ") + (get ? "get" : "put") +
+                           " failed: " + weft_status_string(status));
+        say30<E>(std::string("an RDMA ") + (get ? "get" : "put") + " of " + std::to_string(length) +
+                 " bytes at " + std::to_string(offset) + " to rank " + std::to_string(world) +
+                 " failed; the piece goes as FRAGs");
+        if (get) {
+            E::ask_frags(r, send_id, size_t(offset), size_t(length));
+        } else {
+            r->frag_fallback = true;
+            r->frag_work.push_back({size_t(offset), size_t(offset + length)});
+            E::schedule(r);
+        }
+        return true;
+    }
 
     template <class E> static void fragment_out(Frag, typename E::Req *owner, int delta)
     {
@@ -143,6 +213,7 @@ struct Failover : engine::NoFailover {
         s->extra.error = false;
         s->extra.restarting = true;
         ++s->extra.attempt;
+        new_attempt(s->extra);
         s->frag_work.clear();
         send_restart<E>(E::send_world(s), hdr_restart_notify, s->extra.attempt, s->id,
                         s->peer_recv_id);
@@ -209,6 +280,7 @@ struct Failover : engine::NoFailover {
                 return true;
             }
             r->extra.attempt = h.attempt;
+            new_attempt(r->extra);
             r->peer_send_id = h.send_id;
             if (r->extra.outstanding) {
                 r->extra.notify_wait = true; // once its ACK's completion is in
@@ -347,6 +419,19 @@ struct Failover : engine::NoFailover {
             case Frag::extra:
                 E::send_again(world, des->des_segments, des->des_segment_count, kind, owner, btl);
                 break;
+            case Frag::put:
+                // The receive's request for a piece (by put, or as FRAGs): asked again (the
+                // sender drops a copy by its offset; a handle for a rail mapped out meanwhile
+                // makes it send FRAGs). A receive that is over asked for nothing more.
+                if (owner)
+                    E::send_again(world, des->des_segments, des->des_segment_count, kind, owner,
+                                  btl);
+                break;
+            case Frag::fin:
+                // Sent again: a copy is dropped by its piece and attempt.
+                E::send_again(world, des->des_segments, des->des_segment_count, kind, nullptr, btl);
+                break;
+            case Frag::rdma: break; // (not a fragment: rdma_failed)
             case Frag::ack:
                 // An ACK that only tells the sender its message matched (all of it came with
                 // the RNDV: a synchronous send waits for it) belongs to a receive that is over:
@@ -372,12 +457,6 @@ struct Failover : engine::NoFailover {
                              " of its fragments still in flight");
                 }
                 break;
-            case Frag::put:
-            case Frag::fin:
-                E::unreachable(world, std::string("a ") + frag_name(kind) + " fragment failed on " +
-                                          E::rail_name(btl) +
-                                          ", and restarting an RDMA transfer after it is not "
-                                          "built yet");
             }
         }
         if (!owner)

@@ -227,7 +227,10 @@ template <class Policy> class Engine {
     struct Seg {
         RdmaSeg seg;
         const char *handle;
-        const Rail *rail;
+        // The rail's module and endpoint, not the Rail: a failure reported inside one btl_get
+        // remakes the peer's rail lists under the others.
+        weft_btl_module_t *btl;
+        weft_btl_endpoint_t *ep;
     };
     static int send_world(const Req *r);
     static const Peer *peer_of(int world);
@@ -252,7 +255,8 @@ template <class Policy> class Engine {
                            size_t off, size_t len);
     static bool send_rget(Req *r, RndvHdr h, const RailList &rails, int world, size_t limit,
                           weft_status_t *rc);
-    static void send_fin(int world, uint64_t id, uint64_t length, weft_status_t status, Req *r);
+    static void send_fin(int world, uint64_t id, uint64_t offset, uint64_t length,
+                         weft_status_t status, Req *r);
     static void put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
                          weft_btl_registration_handle_t *, void *context, void *,
                          weft_status_t status);

@@ -87,7 +87,8 @@ struct FragHdr {
 
 struct PutHdr {
     uint8_t type;
-    uint8_t reserved[7];
+    uint8_t attempt; // Policy::attempt() of the receive
+    uint8_t reserved[6];
     uint64_t send_id;
     uint64_t recv_id; // for the FIN
     RdmaSeg seg;      // the receiver's piece

@@ -21,7 +21,17 @@
 namespace weft::pml::engine {
 
 // What a fragment is, for the completion seam.
-enum class Frag : uint8_t { match, rndv, rget, ack, frag, put, fin, extra };
+enum class Frag : uint8_t {
+    match,
+    rndv,
+    rget,
+    ack,
+    frag,
+    put,
+    fin,
+    extra,
+    rdma // a put or get of the request in flight (fragment_out only)
+};
 
 struct NoFailover {
     // The component's name: parameters are pml_<name>_*, messages say pml/<name>.
@@ -96,9 +106,33 @@ struct NoFailover {
     // Seam 4, the FIN header: FinHdr, or a struct that begins with one (bfo adds the match
     // header, to recognise a duplicate FIN). fill_fin completes the extra fields.
     using Fin = FinHdr;
-    template <class E> static void fill_fin(Fin &fin, const typename E::Req *r)
+    template <class E> static void fill_fin(Fin &fin, const typename E::Req *r, uint64_t offset)
     {
-        (void)fin, (void)r;
+        (void)fin, (void)r, (void)offset;
+    }
+    // A FIN for request r, or a PUT (the piece at `offset` of send r): false drops it (a copy
+    // of one that arrived already, or one of an earlier attempt).
+    template <class E> static bool accept_fin(typename E::Req *r, const Fin &fin)
+    {
+        (void)r, (void)fin;
+        return true;
+    }
+    template <class E> static bool accept_piece(typename E::Req *r, uint64_t offset)
+    {
+        (void)r, (void)offset;
+        return true;
+    }
+
+    // Seam 4b, a failed put (at the sender) or get (at the receiver) of [offset, offset +
+    // length) of r over btl; send_id: the sender's request. true: the policy recovers it (no
+    // FIN is sent, the request is not failed); false: the FIN carries the error and the
+    // request ends in error.
+    template <class E>
+    static bool rdma_failed(typename E::Req *r, weft_btl_module_t *btl, bool get, uint64_t send_id,
+                            uint64_t offset, uint64_t length, weft_status_t status)
+    {
+        (void)r, (void)btl, (void)get, (void)send_id, (void)offset, (void)length, (void)status;
+        return false;
     }
 
     // Seam 5, extra header types (hdr_policy_first and up), whole in one segment, with the

@@ -454,25 +454,34 @@ bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int wor
 // A FIN (the policy's header type) for `length` bytes of request `id` at world: the transfer's
 // status goes as the BTL gave it. r is this side's request.
 template <class Policy>
-void Engine<Policy>::send_fin(int world, uint64_t id, uint64_t length, weft_status_t status, Req *r)
+void Engine<Policy>::send_fin(int world, uint64_t id, uint64_t offset, uint64_t length,
+                              weft_status_t status, Req *r)
 {
     typename Policy::Fin fin{};
     fin.type = hdr_fin;
     fin.status = status;
     fin.id = id;
     fin.length = length;
-    Policy::template fill_fin<Engine>(fin, r);
+    Policy::template fill_fin<Engine>(fin, r, offset);
     send_bytes(world, &fin, sizeof fin, nullptr, 0, true, Frag::fin);
 }
 
 template <class Policy>
-void Engine<Policy>::put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
+void Engine<Policy>::put_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, void *,
                               weft_btl_registration_handle_t *, void *context, void *,
                               weft_status_t status)
 {
     auto *op = static_cast<RdmaOp *>(context);
     Req *r = op->r;
-    send_fin(send_world(r), r->peer_recv_id, op->length, status, r);
+    Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
+    if (status != WEFT_SUCCESS && Policy::template rdma_failed<Engine>(
+                                      r, btl, false, r->id, op->offset, op->length, status)) {
+        --r->rdma_inflight;
+        delete op;
+        maybe_complete_send(r);
+        return;
+    }
+    send_fin(send_world(r), r->peer_recv_id, op->offset, op->length, status, r);
     if (status != WEFT_SUCCESS)
         r->status.error = status;
     r->done_bytes += op->length;
@@ -482,14 +491,24 @@ void Engine<Policy>::put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *
 }
 
 template <class Policy>
-void Engine<Policy>::get_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,
+void Engine<Policy>::get_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, void *,
                               weft_btl_registration_handle_t *, void *context, void *cbdata,
                               weft_status_t status)
 {
     auto *op = static_cast<RdmaOp *>(context);
     Req *r = op->r;
+    Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
     // cbdata: the sender's request.
-    send_fin(r->world_peer, reinterpret_cast<uintptr_t>(cbdata), op->length, status, r);
+    const auto send_id = uint64_t(reinterpret_cast<uintptr_t>(cbdata));
+    if (status != WEFT_SUCCESS && Policy::template rdma_failed<Engine>(
+                                      r, btl, true, send_id, op->offset, op->length, status)) {
+        --r->rdma_inflight;
+        delete op;
+        if (r->received >= r->total && r->rdma_inflight == 0)
+            finish_recv(r);
+        return;
+    }
+    send_fin(r->world_peer, send_id, op->offset, op->length, status, r);
     if (status != WEFT_SUCCESS)
         r->status.error = status;
     r->received += op->length;
@@ -505,11 +524,12 @@ void Engine<Policy>::ask_frags(Req *r, uint64_t send_id, size_t off, size_t len)
 {
     PutHdr p{};
     p.type = hdr_put;
+    p.attempt = Policy::template attempt<Engine>(r);
     p.send_id = send_id;
     p.recv_id = r->id;
     p.seg.offset = off;
     p.seg.length = len;
-    send_bytes(r->world_peer, &p, sizeof p, nullptr, 0, true, Frag::put);
+    send_bytes(r->world_peer, &p, sizeof p, nullptr, 0, true, Frag::put, r);
 }
 
 template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, size_t send_offset)
@@ -549,6 +569,7 @@ bool Engine<Policy>::send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
         std::string msg(sizeof(PutHdr), '\0');
         PutHdr p{};
         p.type = hdr_put;
+        p.attempt = Policy::template attempt<Engine>(r);
         p.send_id = send_id;
         p.recv_id = r->id;
         std::memcpy(msg.data(), &p, sizeof p);
@@ -557,7 +578,7 @@ bool Engine<Policy>::send_puts(Req *r, uint64_t send_id, size_t from, size_t to,
         // PutHdr ends with its RdmaSeg: overwrite it with the filled one, handle after.
         msg.resize(sizeof(PutHdr) - sizeof(RdmaSeg));
         msg += seg;
-        send_bytes(r->world_peer, msg.data(), msg.size(), nullptr, 0, true, Frag::put);
+        send_bytes(r->world_peer, msg.data(), msg.size(), nullptr, 0, true, Frag::put, r);
         off += len;
     }
     return true;
@@ -586,9 +607,11 @@ auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer
         s.handle = raw.data() + at;
         at += padded(s.seg.hlen);
         covered += s.seg.length;
-        s.rail = find_rail(peer, s.seg.rail, WEFT_BTL_FLAG_GET);
-        if (!s.rail || s.rail->btl->btl_registration_handle_size != s.seg.hlen)
+        const Rail *rail = find_rail(peer, s.seg.rail, WEFT_BTL_FLAG_GET);
+        if (!rail || rail->btl->btl_registration_handle_size != s.seg.hlen)
             return {};
+        s.btl = rail->btl;
+        s.ep = rail->ep;
         if (!out.push_back(s)) { // more pieces than any sender makes
             *bad = true;
             return {};
@@ -622,19 +645,21 @@ bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const FixedVec<Seg,
         }
         weft_status_t rc = WEFT_SUCCESS;
         RegCache::Entry *e =
-            P->rcache->acquire(s.rail->btl, r->buf + s.seg.offset, s.seg.length,
+            P->rcache->acquire(s.btl, r->buf + s.seg.offset, s.seg.length,
                                WEFT_BTL_REG_FLAG_LOCAL_WRITE | WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc);
         if (e) {
             r->regs.push_back(e);
             auto *op = new RdmaOp{r, s.seg.offset, s.seg.length};
             ++r->rdma_inflight;
-            rc = s.rail->btl->btl_get(
-                s.rail->btl, s.rail->ep, r->buf + s.seg.offset, s.seg.addr, e->handle,
-                reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle), s.seg.length,
-                flags, WEFT_BTL_NO_ORDER, get_done, op,
-                reinterpret_cast<void *>(uintptr_t(u.send_id)));
+            // Counted before the call: the get may complete inside it.
+            Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
+            rc = s.btl->btl_get(s.btl, s.ep, r->buf + s.seg.offset, s.seg.addr, e->handle,
+                                reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle),
+                                s.seg.length, flags, WEFT_BTL_NO_ORDER, get_done, op,
+                                reinterpret_cast<void *>(uintptr_t(u.send_id)));
             if (rc == WEFT_SUCCESS)
                 continue;
+            Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
             --r->rdma_inflight;
             delete op;
         }
@@ -861,11 +886,11 @@ auto Engine<Policy>::rget_go(Req *r, const Unexpected &u, const Peer &peer, bool
     uint32_t flags = 0;
     bool get = !segs.empty();
     if (get && P->receiver_chooses && segs.size() == 1 &&
-        (segs[0].rail->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+        (segs[0].btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
         typename State::Flow &f = flow(u.world_src);
         Chooser::Ticket t;
         // Behind others of the peer that wait, or told to wait: parked, in order.
-        if ((!resuming && f.parked > 0) || !choose(r, u, segs[0].rail->btl, &t)) {
+        if ((!resuming && f.parked > 0) || !choose(r, u, segs[0].btl, &t)) {
             if (!resuming) {
                 P->parked.push_back(typename State::Parked{r, u});
                 ++f.parked;
@@ -1037,6 +1062,10 @@ template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t 
     if (h.seg.offset > r->bytes || h.seg.length > r->bytes - h.seg.offset ||
         h.seg.hlen > kMaxHandle || len < sizeof h + h.seg.hlen)
         return malformed("PUT past the end of its message");
+    if (!Policy::template accept_attempt<Engine>(r, h.attempt))
+        return late("a PUT of an earlier attempt");
+    if (!Policy::template accept_piece<Engine>(r, h.seg.offset))
+        return late("a copy of a PUT");
     r->answered = true;
     r->peer_recv_id = h.recv_id;
     const Peer *peer = peer_of(send_world(r));
@@ -1050,14 +1079,19 @@ template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t 
             r->regs.push_back(e);
             auto *op = new RdmaOp{r, h.seg.offset, h.seg.length};
             ++r->rdma_inflight;
+            // Counted before the call: the put may complete inside it.
+            Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
+            // (rail may not outlive the call: a failure reported inside it remakes the lists.)
+            const int index = rail->index;
             rc = rail->btl->btl_put(
                 rail->btl, rail->ep, r->buf + h.seg.offset, h.seg.addr, e->handle,
                 reinterpret_cast<const weft_btl_registration_handle_t *>(msg + sizeof h),
                 h.seg.length, 0, WEFT_BTL_NO_ORDER, put_done, op, nullptr);
             if (rc == WEFT_SUCCESS) {
-                r->rails_used |= 1u << rail->index;
+                r->rails_used |= 1u << index;
                 return;
             }
+            Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
             --r->rdma_inflight;
             delete op;
         }
@@ -1075,6 +1109,8 @@ template <class Policy> void Engine<Policy>::handle_fin(const char *msg, size_t 
     Req *r;
     if (!read_header(msg, len, h, "FIN", false) || !(r = named(h.id, Want::any, "FIN")))
         return;
+    if (!Policy::template accept_fin<Engine>(r, h))
+        return late("a copy of a FIN, or one of an earlier attempt");
     if (r->is_send) {
         // RDMA direct get: the receiver read a piece.
         if (h.length > r->bytes - r->done_bytes)
