@@ -88,6 +88,27 @@ for c in "frag lost 0 tcp:0" "frag delivered 0 tcp:0" "frag lost 0 tcp:1" "frag 
     esac
     cases=$((cases + 1))
 done
+# A put aimed where the peer registered nothing (pml_*_fault_stray_put, with put and get over
+# tcp): btl/tcp at the target refuses it and drops the connection, naming the address. Under
+# bfo the rail is mapped out and the piece moves as FRAGs: every message intact; under ob1 the
+# job ends.
+RDMA="--mca btl_tcp_rdma 1 --mca btl_tcp_flags send,put"
+name="bfo: a stray put"
+# shellcheck disable=SC2086
+out=$(job --mca pml bfo --mca pml_bfo_verbose 10 $RDMA --mca pml_bfo_fault_stray_put 2) ||
+    fail "$name: $out"
+expect_in "$INTACT" "$out" "$name"
+expect_in "which no registration for remote writes covers; connection closed" "$out" "$name: refused"
+expect_in "mapped out for rank" "$out" "$name: mapped out"
+cases=$((cases + 1))
+name="ob1: a stray put"
+# shellcheck disable=SC2086
+if out=$(job $RDMA --mca pml_ob1_fault_stray_put 2); then
+    fail "$name: the job did not end: $out"
+fi
+expect_in "cannot fail over" "$out" "$name"
+cases=$((cases + 1))
+
 # ob1 does not fail over: a lost MATCH ends the job, naming the rail.
 name="ob1: a MATCH lost"
 if out=$(job --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
@@ -124,4 +145,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put outside the peer's registrations refused (bfo carries on, ob1 ends); ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"

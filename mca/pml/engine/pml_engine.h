@@ -101,6 +101,7 @@ template <class Policy> class Engine {
         std::vector<std::pair<uint64_t, std::string>> remove_rails;
         bool sendi_faults = false;
         uint64_t fail_sendi_in = 0, dup_sendi_in = 0;
+        uint64_t stray_put_in = 0; // the put to aim where nothing is registered (0: none)
         bool fault_sent = false;
         // Requests are recycled: the message-rate path allocates none.
         std::vector<Req *> request_pool;
@@ -375,7 +376,7 @@ template <class Policy> class Engine {
     // Parameter handles (register_params).
     static inline weft_mca_param_t *p_fault_to, *p_verbose, *p_depth, *p_max_rdma, *p_max_send,
         *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi, *p_fault_dup_sendi,
-        *p_receiver_chooses;
+        *p_receiver_chooses, *p_fault_stray_put;
 };
 
 } // namespace weft::pml::engine

@@ -369,7 +369,8 @@ template <class Policy> bool Engine<Policy>::read_params()
     P->rcache =
         std::make_unique<RegCache>(P->leave_pinned, size_t(weft_mca_param_int(p_rcache_unused)));
     for (auto [p, name] : {std::pair{p_fault_fail_sendi, "fault_fail_sendi"},
-                           std::pair{p_fault_dup_sendi, "fault_duplicate_sendi"}})
+                           std::pair{p_fault_dup_sendi, "fault_duplicate_sendi"},
+                           std::pair{p_fault_stray_put, "fault_stray_put"}})
         if (weft_mca_param_int(p) < 0) {
             say(WEFT_OUTPUT_ERROR, who() + ": " + param_name(name) + " is " +
                                        std::to_string(weft_mca_param_int(p)) +
@@ -378,6 +379,7 @@ template <class Policy> bool Engine<Policy>::read_params()
         }
     P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
     P->dup_sendi_in = uint64_t(weft_mca_param_int(p_fault_dup_sendi));
+    P->stray_put_in = uint64_t(weft_mca_param_int(p_fault_stray_put));
     P->receiver_chooses = weft_mca_param_bool(p_receiver_chooses);
     P->sendi_faults = P->fail_sendi_in != 0 || P->dup_sendi_in != 0;
     // "<n>:<btl>[:<index>]" items, comma-separated.
@@ -585,6 +587,18 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "fault_stray_put",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Fault injection for tests: the n-th RDMA put this process makes is aimed at "
+                 "address 16 of the peer, where nothing is registered, as a corrupted PUT "
+                 "header would aim it: a BTL that checks the addresses it is sent refuses it. "
+                 "0: never. Not for production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0.."},
     };
     constexpr size_t n = sizeof defs / sizeof defs[0];
     weft_mca_param_t *h[n] = {};
@@ -600,6 +614,7 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
     p_fault_fail_sendi = h[7];
     p_fault_dup_sendi = h[8];
     p_receiver_chooses = h[9];
+    p_fault_stray_put = h[10];
     return rc;
 }
 

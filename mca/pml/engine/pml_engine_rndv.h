@@ -1083,8 +1083,9 @@ template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t 
             Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
             // (rail may not outlive the call: a failure reported inside it remakes the lists.)
             const int index = rail->index;
+            const bool stray = P->stray_put_in != 0 && --P->stray_put_in == 0;
             rc = rail->btl->btl_put(
-                rail->btl, rail->ep, r->buf + h.seg.offset, h.seg.addr, e->handle,
+                rail->btl, rail->ep, r->buf + h.seg.offset, stray ? 16 : h.seg.addr, e->handle,
                 reinterpret_cast<const weft_btl_registration_handle_t *>(msg + sizeof h),
                 h.seg.length, 0, WEFT_BTL_NO_ORDER, put_done, op, nullptr);
             if (rc == WEFT_SUCCESS) {
