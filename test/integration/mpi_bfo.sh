@@ -109,6 +109,28 @@ fi
 expect_in "cannot fail over" "$out" "$name"
 cases=$((cases + 1))
 
+# A standby BTL (bml_r2_standby): two ranks on one host use sm only (tcp, of lower
+# exclusivity, waits); once sm is mapped out (a lost MATCH), tcp takes over. Without it the
+# job ends: sm was the last rail.
+local_job() {
+    run "$MPIRUN" -np 2 --timeout 90 --mca btl self,sm,tcp --mca pml bfo \
+        --mca btl_base_fault_rail sm --mca btl_base_fault_type match --mca btl_base_fault_after 3 \
+        --mca btl_base_fault_rank 0 "$@" "$PROG" $SIZES 2>&1
+}
+name="bfo: from sm to the standby tcp"
+out=$(local_job --mca bml_r2_standby 1 --mca pml_bfo_verbose 20) || fail "$name: $out"
+expect_in "$INTACT" "$out" "$name"
+expect_in "btl/sm:0 mapped out for rank 1" "$out" "$name: mapped out"
+expect_in "btl/sm:0 mapped out for rank 0 (rank 0 mapped it out" "$out" "$name: the peer told"
+expect_in "ran send/receive pipeline over tcp:" "$out" "$name: tcp carries on"
+cases=$((cases + 1))
+name="bfo: sm fails, no standby"
+if out=$(local_job); then
+    fail "$name: the job did not end: $out"
+fi
+expect_in "its last rail, btl/sm:0, failed" "$out" "$name"
+cases=$((cases + 1))
+
 # ob1 does not fail over: a lost MATCH ends the job, naming the rail.
 name="ob1: a MATCH lost"
 if out=$(job --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
@@ -145,4 +167,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put outside the peer's registrations refused (bfo carries on, ob1 ends); ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put outside the peer's registrations refused (bfo carries on, ob1 ends); sm to a standby tcp (bml_r2_standby), and without it the job ends; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"

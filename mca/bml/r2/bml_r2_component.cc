@@ -1,5 +1,6 @@
 // bml/r2: for each peer, the BTL modules of highest exclusivity that reach
-// it, as eager, send and RDMA lists.
+// it, as eager, send and RDMA lists. With bml_r2_standby, once a failover PML has removed every
+// one of them, those of the next exclusivity take their place.
 #include <bml/bml.h>
 #include <btl/btl.h>
 #include <weft/mca.h>
@@ -14,6 +15,7 @@
 
 struct weft_bml_endpoint {
     weft_proc_t *proc = nullptr;
+    std::vector<weft_bml_btl_t> found; // every module that reaches the peer (for standby)
     std::vector<weft_bml_btl_t> lists[3];
     size_t next[3] = {0, 0, 0};
 };
@@ -48,6 +50,8 @@ struct Module : weft_bml_module_t {
 };
 
 Module *self(weft_bml_module_t *m) { return static_cast<Module *>(m); }
+
+weft_mca_param_t *p_standby = nullptr;
 
 bool valid(weft_bml_list_t list) { return unsigned(list) <= unsigned(WEFT_BML_LIST_RDMA); }
 
@@ -91,6 +95,22 @@ void build(weft_bml_endpoint &ep, const std::vector<weft_bml_btl_t> &found)
     });
     for (auto &l : ep.lists)
         weigh(l);
+}
+
+// With bml_r2_standby, a peer left without a usable rail gets the modules of the highest
+// exclusivity among those that reach it and were not removed. True if it did.
+bool promote_standby(const Module *m, int rank, weft_bml_endpoint &ep)
+{
+    if (usable(ep) || !p_standby || !weft_mca_param_bool(p_standby))
+        return false;
+    std::vector<weft_bml_btl_t> left;
+    for (const auto &b : ep.found)
+        if (!m->dropped.count(b.btl) && !m->removed.count({rank, b.btl}))
+            left.push_back(b);
+    if (left.empty())
+        return false;
+    build(ep, left);
+    return usable(ep);
 }
 
 // Take btl out of ep's lists; true if it was in one.
@@ -155,6 +175,7 @@ weft_status_t add_procs(weft_bml_module_t *base, weft_proc_t *const *procs, size
             continue;
         weft_bml_endpoint &ep = m->peers[rank];
         ep.proc = procs[i];
+        ep.found = found[i];
         build(ep, found[i]);
         reachable[i] = usable(ep);
     }
@@ -220,6 +241,7 @@ weft_status_t del_proc_btl(weft_bml_module_t *base, weft_proc_t *proc, weft_btl_
         if (it == m->peers.end() || !remove_rail(it->second, btl))
             return WEFT_ERR_NOT_FOUND;
         m->removed.insert({rank, btl});
+        promote_standby(m, rank, it->second);
         rc = usable(it->second) ? WEFT_SUCCESS : WEFT_ERR_UNREACH;
         peer = it->second.proc;
         fn = m->changed_fn;
@@ -245,6 +267,7 @@ weft_status_t del_btl(weft_bml_module_t *base, weft_btl_module_t *btl)
         m->dropped.insert(btl);
         for (auto &[rank, ep] : m->peers)
             if (remove_rail(ep, btl)) {
+                promote_standby(m, rank, ep);
                 changed.push_back(ep.proc);
                 unreach = unreach || !usable(ep);
             }
@@ -429,6 +452,24 @@ weft_bml_module_t *init(int, int)
     return m;
 }
 
+weft_status_t register_params()
+{
+    const weft_mca_param_def_t def = {
+        .name = "standby",
+        .type = WEFT_MCA_PARAM_BOOL,
+        .default_value = "false",
+        .help = "When a failover PML (pml/bfo) has removed every rail of a peer's highest "
+                "exclusivity, carry on over the BTLs of the next exclusivity that reach it (tcp "
+                "behind openib, or behind sm on one host) instead of giving the peer up. Off: "
+                "only the highest exclusivity is ever used, as in Open MPI.",
+        .level = 4,
+        .scope = WEFT_MCA_SCOPE_LOCAL,
+        .enum_values = nullptr,
+        .synonyms = nullptr,
+        .range = nullptr};
+    return weft_mca_param_register_table("bml", "r2", &def, 1, sizeof def, &p_standby);
+}
+
 weft_status_t query(int *priority, char *, size_t)
 {
     *priority = 10;
@@ -444,7 +485,8 @@ extern const weft_bml_component_t mca_bml_r2_component;
 const weft_bml_component_t mca_bml_r2_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_bml_component_t, "bml", WEFT_BML_ABI_MAJOR,
                                       WEFT_BML_ABI_MINOR, "r2", 0, 2, 0),
-            .register_params = nullptr, .open = nullptr, .query = weft::bml::r2::query,
+            .register_params = weft::bml::r2::register_params, .open = nullptr,
+            .query = weft::bml::r2::query,
             .close = nullptr},
     .init = weft::bml::r2::init,
 };

@@ -51,6 +51,10 @@ struct RailDownHdr {
     uint8_t type;
     uint8_t reserved[3];
     uint32_t rail; // rail_key(): the same on both sides
+    int32_t src;   // the sender's world rank: it may come over a rail the receiver does not use
+                   // for the sender yet (a standby BTL, bml_r2_standby), whose endpoint the
+                   // engine cannot name
+    uint32_t reserved2;
 };
 // bfo's FIN: the engine's, with the piece it finishes and the attempt, so that a copy of a FIN
 // sent again (its first completed in error, yet arrived) and a FIN of an earlier attempt are
@@ -253,6 +257,9 @@ struct Failover : engine::NoFailover {
             RailDownHdr h;
             std::memcpy(&h, msg, sizeof h);
             if (world < 0)
+                world = h.src;
+            if (world < 0 || world >= weft_runtime_world_size() ||
+                world == weft_runtime_world_rank())
                 return true;
             for (weft_btl_module_t *m : E::P->modules)
                 if (E::rail_key(m) == h.rail && E::peer_has_rail(world, m))
@@ -371,7 +378,11 @@ struct Failover : engine::NoFailover {
                                            ") and no other rail to it is left to fail over to");
         }
         for (int w : told) {
-            const RailDownHdr h{.type = hdr_rail_down, .reserved = {}, .rail = E::rail_key(btl)};
+            const RailDownHdr h{.type = hdr_rail_down,
+                                .reserved = {},
+                                .rail = E::rail_key(btl),
+                                .src = weft_runtime_world_rank(),
+                                .reserved2 = 0};
             if (E::P->verbose >= 10)
                 E::say(WEFT_OUTPUT_INFO, E::who() + ": rank " + std::to_string(w) + " told that " +
                                              E::rail_name(btl) + " is mapped out");
