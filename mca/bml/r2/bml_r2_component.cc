@@ -486,8 +486,7 @@ const weft_bml_component_t mca_bml_r2_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER(weft_bml_component_t, "bml", WEFT_BML_ABI_MAJOR,
                                       WEFT_BML_ABI_MINOR, "r2", 0, 2, 0),
             .register_params = weft::bml::r2::register_params, .open = nullptr,
-            .query = weft::bml::r2::query,
-            .close = nullptr},
+            .query = weft::bml::r2::query, .close = nullptr},
     .init = weft::bml::r2::init,
 };
 }

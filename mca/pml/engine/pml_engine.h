@@ -75,6 +75,8 @@ template <class Policy> class Engine {
         std::deque<Pending> pending;
         // Peers whose matching fragments wait for a rail change's fence (few, and short-lived).
         std::vector<Fence> fences;
+        // Each peer's rail lists as they were before each change (refresh_peer).
+        std::vector<std::vector<Rail>> retired_rails;
         uint32_t next_fence = 1;
         size_t fences_done = 0;
         // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is

@@ -51,6 +51,11 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     Peer &peer = P->peers[size_t(world)];
     weft_btl_module_t *const old_btl = peer.eager_btl;
     weft_btl_endpoint_t *const old_ep = peer.eager_ep;
+    // The old lists stay allocated until finalize: a protocol step may hold a Rail of them
+    // across the BTL call inside which this runs (a link error reported during btl_send,
+    // btl_put, btl_get). Rail changes are few, and so is what this keeps.
+    P->retired_rails.push_back(std::move(peer.send));
+    P->retired_rails.push_back(std::move(peer.rdma));
     peer = Peer{};
     weft_bml_endpoint_t *ep;
     if (P->bml->bml_endpoint_get(P->bml, proc, &ep) != WEFT_SUCCESS)
