@@ -123,10 +123,13 @@ void on_recv(weft_btl_module_t *, const weft_btl_recv_descriptor_t *) {}
 void on_recv_other(weft_btl_module_t *, const weft_btl_recv_descriptor_t *) {}
 void on_error(weft_btl_module_t *, uint32_t, weft_proc_t *, const char *, void *) {}
 
-// Load bml/r2 through the repository and make its module, with the rails-changed callback set.
-weft_bml_module_t *make_bml()
+// Load bml/r2 through the repository and make its module, with the rails-changed callback set
+// (and bml_r2_standby on if asked).
+weft_bml_module_t *make_bml(bool standby = false)
 {
     weft::test::isolate_components(weft::test::env_or_fail("WEFT_TEST_COMPONENT_PATH"));
+    if (standby)
+        setenv("WEFT_MCA_bml_r2_standby", "true", 1);
     ck_assert_int_eq(weft::mca::Repository::instance().scan(), WEFT_SUCCESS);
     const weft_bml_component_t *r2 = nullptr;
     for (auto *c : weft::mca::Repository::instance().components("bml"))
@@ -534,6 +537,54 @@ START_TEST(test_removal_during_traffic)
 }
 END_TEST
 
+// bml_r2_standby: once every rail of the highest exclusivity is removed for a peer, the next
+// exclusivity that reaches it takes over, one level at a time; a peer with nothing left is
+// unreachable as without standby.
+START_TEST(test_standby)
+{
+    weft_bml_module_t *bml = make_bml(true);
+    FakeBtl top, middle, low, elsewhere;
+    make(top, {1, 2}, 1, 100, 100);
+    make(middle, {1}, 1, 100, 50);
+    make(low, {1, 2}, 1, 100, 10);
+    make(elsewhere, {2}, 1, 100, 100);
+    for (FakeBtl *b : {&top, &middle, &low, &elsewhere})
+        ck_assert_int_eq(bml->bml_add_btl(bml, b), WEFT_SUCCESS);
+    add_procs(bml, {1, 2}, {1, 1});
+    auto only = [&](int rank, weft_btl_module_t *want) {
+        const auto l = list_of(bml, endpoint(bml, rank), WEFT_BML_LIST_SEND);
+        ck_assert_uint_eq(l.size(), 1);
+        ck_assert_ptr_eq(l[0], want);
+        const auto e = list_of(bml, endpoint(bml, rank), WEFT_BML_LIST_EAGER);
+        ck_assert_uint_eq(e.size(), 1);
+        ck_assert_ptr_eq(e[0], want);
+    };
+    only(1, &top);
+    // Rank 1 loses top: middle (50) takes over, not low (10).
+    ck_assert_int_eq(bml->bml_del_proc_btl(bml, proc(1), &top), WEFT_SUCCESS);
+    ck_assert_uint_eq(changed.size(), 1);
+    ck_assert_uint_eq(changed_saw_eager, 1);
+    only(1, &middle);
+    // Then middle: low.
+    ck_assert_int_eq(bml->bml_del_proc_btl(bml, proc(1), &middle), WEFT_SUCCESS);
+    only(1, &low);
+    // Rank 2 still has top and elsewhere, both of the highest exclusivity: no standby yet.
+    ck_assert_uint_eq(list_of(bml, endpoint(bml, 2), WEFT_BML_LIST_SEND).size(), 2);
+    ck_assert_int_eq(bml->bml_del_btl(bml, &top), WEFT_SUCCESS);
+    only(2, &elsewhere);
+    // The whole of low goes: rank 1 has nothing left (top and middle were removed for it),
+    // rank 2 keeps elsewhere (low was only its standby: no change for it).
+    changed.clear();
+    ck_assert_int_eq(bml->bml_del_btl(bml, &low), WEFT_ERR_UNREACH);
+    ck_assert_uint_eq(changed.size(), 1);
+    ck_assert_ptr_eq(changed[0], proc(1));
+    weft_bml_endpoint_t *ep = nullptr;
+    ck_assert_int_eq(bml->bml_endpoint_get(bml, proc(1), &ep), WEFT_ERR_UNREACH);
+    only(2, &elsewhere);
+    done(bml);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -549,6 +600,7 @@ int main()
     tcase_add_test(tc, test_not_found);
     tcase_add_test(tc, test_add_procs_again_keeps_removal);
     tcase_add_test(tc, test_removal_during_traffic);
+    tcase_add_test(tc, test_standby);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
