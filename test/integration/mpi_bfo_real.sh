@@ -42,6 +42,11 @@ recovery() {
     at=$(cat "$TEST_TMP/at")
     printf '%s\n' "$1" | awk -v at="$at" '/mapped out for rank/ { t = $1 } END { if (t) printf "%.2f", t - at; else print "none" }'
 }
+# The time from the fault to the end of the round it stalled (traffic flowing again).
+flowing() {
+    at=$(cat "$TEST_TMP/at")
+    printf '%s\n' "$1" | awk -v at="$at" '/stalled .* s, until/ { u = $NF + 0; if (u > at && (!t || u < t)) t = u } END { if (t) printf "traffic flowing again %.2f s after it", t - at; else print "no round stalled over 0.3 s" }'
+}
 results=""
 for kind in down reset; do
     out=$(fault "$kind" 8)
@@ -55,7 +60,7 @@ for kind in down reset; do
     expect_in "btl/tcp:0 mapped out for rank 1" "$out" "rail1 $kind: rank 0 maps it out"
     expect_in "btl/tcp:0 mapped out for rank 0" "$out" "rail1 $kind: rank 1 maps it out"
     intact=$(printf '%s\n' "$out" | sed -n 's/.*mpi_bfo_trials: seed 5: \(.*\) intact.*/\1/p')
-    results="$results rail1 $kind: mapped out on both sides $(recovery "$out") s after the fault, $intact intact;"
+    results="$results rail1 $kind: mapped out on both sides $(recovery "$out") s after the fault, $(flowing "$out"), $intact intact;"
 done
 # Reset while the receiver is not reading: rank 0's eager messages have been acknowledged by
 # rank 1's kernel (so btl/tcp at rank 0 completed them, and nothing is left to send again), and

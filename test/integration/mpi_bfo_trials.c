@@ -12,13 +12,16 @@
  * intact" when all are, else what was wrong, and exits 1. With SECONDS, the ranks stop after
  * the first round that ends SECONDS or more after MPI_Init returned (rank 0's clock decides),
  * or after ROUNDS, whichever comes first: a job that must outlast a fault by a few seconds,
- * on a host of any speed and load.
+ * on a host of any speed and load. Rank 0 also prints each round that took more than 0.3 s,
+ * with the wall-clock time it ended ("mpi_bfo_trials: round R stalled S s, until T"), so that
+ * a test can tell when traffic flowed again after a fault.
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 static uint64_t rng_state;
 static uint64_t next(void)
@@ -61,6 +64,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[2]);
     rng_state = 0x9e3779b97f4a7c15ull ^ seed;
     int bad = 0, messages = 0, done_rounds = 0, stop = 0;
+    double round_start = MPI_Wtime();
     for (int round = 0; round < rounds && !stop; ++round) {
         Msg plan[6];
         const int n = 1 + (int)(next() % 6);
@@ -139,6 +143,15 @@ int main(int argc, char **argv)
         /* Both ranks stop together: when either found a message wrong, or when rank 0's
          * clock says the time is up. */
         ++done_rounds;
+        const double now = MPI_Wtime();
+        if (rank == 0 && now - round_start > 0.3) {
+            struct timeval tv;
+            gettimeofday(&tv, NULL);
+            printf("mpi_bfo_trials: round %d stalled %.2f s, until %ld.%06ld\n", round,
+                   now - round_start, (long)tv.tv_sec, (long)tv.tv_usec);
+            fflush(stdout);
+        }
+        round_start = now;
         int my_stop = bad || (seconds > 0 && rank == 0 && MPI_Wtime() - start >= seconds);
         MPI_Allreduce(&my_stop, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
