@@ -67,7 +67,7 @@ extern "C" {
 #endif
 
 #define WEFT_BML_ABI_MAJOR 1
-#define WEFT_BML_ABI_MINOR 1
+#define WEFT_BML_ABI_MINOR 2
 
 typedef struct weft_bml_module weft_bml_module_t;
 typedef struct weft_bml_component weft_bml_component_t;
@@ -223,6 +223,17 @@ struct weft_bml_module {
      * Thread: init. (1.1) */
     weft_status_t (*bml_register_rails_changed)(weft_bml_module_t *module,
                                                 weft_bml_rails_changed_fn_t cbfunc, void *cbdata);
+
+    /* Take btl back into proc's lists after del_proc_btl or del_btl removed it (a failover PML
+     * re-admitting a rail, pml_bfo_readmit_interval): the module is asked for the peer again
+     * (btl_add_procs; a module whose endpoint for it failed starts it over), and if it reaches
+     * the peer, the peer's lists are made anew with it (by exclusivity, as at add_procs) and
+     * the rails-changed callback is called. Other peers keep it removed. Blocking: local.
+     * Returns WEFT_SUCCESS, WEFT_ERR_NOT_FOUND (proc unknown, or btl not removed for it),
+     * WEFT_ERR_UNREACH (the module does not reach proc now: it stays removed), or the error of
+     * btl_add_procs. Thread: any. (1.2) */
+    weft_status_t (*bml_readd_proc_btl)(weft_bml_module_t *module, weft_proc_t *proc,
+                                        weft_btl_module_t *btl);
 };
 
 struct weft_bml_component {

@@ -97,16 +97,23 @@ void build(weft_bml_endpoint &ep, const std::vector<weft_bml_btl_t> &found)
         weigh(l);
 }
 
+// The rails of ep's peer (rank) still allowed: found, minus what was removed for it or for all.
+std::vector<weft_bml_btl_t> allowed(const Module *m, int rank, const weft_bml_endpoint &ep)
+{
+    std::vector<weft_bml_btl_t> left;
+    for (const auto &b : ep.found)
+        if (!m->dropped.count(b.btl) && !m->removed.count({rank, b.btl}))
+            left.push_back(b);
+    return left;
+}
+
 // With bml_r2_standby, a peer left without a usable rail gets the modules of the highest
 // exclusivity among those that reach it and were not removed. True if it did.
 bool promote_standby(const Module *m, int rank, weft_bml_endpoint &ep)
 {
     if (usable(ep) || !p_standby || !weft_mca_param_bool(p_standby))
         return false;
-    std::vector<weft_bml_btl_t> left;
-    for (const auto &b : ep.found)
-        if (!m->dropped.count(b.btl) && !m->removed.count({rank, b.btl}))
-            left.push_back(b);
+    const std::vector<weft_bml_btl_t> left = allowed(m, rank, ep);
     if (left.empty())
         return false;
     build(ep, left);
@@ -426,6 +433,56 @@ weft_status_t endpoint_find(weft_bml_module_t *base, weft_bml_endpoint_t *ep, we
     return WEFT_ERR_NOT_FOUND;
 }
 
+weft_status_t readd_proc_btl(weft_bml_module_t *base, weft_proc_t *proc, weft_btl_module_t *btl)
+{
+    Module *m = self(base);
+    const int rank = proc ? weft_proc_rank(proc) : -1;
+    {
+        std::lock_guard<std::mutex> guard(m->lock);
+        auto it = m->peers.find(rank);
+        if (rank < 0 || it == m->peers.end() ||
+            (!m->removed.count({rank, btl}) && !m->dropped.count(btl)))
+            return WEFT_ERR_NOT_FOUND;
+    }
+    // Asked again, outside the guard (the module may start its endpoint over).
+    weft_btl_endpoint_t *bep = nullptr;
+    uint8_t reach = 0;
+    if (weft_status_t rc = btl->btl_add_procs(btl, &proc, 1, &bep, &reach); rc != WEFT_SUCCESS)
+        return rc;
+    if (!reach)
+        return WEFT_ERR_UNREACH;
+    weft_bml_rails_changed_fn_t fn;
+    void *data;
+    {
+        std::lock_guard<std::mutex> guard(m->lock);
+        auto it = m->peers.find(rank);
+        if (it == m->peers.end())
+            return WEFT_ERR_NOT_FOUND;
+        if (m->dropped.count(btl)) {
+            // Removed for every peer: back in use, and still removed for the others.
+            for (const auto &[r, ep] : m->peers)
+                if (r != rank)
+                    m->removed.insert({r, btl});
+            m->dropped.erase(btl);
+            m->btls.push_back(btl);
+        }
+        m->removed.erase({rank, btl});
+        weft_bml_endpoint &ep = it->second;
+        const weft_bml_btl_t fresh{btl, bep, 0.0, btl->btl_flags, 0};
+        auto f = std::find_if(ep.found.begin(), ep.found.end(),
+                              [&](const weft_bml_btl_t &b) { return b.btl == btl; });
+        if (f != ep.found.end())
+            *f = fresh;
+        else
+            ep.found.push_back(fresh);
+        build(ep, allowed(m, rank, ep));
+        fn = m->changed_fn;
+        data = m->changed_data;
+    }
+    report_changed(fn, data, {proc});
+    return WEFT_SUCCESS;
+}
+
 weft_bml_module_t *init(int, int)
 {
     auto *m = new Module;
@@ -448,6 +505,7 @@ weft_bml_module_t *init(int, int)
         .bml_endpoint_next = endpoint_next,
         .bml_endpoint_find = endpoint_find,
         .bml_register_rails_changed = reg_rails_changed,
+        .bml_readd_proc_btl = readd_proc_btl,
     };
     return m;
 }

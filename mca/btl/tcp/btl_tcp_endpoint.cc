@@ -782,6 +782,10 @@ void decide(Conn *c)
         return;
     }
     Endpoint *ep = it->second;
+    // An authenticated peer connecting again to an endpoint that failed has started its own
+    // over (it re-admitted the rail): so does this one.
+    if (ep->state == EpState::failed)
+        ep_restart(ep);
     if (ep->state == EpState::failed || ep->state == EpState::closed) {
         refuse(c, wire::kReject);
         return;
@@ -1115,6 +1119,26 @@ int salvage(Conn *c)
               "callbacks made, %zu bytes of a frame left",
               c->module->name().c_str(), got, describe(c->ep).c_str(), n, c->rx_end - c->rx_begin);
     return n;
+}
+
+bool ep_restart(Endpoint *ep)
+{
+    if (ep->state != EpState::failed || ep->failure_pending || ep->conn || ep->attempt ||
+        ep->salvage || !ep->outq.empty() || !ep->unacked.empty() || !ep->gets.empty())
+        return false;
+    for (auto *list : {&component->failing, &component->waiting, &component->acking,
+                       &component->ack_due, &component->write_due})
+        remove_from(*list, ep);
+    ep->state = EpState::idle;
+    ep->next_seq = ep->peer_acked = ep->recv_count = ep->ack_sent = 0;
+    ep->bye_queued = ep->in_acking = ep->ack_due = ep->write_due = false;
+    ep->deadline = 0;
+    ep->failure_report = false;
+    ep->failure_status = WEFT_SUCCESS;
+    debug(1, "%s: the endpoint for %s starts over (it failed: %s)", ep->module->name().c_str(),
+          describe(ep).c_str(), ep->failure_reason.c_str());
+    ep->failure_reason.clear();
+    return true;
 }
 
 int ep_run_failure(Endpoint *ep)

@@ -145,6 +145,11 @@ weft_status_t ep_enqueue(Endpoint *ep, Frag *f);
 void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std::string &reason,
              bool report, bool salvage = false);
 
+// Start a failed endpoint over (a PML re-admitting the rail, or the peer connecting again
+// after its own re-admission): idle, frame numbers from 0, the next send connects. Only for
+// an endpoint whose failure has run (nothing queued, no callback owed). True if it did.
+bool ep_restart(Endpoint *ep);
+
 // Run a pending failure: the callbacks ep_down deferred. First the whole frames still in
 // the broken connection's socket and buffer are delivered: the peer counted as arrived every
 // byte our kernel acknowledged (SIOCOUTQ), so each must reach the PML, whichever way the

@@ -42,6 +42,11 @@ weft_status_t add_procs(weft_btl_module_t *b, weft_proc_t *const *procs, size_t 
             continue; // btl/self's business
         const int rank = weft_proc_rank(proc);
         if (const auto it = m->endpoints.find(rank); it != m->endpoints.end()) {
+            // Asked again for a peer whose endpoint failed (a PML re-admitting the rail): it
+            // starts over, and the next send connects; if the link is still dead, it fails
+            // again and the error callback says so.
+            if (it->second->state == EpState::failed)
+                ep_restart(it->second);
             endpoints[i] = handle_of(it->second);
             reachable[i] = 1;
             continue;

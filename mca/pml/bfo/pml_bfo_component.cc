@@ -28,8 +28,8 @@ const weft_pml_component_t mca_pml_bfo_component = {
     .mca = {WEFT_MCA_COMPONENT_HEADER_FLAGS(weft_pml_component_t, "pml", WEFT_PML_ABI_MAJOR,
                                             WEFT_PML_ABI_MINOR, "bfo", 0, 1, 0,
                                             WEFT_MCA_FLAG_EXPLICIT_ONLY),
-            .register_params = weft::pml::bfo::Engine::register_params, .open = nullptr,
-            .query = weft::pml::bfo::query, .close = nullptr},
+            .register_params = weft::pml::bfo::Failover::register_params<weft::pml::bfo::Engine>,
+            .open = nullptr, .query = weft::pml::bfo::query, .close = nullptr},
     .init = weft::pml::bfo::Engine::init,
     .finalize = weft::pml::bfo::Engine::finalize,
 };

@@ -11,6 +11,7 @@
 #include <pml/engine/pml_engine.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -42,7 +43,8 @@ enum : uint8_t {
     hdr_recv_err_notify,                           // receiver -> sender: my side failed
     hdr_restart_ack,                               // receiver -> sender: reset, send it all again
     hdr_restart_nack,                              // receiver -> sender: it arrived whole already
-    hdr_rail_down                                  // either way: I mapped this rail out for you
+    hdr_rail_down,                                 // either way: I mapped this rail out for you
+    hdr_rail_up                                    // either way: I took this rail back for you
 };
 // A rail one side mapped out for the other, told to the other over a rail left so that both
 // map the same rail out (a failure only one side saw would otherwise leave the other sending
@@ -86,6 +88,101 @@ inline const char *restart_name(uint8_t type)
 
 struct Failover : engine::NoFailover {
     static constexpr uint32_t pml_flags = WEFT_PML_FLAG_FAILOVER;
+
+    // Re-admission (pml_bfo_readmit_interval): the rails mapped out, per peer, since when.
+    static inline weft_mca_param_t *p_readmit = nullptr;
+    struct Out {
+        int world;
+        weft_btl_module_t *btl;
+        uint64_t since_ms;
+    };
+    static inline std::vector<Out> mapped;
+    // The engine's parameters, then bfo's own.
+    template <class E> static weft_status_t register_params()
+    {
+        if (weft_status_t rc = E::register_params(); rc != WEFT_SUCCESS)
+            return rc;
+        const weft_mca_param_def_t def = {
+            .name = "readmit_interval",
+            .type = WEFT_MCA_PARAM_INT,
+            .default_value = "0",
+            .help = "Milliseconds after which a rail mapped out for a peer is tried again (the "
+                    "BTL starts its endpoint over; the peer is told to do the same): if it "
+                    "answers, it carries traffic again, else it is mapped out again and tried "
+                    "after the next interval. 0: never, as the bfo design says (a mapped-out "
+                    "rail stays out for the rest of the job).",
+            .level = 4,
+            .scope = WEFT_MCA_SCOPE_LOCAL,
+            .enum_values = nullptr,
+            .synonyms = nullptr,
+            .range = "0..86400000"};
+        return weft_mca_param_register_table("pml", "bfo", &def, 1, sizeof def, &p_readmit);
+    }
+    static inline uint64_t next_readmit_ms = 0;
+    static uint64_t now_ms()
+    {
+        return uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count());
+    }
+    static uint64_t readmit_interval()
+    {
+        return p_readmit ? uint64_t(std::max<int64_t>(weft_mca_param_int(p_readmit), 0)) : 0;
+    }
+    // Take btl back for world (the BML asks the BTL to start its endpoint over); true if the
+    // rail is in the peer's lists again. tell: ask the peer to do the same (RAILUP).
+    template <class E> static bool readmit(weft_btl_module_t *btl, int world, bool tell)
+    {
+        auto *bml = E::P->bml;
+        weft_proc_t *proc = weft_runtime_proc(world);
+        if (!proc || !WEFT_MODULE_HAS_OP(bml, weft_bml_module_t, bml_readd_proc_btl))
+            return false;
+        const weft_status_t rc = bml->bml_readd_proc_btl(bml, proc, btl);
+        if (E::P->verbose >= 10)
+            E::say(WEFT_OUTPUT_INFO,
+                   E::who() + ": " + E::rail_name(btl) + " readmitted for rank " +
+                       std::to_string(world) +
+                       (rc == WEFT_SUCCESS
+                            ? std::string(
+                                  tell ? "" : " (rank " + std::to_string(world) + " readmitted it)")
+                            : std::string(": not yet (") + weft_status_string(rc) + ")"));
+        if (rc != WEFT_SUCCESS)
+            return false;
+        std::erase_if(mapped, [&](const Out &o) { return o.world == world && o.btl == btl; });
+        if (tell) {
+            const RailDownHdr h{.type = hdr_rail_up,
+                                .reserved = {},
+                                .rail = E::rail_key(btl),
+                                .src = weft_runtime_world_rank(),
+                                .reserved2 = 0};
+            E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+        }
+        return true;
+    }
+    template <class E> static int progress()
+    {
+        if (mapped.empty()) [[likely]]
+            return 0;
+        const uint64_t interval = readmit_interval();
+        if (interval == 0)
+            return 0;
+        const uint64_t now = now_ms();
+        if (now < next_readmit_ms)
+            return 0;
+        next_readmit_ms = now + 50; // the clock is read at most every 50 ms
+        int n = 0;
+        const std::vector<Out> due = mapped;
+        for (const Out &o : due)
+            if (now - o.since_ms >= interval) {
+                if (readmit<E>(o.btl, o.world, true))
+                    ++n;
+                else
+                    for (Out &m : mapped) // tried: the next try after another interval
+                        if (m.world == o.world && m.btl == o.btl)
+                            m.since_ms = now;
+            }
+        return n;
+    }
 
     // Every fragment's completion: each one a failed link may have lost is seen.
     static constexpr bool wants_completions = true;
@@ -253,7 +350,8 @@ struct Failover : engine::NoFailover {
 
     template <class E> static bool handle_extra(const char *msg, size_t len, int world)
     {
-        if (len == sizeof(RailDownHdr) && static_cast<uint8_t>(msg[0]) == hdr_rail_down) {
+        if (len == sizeof(RailDownHdr) && (static_cast<uint8_t>(msg[0]) == hdr_rail_down ||
+                                           static_cast<uint8_t>(msg[0]) == hdr_rail_up)) {
             RailDownHdr h;
             std::memcpy(&h, msg, sizeof h);
             if (world < 0)
@@ -261,6 +359,13 @@ struct Failover : engine::NoFailover {
             if (world < 0 || world >= weft_runtime_world_size() ||
                 world == weft_runtime_world_rank())
                 return true;
+            if (h.type == hdr_rail_up) {
+                // The peer took the rail back: so does this side, if it has it mapped out.
+                for (weft_btl_module_t *m : E::P->modules)
+                    if (E::rail_key(m) == h.rail && !E::peer_has_rail(world, m))
+                        readmit<E>(m, world, false);
+                return true;
+            }
             for (weft_btl_module_t *m : E::P->modules)
                 if (E::rail_key(m) == h.rail && E::peer_has_rail(world, m))
                     map_out<E>(m, world, "rank " + std::to_string(world) + " mapped it out", false);
@@ -355,6 +460,14 @@ struct Failover : engine::NoFailover {
                 if ((world < 0 || int(w) == world) && int(w) != weft_runtime_world_rank() &&
                     E::peer_has_rail(int(w), btl))
                     told.push_back(int(w));
+        // Remembered for re-admission: each peer that had it.
+        if (readmit_interval() > 0)
+            for (size_t w = 0; w < E::P->peers.size(); ++w)
+                if ((world < 0 || int(w) == world) && int(w) != weft_runtime_world_rank() &&
+                    E::peer_has_rail(int(w), btl) &&
+                    std::none_of(mapped.begin(), mapped.end(),
+                                 [&](const Out &o) { return o.world == int(w) && o.btl == btl; }))
+                    mapped.push_back({int(w), btl, now_ms()});
         weft_status_t rc;
         if (world >= 0) {
             weft_proc_t *proc = weft_runtime_proc(world);

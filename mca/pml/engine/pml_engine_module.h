@@ -463,7 +463,7 @@ template <class Policy> int Engine<Policy>::progress_fn()
         n += progress_sched();
     if (!P->remove_rails.empty()) [[unlikely]]
         remove_rails_now();
-    return n;
+    return n + Policy::template progress<Engine>();
 }
 
 template <class Policy> weft_status_t Engine<Policy>::register_params()

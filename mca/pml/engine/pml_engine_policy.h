@@ -144,6 +144,10 @@ struct NoFailover {
         return false;
     }
 
+    // Seam 5b, the policy's own work, from every progress call of the PML (timers): returns
+    // the events it handled.
+    template <class E> static int progress() { return 0; }
+
     // Seam 6, rail selection: which of a peer's eager rails (ordered by latency, count >= 1)
     // carries its MATCH, RNDV and RGET fragments and its control messages.
     static size_t eager_rail(size_t count)
