@@ -1,5 +1,5 @@
 /*
- * bml/bml.h: the BTL management layer (BML) framework ABI, version 1.1.
+ * bml/bml.h: the BTL management layer (BML) framework ABI, version 1.2.
  *
  * The BML sits between a BTL-based PML (ob1, bfo) and the BTL modules. For each peer it keeps
  * an endpoint with three lists of rails, each rail being one BTL module and that module's
@@ -41,9 +41,12 @@
  * set of rails keeps its own copy and rebuilds it from the rails-changed callback. The BML
  * never holds its guard while it calls out (into a BTL module or a PML callback).
  *
- * A rail removed from a peer stays removed for the rest of the job (bfo-design.txt): a later
+ * A rail removed from a peer stays removed for the rest of the job (bfo-design.txt), unless the
+ * PML takes it back with readd_proc_btl (1.2; bfo's pml_bfo_readmit_interval): a later
  * add_procs for that peer does not ask the removed module for it again, and a module removed
- * with del_btl is not taken again by add_btl nor used for procs added later.
+ * with del_btl is not taken again by add_btl nor used for procs added later. (r2 with
+ * bml_r2_standby also falls back to modules of lower exclusivity once every rail of the
+ * highest one is removed for a peer.)
  *
  * A component exports one symbol, mca_bml_<name>_component, of type weft_bml_component_t, with
  * mca.framework "bml" and framework_abi_major/minor WEFT_BML_ABI_MAJOR/MINOR. New operations
