@@ -109,6 +109,14 @@ expect_in "$INTACT" "$out" "$name"
 expect_in "which no registration for remote writes covers; connection closed" "$out" "$name: refused"
 expect_in "mapped out for rank" "$out" "$name: mapped out"
 cases=$((cases + 1))
+name="bfo: a stray get"
+# shellcheck disable=SC2086
+out=$(job --mca pml bfo --mca pml_bfo_verbose 10 --mca btl_tcp_rdma 1 --mca btl_tcp_flags send,get \
+    --mca pml_bfo_fault_stray_get 2) || fail "$name: $out"
+expect_in "$INTACT" "$out" "$name"
+expect_in "which no registration for remote reads covers; connection closed" "$out" "$name: refused"
+expect_in "mapped out for rank" "$out" "$name: mapped out"
+cases=$((cases + 1))
 name="ob1: a stray put"
 # shellcheck disable=SC2086
 if out=$(job $RDMA --mca pml_ob1_fault_stray_put 2); then
@@ -175,4 +183,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put outside the peer's registrations refused (bfo carries on, ob1 ends); sm to a standby tcp (bml_r2_standby), and without it the job ends; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put or get outside the peer's registrations refused (bfo carries on, ob1 ends); sm to a standby tcp (bml_r2_standby), and without it the job ends; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"

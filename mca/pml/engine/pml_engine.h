@@ -104,6 +104,7 @@ template <class Policy> class Engine {
         bool sendi_faults = false;
         uint64_t fail_sendi_in = 0, dup_sendi_in = 0;
         uint64_t stray_put_in = 0; // the put to aim where nothing is registered (0: none)
+        uint64_t stray_get_in = 0; // the get likewise
         bool fault_sent = false;
         // Requests are recycled: the message-rate path allocates none.
         std::vector<Req *> request_pool;
@@ -378,7 +379,7 @@ template <class Policy> class Engine {
     // Parameter handles (register_params).
     static inline weft_mca_param_t *p_fault_to, *p_verbose, *p_depth, *p_max_rdma, *p_max_send,
         *p_rcache_unused, *p_fault_remove, *p_fault_fail_sendi, *p_fault_dup_sendi,
-        *p_receiver_chooses, *p_fault_stray_put;
+        *p_receiver_chooses, *p_fault_stray_put, *p_fault_stray_get;
 };
 
 } // namespace weft::pml::engine

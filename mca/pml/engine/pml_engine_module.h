@@ -370,7 +370,8 @@ template <class Policy> bool Engine<Policy>::read_params()
         std::make_unique<RegCache>(P->leave_pinned, size_t(weft_mca_param_int(p_rcache_unused)));
     for (auto [p, name] : {std::pair{p_fault_fail_sendi, "fault_fail_sendi"},
                            std::pair{p_fault_dup_sendi, "fault_duplicate_sendi"},
-                           std::pair{p_fault_stray_put, "fault_stray_put"}})
+                           std::pair{p_fault_stray_put, "fault_stray_put"},
+                           std::pair{p_fault_stray_get, "fault_stray_get"}})
         if (weft_mca_param_int(p) < 0) {
             say(WEFT_OUTPUT_ERROR, who() + ": " + param_name(name) + " is " +
                                        std::to_string(weft_mca_param_int(p)) +
@@ -380,6 +381,7 @@ template <class Policy> bool Engine<Policy>::read_params()
     P->fail_sendi_in = uint64_t(weft_mca_param_int(p_fault_fail_sendi));
     P->dup_sendi_in = uint64_t(weft_mca_param_int(p_fault_dup_sendi));
     P->stray_put_in = uint64_t(weft_mca_param_int(p_fault_stray_put));
+    P->stray_get_in = uint64_t(weft_mca_param_int(p_fault_stray_get));
     P->receiver_chooses = weft_mca_param_bool(p_receiver_chooses);
     P->sendi_faults = P->fail_sendi_in != 0 || P->dup_sendi_in != 0;
     // "<n>:<btl>[:<index>]" items, comma-separated.
@@ -599,6 +601,18 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0.."},
+        {.name = "fault_stray_get",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Fault injection for tests: the n-th RDMA get this process makes reads from "
+                 "address 16 of the peer, where nothing is registered, as a corrupted RGET "
+                 "would make it: a BTL that checks the addresses it is asked for refuses it. "
+                 "0: never. Not for production use.",
+         .level = 9,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0.."},
     };
     constexpr size_t n = sizeof defs / sizeof defs[0];
     weft_mca_param_t *h[n] = {};
@@ -615,6 +629,7 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
     p_fault_dup_sendi = h[8];
     p_receiver_chooses = h[9];
     p_fault_stray_put = h[10];
+    p_fault_stray_get = h[11];
     return rc;
 }
 

@@ -653,7 +653,9 @@ bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const FixedVec<Seg,
             ++r->rdma_inflight;
             // Counted before the call: the get may complete inside it.
             Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
-            rc = s.btl->btl_get(s.btl, s.ep, r->buf + s.seg.offset, s.seg.addr, e->handle,
+            const bool stray = P->stray_get_in != 0 && --P->stray_get_in == 0;
+            rc = s.btl->btl_get(s.btl, s.ep, r->buf + s.seg.offset, stray ? 16 : s.seg.addr,
+                                e->handle,
                                 reinterpret_cast<const weft_btl_registration_handle_t *>(s.handle),
                                 s.seg.length, flags, WEFT_BTL_NO_ORDER, get_done, op,
                                 reinterpret_cast<void *>(uintptr_t(u.send_id)));
