@@ -50,6 +50,9 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // "weft: btl/tcp: <text>" on stderr when btl_tcp_verbose >= level.
 void debug(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// printf into a std::string (up to 511 characters), for messages.
+std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 // Milliseconds on a monotonic clock, cheap enough to read in every progress call.
 uint64_t now_ms();
 

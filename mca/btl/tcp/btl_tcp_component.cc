@@ -58,6 +58,16 @@ void debug(int level, const char *fmt, ...)
     va_end(ap);
 }
 
+std::string fmt(const char *format, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, format);
+    std::vsnprintf(buf, sizeof buf, format, ap);
+    va_end(ap);
+    return buf;
+}
+
 uint64_t now_ms()
 {
     timespec ts{};

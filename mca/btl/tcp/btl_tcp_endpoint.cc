@@ -52,17 +52,6 @@ template <class T> void remove_from(std::vector<T *> &v, T *x)
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
-std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *format, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, format);
-    std::vsnprintf(buf, sizeof buf, format, ap);
-    va_end(ap);
-    return buf;
-}
-
 bool watch(Conn *c, uint32_t events)
 {
     epoll_event ev{};

@@ -32,17 +32,6 @@ struct ReplyWire {
     uint64_t reserved;
 };
 
-std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *format, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, format);
-    std::vsnprintf(buf, sizeof buf, format, ap);
-    va_end(ap);
-    return buf;
-}
-
 weft_status_t link_state(const Endpoint *ep)
 {
     if (ep->state == EpState::failed)
@@ -118,36 +107,60 @@ Frag *own_frame(Module *m, FragKind kind, uint8_t tag, const void *head, size_t 
     return f;
 }
 
+// What put and get check alike, and the operation their completion runs: NULL with *rc set.
+RdmaOp *new_op(weft_btl_module_t *b, weft_btl_endpoint_t *h, void *local,
+               const weft_btl_registration_handle_t *remote_handle, size_t size, size_t limit,
+               weft_btl_rdma_completion_fn_t cbfunc, weft_btl_registration_handle_t *local_handle,
+               void *context, void *cbdata, weft_status_t *rc)
+{
+    *rc = WEFT_ERR_BAD_PARAM;
+    if (!b || !h || !remote_handle || !cbfunc || (!local && size))
+        return nullptr;
+    if (endpoint_of(h)->module != module_of(b) || size > limit)
+        return nullptr;
+    if ((*rc = link_state(endpoint_of(h))) != WEFT_SUCCESS)
+        return nullptr;
+    auto *op = new (std::nothrow) RdmaOp{cbfunc, local, local_handle, context, cbdata, size};
+    *rc = op ? WEFT_SUCCESS : WEFT_ERR_OUT_OF_RESOURCE;
+    return op;
+}
+
+// Queue f, which carries op (a put) or asks for it (a get numbered id, 0 for a put); on
+// failure nothing stays behind.
+weft_status_t submit(Endpoint *ep, Frag *f, RdmaOp *op, uint64_t id)
+{
+    if (!f) {
+        delete op;
+        return WEFT_ERR_OUT_OF_RESOURCE;
+    }
+    if (id)
+        ep->gets[id] = op;
+    else
+        f->rdma = op;
+    const weft_status_t rc = ep_enqueue(ep, f);
+    if (rc == WEFT_IN_PROGRESS)
+        return WEFT_SUCCESS;
+    if (id)
+        ep->gets.erase(id);
+    f->pool->put(f);
+    delete op;
+    return rc;
+}
+
 weft_status_t put(weft_btl_module_t *b, weft_btl_endpoint_t *h, void *local, uint64_t remote,
                   weft_btl_registration_handle_t *local_handle,
                   const weft_btl_registration_handle_t *remote_handle, size_t size, uint32_t,
                   uint8_t, weft_btl_rdma_completion_fn_t cbfunc, void *context, void *cbdata)
 {
-    if (!b || !h || !remote_handle || !cbfunc || (!local && size))
-        return WEFT_ERR_BAD_PARAM;
-    Module *m = module_of(b);
-    Endpoint *ep = endpoint_of(h);
-    if (ep->module != m || size > b->btl_put_limit)
-        return WEFT_ERR_BAD_PARAM;
-    if (weft_status_t rc = link_state(ep); rc != WEFT_SUCCESS)
+    weft_status_t rc;
+    RdmaOp *op = new_op(b, h, local, remote_handle, size, b ? b->btl_put_limit : 0, cbfunc,
+                        local_handle, context, cbdata, &rc);
+    if (!op)
         return rc;
     const PutWire w{key_of(remote_handle), remote};
-    auto *op = new (std::nothrow) RdmaOp{cbfunc, local, local_handle, context, cbdata, size};
-    if (!op)
-        return WEFT_ERR_OUT_OF_RESOURCE;
-    Frag *f = own_frame(m, FragKind::rdma_put, kTagPut, &w, sizeof w, local, size);
-    if (!f) {
-        delete op;
-        return WEFT_ERR_OUT_OF_RESOURCE;
-    }
-    f->rdma = op;
-    const weft_status_t rc = ep_enqueue(ep, f);
-    if (rc != WEFT_IN_PROGRESS) {
-        f->pool->put(f);
-        delete op;
-        return rc;
-    }
-    return WEFT_SUCCESS;
+    return submit(endpoint_of(h),
+                  own_frame(module_of(b), FragKind::rdma_put, kTagPut, &w, sizeof w, local, size),
+                  op, 0);
 }
 
 weft_status_t get(weft_btl_module_t *b, weft_btl_endpoint_t *h, void *local, uint64_t remote,
@@ -155,33 +168,16 @@ weft_status_t get(weft_btl_module_t *b, weft_btl_endpoint_t *h, void *local, uin
                   const weft_btl_registration_handle_t *remote_handle, size_t size, uint32_t,
                   uint8_t, weft_btl_rdma_completion_fn_t cbfunc, void *context, void *cbdata)
 {
-    if (!b || !h || !remote_handle || !cbfunc || (!local && size))
-        return WEFT_ERR_BAD_PARAM;
-    Module *m = module_of(b);
-    Endpoint *ep = endpoint_of(h);
-    if (ep->module != m || size > b->btl_get_limit)
-        return WEFT_ERR_BAD_PARAM;
-    if (weft_status_t rc = link_state(ep); rc != WEFT_SUCCESS)
+    weft_status_t rc;
+    RdmaOp *op = new_op(b, h, local, remote_handle, size, b ? b->btl_get_limit : 0, cbfunc,
+                        local_handle, context, cbdata, &rc);
+    if (!op)
         return rc;
+    Endpoint *ep = endpoint_of(h);
     const uint64_t id = ep->next_get++;
     const GetWire w{key_of(remote_handle), remote, size, id};
-    auto *op = new (std::nothrow) RdmaOp{cbfunc, local, local_handle, context, cbdata, size};
-    if (!op)
-        return WEFT_ERR_OUT_OF_RESOURCE;
-    Frag *f = own_frame(m, FragKind::internal, kTagGet, &w, sizeof w, nullptr, 0);
-    if (!f) {
-        delete op;
-        return WEFT_ERR_OUT_OF_RESOURCE;
-    }
-    ep->gets[id] = op;
-    const weft_status_t rc = ep_enqueue(ep, f);
-    if (rc != WEFT_IN_PROGRESS) {
-        ep->gets.erase(id);
-        f->pool->put(f);
-        delete op;
-        return rc;
-    }
-    return WEFT_SUCCESS;
+    return submit(
+        ep, own_frame(module_of(b), FragKind::internal, kTagGet, &w, sizeof w, nullptr, 0), op, id);
 }
 
 } // namespace
