@@ -147,6 +147,24 @@ fi
 expect_in "its last rail, btl/sm:0, failed" "$out" "$name"
 cases=$((cases + 1))
 
+# Re-admission against a rail that stays dead (an injected rail down refuses everything after
+# it): taken back every 100 ms, mapped out again each time, and 2 s of random traffic both ways
+# arrives intact through the churn.
+name="bfo: re-admitting a rail that stays down"
+TRIALS="$WEFT_TEST_BUILDDIR/test/integration/mpi_bfo_trials"
+out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
+    --launch-agent 'ip netns exec {host}' --bootstrap-addr "$net.1" --timeout 90 \
+    -x WEFT_MCA_mca_base_component_path --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 \
+    --mca pml bfo --mca pml_bfo_verbose 10 --mca pml_bfo_readmit_interval 100 \
+    --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type rndv --mca btl_base_fault_mode rail_down \
+    --mca btl_base_fault_after 1 --mca btl_base_fault_rank 1 "$TRIALS" 1 1000000 2 2>&1) ||
+    fail "$name: $out"
+expect_in "mpi_bfo_trials: seed 1:" "$out" "$name"
+expect_in "btl/tcp:0 readmitted for rank" "$out" "$name: taken back"
+[ "$(printf '%s\n' "$out" | grep -c 'btl/tcp:0 mapped out for')" -ge 3 ] ||
+    fail "$name: not mapped out again after being taken back: $out"
+cases=$((cases + 1))
+
 # ob1 does not fail over: a lost MATCH ends the job, naming the rail.
 name="ob1: a MATCH lost"
 if out=$(job --mca btl_base_fault_rail tcp:0 --mca btl_base_fault_type match \
@@ -183,4 +201,4 @@ for bad in "btl_base_fault_type nosuch" "btl_base_fault_probability 2" "btl_base
     expect_in "${bad% *}" "$out" "$bad refused"
     cases=$((cases + 1))
 done
-echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put or get outside the peer's registrations refused (bfo carries on, ob1 ends); sm to a standby tcp (bml_r2_standby), and without it the job ends; ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
+echo "pml/bfo over two tcp rails: $cases cases: MATCH and RNDV lost or delivered-and-failed (mapped out on both sides, the peer told; sent again, copies dropped); FRAG and ACK lost or delivered-and-failed on either rail (the restart dance: notify, reset, the message again as attempt 1, late fragments dropped); a rail down under MATCH, RNDV, FRAG and ACK; all messages intact; a put or get outside the peer's registrations refused (bfo carries on, ob1 ends); sm to a standby tcp (bml_r2_standby), and without it the job ends; re-admission of a rail that stays down (taken back, mapped out again, traffic intact); ob1 and a single rail end the job saying why; seeded faults replay; 4 bad fault values refused"
