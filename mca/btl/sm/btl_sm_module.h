@@ -296,6 +296,9 @@ struct Module {
     std::vector<SharedPending> shared_pending;
     // The regions this process registered (a helper writes only from them).
     std::vector<const RegHandle *> regs;
+    // Handles deregistered, kept for the next registrations (no allocation per message).
+    std::vector<RegHandle *> spare_regs;
+    ~Module();
     std::string rdma_note; // what rdma_setup chose and why, for the verbose log and weft_info
     // The pipeline's fragments of messages of streamed_min to streamed_max bytes (exclusive;
     // SIZE_MAX: none) are written with streaming stores (btl_sm_copy.h).

@@ -434,12 +434,17 @@ weft_status_t sm_register_mem(weft_btl_module_t *module, weft_btl_endpoint_t *, 
     if (!self(module) || !handle || (size && !base))
         return WEFT_ERR_BAD_PARAM;
     Module *m = self(module);
-    auto *h = new (std::nothrow)
-        RegHandle{uint64_t(m->pid), reinterpret_cast<uint64_t>(base), uint64_t(size)};
-    if (!h)
-        return WEFT_ERR_OUT_OF_RESOURCE;
+    const RegHandle value{uint64_t(m->pid), reinterpret_cast<uint64_t>(base), uint64_t(size)};
+    RegHandle *h = nullptr;
     try {
         std::lock_guard g(m->lock);
+        if (!m->spare_regs.empty()) {
+            h = m->spare_regs.back();
+            m->spare_regs.pop_back();
+            *h = value;
+        } else if (!(h = new (std::nothrow) RegHandle{value})) {
+            return WEFT_ERR_OUT_OF_RESOURCE;
+        }
         m->regs.push_back(h);
     } catch (...) {
         delete h;
@@ -461,9 +466,23 @@ weft_status_t sm_deregister_mem(weft_btl_module_t *module, weft_btl_registration
         if (it == m->regs.end())
             return WEFT_ERR_BAD_PARAM;
         m->regs.erase(it);
+        // Kept for the next registration, up to a few (the ones in use at once).
+        if (m->spare_regs.size() < 64) {
+            try {
+                m->spare_regs.push_back(h);
+                return WEFT_SUCCESS;
+            } catch (...) {
+            }
+        }
     }
     delete h;
     return WEFT_SUCCESS;
+}
+
+Module::~Module()
+{
+    for (RegHandle *h : spare_regs)
+        delete h;
 }
 
 } // namespace weft::btl::sm

@@ -44,6 +44,11 @@ template <class Policy> class Engine {
     using Req = Request<Policy>;
     using CommState = engine::CommState<Req>;
     using Pending = engine::Pending<Req>;
+    struct RdmaOp { // one put or get in flight
+        Req *r;
+        uint64_t offset;
+        uint64_t length;
+    };
 
     // ---- the component's entry points (pml_engine_module.h)
     // Register the engine's parameters as pml_<Policy::name>_*.
@@ -77,6 +82,8 @@ template <class Policy> class Engine {
         std::vector<Fence> fences;
         // Each peer's rail lists as they were before each change (refresh_peer).
         std::vector<std::vector<Rail>> retired_rails;
+        // Put and get records let go, for the next ones (new_rdma_op).
+        std::vector<std::unique_ptr<RdmaOp>> spare_ops;
         uint32_t next_fence = 1;
         size_t fences_done = 0;
         // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is
@@ -215,11 +222,24 @@ template <class Policy> class Engine {
     static weft_status_t start_recv(Req *r);
 
     // ---- the rendezvous protocols (pml_engine_rndv.h)
-    struct RdmaOp { // one put or get in flight
-        Req *r;
-        uint64_t offset;
-        uint64_t length;
-    };
+    // From P->spare_ops when it has one: no allocation per put or get.
+    static RdmaOp *new_rdma_op(Req *r, uint64_t offset, uint64_t length)
+    {
+        if (P->spare_ops.empty())
+            return new RdmaOp{r, offset, length};
+        RdmaOp *op = P->spare_ops.back().release();
+        P->spare_ops.pop_back();
+        *op = RdmaOp{r, offset, length};
+        return op;
+    }
+    static void free_rdma_op(RdmaOp *op)
+    {
+        if (P && P->spare_ops.size() < 64) {
+            P->spare_ops.emplace_back(op);
+            return;
+        }
+        delete op;
+    }
     enum class Want { send, recv, any };
     // Why schedule_step stopped.
     enum class Step {

@@ -19,6 +19,7 @@
 #include <list>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace weft::pml::engine {
 
@@ -63,6 +64,12 @@ class RegCache {
     bool leave_pinned_;
     size_t max_unused_;
     std::list<Entry> entries_; // most recently used first
+    // Nodes of entries_ and index_ let go, kept for the next registration: a message that
+    // registers and deregisters allocates nothing.
+    std::list<Entry> spare_entries_;
+    std::vector<typename std::multimap<std::pair<const weft_btl_module_t *, uintptr_t>,
+                                       std::list<Entry>::iterator>::node_type>
+        spare_keys_;
     // By module and base address: a lookup looks at the registrations starting at or below
     // the address asked for, nearest first (a message of many pieces holds one per piece:
     // no scan of all of them).
@@ -76,6 +83,7 @@ class RegCache {
 namespace {
 
 constexpr uintptr_t kPage = 4096;
+constexpr size_t kSpareNodes = 64; // nodes kept for reuse, of each kind
 
 } // namespace
 
@@ -115,9 +123,22 @@ inline RegCache::Entry *RegCache::acquire(weft_btl_module_t *btl, const void *ad
         return nullptr;
     }
     ++registered_;
-    entries_.push_front(Entry{btl, base, size, flags, h, 1, {}});
+    if (!spare_entries_.empty()) {
+        entries_.splice(entries_.begin(), spare_entries_, spare_entries_.begin());
+        entries_.front() = Entry{btl, base, size, flags, h, 1, {}};
+    } else {
+        entries_.push_front(Entry{btl, base, size, flags, h, 1, {}});
+    }
     entries_.front().self = entries_.begin();
-    index_.emplace(Key{btl, base}, entries_.begin());
+    if (!spare_keys_.empty()) {
+        auto node = std::move(spare_keys_.back());
+        spare_keys_.pop_back();
+        node.key() = Key{btl, base};
+        node.mapped() = entries_.begin();
+        index_.insert(std::move(node));
+    } else {
+        index_.emplace(Key{btl, base}, entries_.begin());
+    }
     return &entries_.front();
 }
 
@@ -154,14 +175,20 @@ inline void RegCache::drop(std::list<Entry>::iterator it)
     auto range = index_.equal_range(Key{it->btl, it->base});
     for (auto k = range.first; k != range.second; ++k)
         if (k->second == it) {
-            index_.erase(k);
+            if (spare_keys_.size() < kSpareNodes)
+                spare_keys_.push_back(index_.extract(k));
+            else
+                index_.erase(k);
             break;
         }
     if (it->refs == 0 && leave_pinned_ && unused_ > 0)
         --unused_;
     it->btl->btl_deregister_mem(it->btl, it->handle);
     ++deregistered_;
-    entries_.erase(it);
+    if (spare_entries_.size() < kSpareNodes)
+        spare_entries_.splice(spare_entries_.begin(), entries_, it);
+    else
+        entries_.erase(it);
 }
 
 } // namespace weft::pml::engine

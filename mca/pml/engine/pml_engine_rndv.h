@@ -477,7 +477,7 @@ void Engine<Policy>::put_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, voi
     if (status != WEFT_SUCCESS && Policy::template rdma_failed<Engine>(
                                       r, btl, false, r->id, op->offset, op->length, status)) {
         --r->rdma_inflight;
-        delete op;
+        free_rdma_op(op);
         maybe_complete_send(r);
         return;
     }
@@ -486,7 +486,7 @@ void Engine<Policy>::put_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, voi
         r->status.error = status;
     r->done_bytes += op->length;
     --r->rdma_inflight;
-    delete op;
+    free_rdma_op(op);
     maybe_complete_send(r);
 }
 
@@ -503,7 +503,7 @@ void Engine<Policy>::get_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, voi
     if (status != WEFT_SUCCESS && Policy::template rdma_failed<Engine>(
                                       r, btl, true, send_id, op->offset, op->length, status)) {
         --r->rdma_inflight;
-        delete op;
+        free_rdma_op(op);
         if (r->received >= r->total && r->rdma_inflight == 0)
             finish_recv(r);
         return;
@@ -513,7 +513,7 @@ void Engine<Policy>::get_done(weft_btl_module_t *btl, weft_btl_endpoint_t *, voi
         r->status.error = status;
     r->received += op->length;
     --r->rdma_inflight;
-    delete op;
+    free_rdma_op(op);
     if (r->received >= r->total && r->rdma_inflight == 0)
         finish_recv(r);
 }
@@ -649,7 +649,7 @@ bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const FixedVec<Seg,
                                WEFT_BTL_REG_FLAG_LOCAL_WRITE | WEFT_BTL_REG_FLAG_REMOTE_WRITE, &rc);
         if (e) {
             r->regs.push_back(e);
-            auto *op = new RdmaOp{r, s.seg.offset, s.seg.length};
+            RdmaOp *op = new_rdma_op(r, s.seg.offset, s.seg.length);
             ++r->rdma_inflight;
             // Counted before the call: the get may complete inside it.
             Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
@@ -663,7 +663,7 @@ bool Engine<Policy>::start_gets(Req *r, const Unexpected &u, const FixedVec<Seg,
                 continue;
             Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
             --r->rdma_inflight;
-            delete op;
+            free_rdma_op(op);
         }
         // This piece cannot be read: the sender sends it.
         ask_frags(r, u.send_id, s.seg.offset, s.seg.length);
@@ -1079,7 +1079,7 @@ template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t 
                                                 WEFT_BTL_REG_FLAG_REMOTE_READ, &rc);
         if (e) {
             r->regs.push_back(e);
-            auto *op = new RdmaOp{r, h.seg.offset, h.seg.length};
+            RdmaOp *op = new_rdma_op(r, h.seg.offset, h.seg.length);
             ++r->rdma_inflight;
             // Counted before the call: the put may complete inside it.
             Policy::template fragment_out<Engine>(Frag::rdma, r, +1);
@@ -1096,7 +1096,7 @@ template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t 
             }
             Policy::template fragment_out<Engine>(Frag::rdma, r, -1);
             --r->rdma_inflight;
-            delete op;
+            free_rdma_op(op);
         }
     }
     // No rail for it, or the put could not start: the piece goes as FRAGs.
