@@ -115,5 +115,7 @@ if ! grep -qi "not supported\|unknown option" "$TEST_TMP/ss" 2>/dev/null; then
     expect_in "mpi_bfo_unread: 40 messages intact" "$out" "reset before the receiver read"
     expect_in "btl/tcp:0 mapped out for rank 0" "$out" "reset before the receiver read: rank 1"
     results="$results rail1 reset before the receiver read 40 acknowledged messages: all arrived;"
+else
+    results="$results reset before the receiver read: not tried (this kernel cannot destroy sockets);"
 fi
 echo "pml/bfo against real faults (two tcp rails, both ways, random traffic for 8-12 s each, every message checked):$results"

@@ -138,26 +138,31 @@ struct Failover : engine::NoFailover {
         if (!proc || !WEFT_MODULE_HAS_OP(bml, weft_bml_module_t, bml_readd_proc_btl))
             return false;
         const weft_status_t rc = bml->bml_readd_proc_btl(bml, proc, btl);
-        if (E::P->verbose >= 10)
-            E::say(WEFT_OUTPUT_INFO,
-                   E::who() + ": " + E::rail_name(btl) + " readmitted for rank " +
-                       std::to_string(world) +
-                       (rc == WEFT_SUCCESS
-                            ? std::string(
-                                  tell ? "" : " (rank " + std::to_string(world) + " readmitted it)")
-                            : std::string(": not yet (") + weft_status_string(rc) + ")"));
-        if (rc != WEFT_SUCCESS)
+        const std::string rail = E::rail_name(btl), rank = std::to_string(world);
+        if (rc != WEFT_SUCCESS) {
+            if (E::P->verbose >= 10)
+                E::say(WEFT_OUTPUT_INFO, E::who() + ": " + rail +
+                                             " could not be readmitted for rank " + rank +
+                                             " yet (" + weft_status_string(rc) + ")");
             return false;
-        std::erase_if(mapped, [&](const Out &o) { return o.world == world && o.btl == btl; });
-        if (tell) {
-            const RailDownHdr h{.type = hdr_rail_up,
-                                .reserved = {},
-                                .rail = E::rail_key(btl),
-                                .src = weft_runtime_world_rank(),
-                                .reserved2 = 0};
-            E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
         }
+        if (E::P->verbose >= 10)
+            E::say(WEFT_OUTPUT_INFO, E::who() + ": " + rail + " readmitted for rank " + rank +
+                                         (tell ? "" : " (rank " + rank + " readmitted it)"));
+        std::erase_if(mapped, [&](const Out &o) { return o.world == world && o.btl == btl; });
+        if (tell)
+            tell_rail<E>(world, hdr_rail_up, btl);
         return true;
+    }
+    // RAILDOWN or RAILUP for btl, to world over the rails it has.
+    template <class E> static void tell_rail(int world, uint8_t type, weft_btl_module_t *btl)
+    {
+        const RailDownHdr h{.type = type,
+                            .reserved = {},
+                            .rail = E::rail_key(btl),
+                            .src = weft_runtime_world_rank(),
+                            .reserved2 = 0};
+        E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
     }
     template <class E> static int progress()
     {
@@ -491,15 +496,10 @@ struct Failover : engine::NoFailover {
                                            ") and no other rail to it is left to fail over to");
         }
         for (int w : told) {
-            const RailDownHdr h{.type = hdr_rail_down,
-                                .reserved = {},
-                                .rail = E::rail_key(btl),
-                                .src = weft_runtime_world_rank(),
-                                .reserved2 = 0};
             if (E::P->verbose >= 10)
                 E::say(WEFT_OUTPUT_INFO, E::who() + ": rank " + std::to_string(w) + " told that " +
                                              E::rail_name(btl) + " is mapped out");
-            E::send_bytes(w, &h, sizeof h, nullptr, 0, true, Frag::extra);
+            tell_rail<E>(w, hdr_rail_down, btl);
         }
     }
 
