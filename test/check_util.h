@@ -5,6 +5,9 @@
 #include "mca_output.h"
 #include "mca_select.h"
 
+// <filesystem> before <check.h>: Check defines a macro named fail.
+#include <filesystem>
+
 #include <check.h>
 
 #include <cstdlib>
@@ -51,6 +54,57 @@ inline int count_messages(output::Kind kind, const std::string &needle)
     return n;
 }
 
+// Paths a test made in /tmp, removed when the process that made them exits (Check runs each
+// test in a child of its own: the child removes what it made, never what its parent made).
+// run_suite makes a root directory first: a test's paths go in it, so that what a child
+// leaves when it ends without exit handlers (a test of a job that aborts) goes with the root.
+struct Scratch {
+    pid_t owner = 0;
+    std::vector<std::string> paths;
+    std::string root = "/tmp";
+};
+
+inline Scratch &scratch()
+{
+    static Scratch s;
+    return s;
+}
+
+inline void remove_scratch()
+{
+    Scratch &s = scratch();
+    if (s.owner != getpid())
+        return;
+    std::error_code ec;
+    for (const auto &p : s.paths)
+        std::filesystem::remove_all(p, ec);
+    s.paths.clear();
+}
+
+inline std::string keep_scratch(const std::string &path)
+{
+    Scratch &s = scratch();
+    if (s.owner != getpid()) {
+        // First scratch path of this process (a child inherits its parent's list, not its own).
+        s.owner = getpid();
+        s.paths.clear();
+        static bool registered = false;
+        if (!registered)
+            std::atexit(remove_scratch);
+        registered = true;
+    }
+    s.paths.push_back(path);
+    return path;
+}
+
+// A new empty directory named PREFIX-XXXXXX (under the suite's root, or /tmp), removed at exit.
+inline std::string scratch_dir(const char *prefix)
+{
+    std::string tmpl = scratch().root + "/" + prefix + "-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl.data()));
+    return keep_scratch(tmpl);
+}
+
 inline std::string all_messages()
 {
     std::string out;
@@ -71,11 +125,8 @@ inline void isolate()
     for (const auto &n : names)
         unsetenv(n.c_str());
     static std::string home;
-    if (home.empty()) {
-        char tmpl[] = "/tmp/weft-test-home-XXXXXX";
-        const char *dir = mkdtemp(tmpl);
-        home = dir ? dir : "/nonexistent";
-    }
+    if (home.empty())
+        home = scratch_dir("weft-test-home");
     setenv("HOME", home.c_str(), 1);
     setenv("WEFT_MCA_PARAM_FILES", "", 1);
     mca::reset_all();
@@ -102,9 +153,10 @@ inline std::string env_or_fail(const char *name)
 // Write `text` to a new temporary file and return its path.
 inline std::string temp_file(const std::string &text)
 {
-    char tmpl[] = "/tmp/weft-test-XXXXXX";
-    int fd = mkstemp(tmpl);
+    std::string tmpl = scratch().root + "/weft-test-XXXXXX";
+    int fd = mkstemp(tmpl.data());
     ck_assert_int_ge(fd, 0);
+    keep_scratch(tmpl);
     ck_assert_int_eq(write(fd, text.data(), text.size()), (ssize_t)text.size());
     close(fd);
     return tmpl;
@@ -112,6 +164,10 @@ inline std::string temp_file(const std::string &text)
 
 inline int run_suite(Suite *s)
 {
+    // Not scratch_dir: Check's assertions may only run inside a test.
+    std::string root = "/tmp/weft-test-XXXXXX";
+    if (mkdtemp(root.data()))
+        scratch().root = keep_scratch(root);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

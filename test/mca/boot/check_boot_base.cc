@@ -70,11 +70,8 @@ TEST_BOOT_COMPONENT(tiny)
 void only_test_components(const char *name)
 {
     static std::string empty;
-    if (empty.empty()) {
-        char tmpl[] = "/tmp/weft-test-empty-XXXXXX";
-        ck_assert_ptr_nonnull(mkdtemp(tmpl));
-        empty = tmpl;
-    }
+    if (empty.empty())
+        empty = weft::test::scratch_dir("weft-test-empty");
     weft::test::isolate_components(empty);
     setenv("WEFT_MCA_boot", name, 1);
     bare_module = complete();

@@ -228,8 +228,7 @@ END_TEST
 
 START_TEST(test_file_checks)
 {
-    char dir[] = "/tmp/check_btl_sm_calibrate.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const std::string dir = weft::test::scratch_dir("check_btl_sm_calibrate");
     const std::string path = std::string(dir) + "/cal";
     std::vector<Rate> out;
     ck_assert(!read_calibration(path, "k", out)); // missing
@@ -257,7 +256,7 @@ START_TEST(test_file_checks)
     unlink(big.c_str());
     unlink(link.c_str());
     unlink(path.c_str());
-    ck_assert_int_eq(rmdir(dir), 0);
+    ck_assert_int_eq(rmdir(dir.c_str()), 0);
 }
 END_TEST
 
@@ -279,8 +278,7 @@ START_TEST(test_measure_and_remember)
         for (int w = 0; w < kWays; ++w)
             ck_assert_msg(r.alone[w] > 1e6 && r.stream[w] > 1e6, "size %llu way %d: %g %g",
                           (unsigned long long)r.size, w, r.alone[w], r.stream[w]);
-    char dir[] = "/tmp/check_btl_sm_calibrate.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const std::string dir = weft::test::scratch_dir("check_btl_sm_calibrate");
     const std::string path = std::string(dir) + "/cal";
     std::string source;
     ck_assert_msg(calibrate(path, s, rates, source, why), "%s", why.c_str());
@@ -310,7 +308,7 @@ START_TEST(test_measure_and_remember)
     ck_assert_msg(source.find("measured now") == 0, "%s", source.c_str());
     unlink(path.c_str());
     unlink((path + ".lock").c_str());
-    ck_assert_int_eq(rmdir(dir), 0);
+    ck_assert_int_eq(rmdir(dir.c_str()), 0);
 }
 END_TEST
 
