@@ -58,16 +58,18 @@ struct RailDownHdr {
                    // engine cannot name
     uint32_t reserved2;
 };
-// bfo's FIN: the engine's, with the piece it finishes and the attempt, so that a copy of a FIN
-// sent again (its first completed in error, yet arrived) and a FIN of an earlier attempt are
-// recognised and dropped.
+// bfo's FIN: the engine's, with the message's match header (the seed's section 7: context,
+// source, tag and sequence number), the piece it finishes and the attempt. A FIN whose match
+// header is not its request's is refused; a copy of a FIN sent again (its first completed in
+// error, yet arrived) and a FIN of an earlier attempt are recognised and dropped.
 struct BfoFin : engine::FinHdr {
+    engine::MatchHdr match;
     uint64_t offset;
     uint8_t attempt;
     uint8_t reserved2[7];
 };
 static_assert(std::is_trivially_copyable_v<BfoFin> &&
-              sizeof(BfoFin) == sizeof(engine::FinHdr) + 16);
+              sizeof(BfoFin) == sizeof(engine::FinHdr) + 32);
 struct RestartHdr {
     uint8_t type;
     uint8_t attempt; // the sender's attempt this is about
@@ -200,16 +202,28 @@ struct Failover : engine::NoFailover {
         bool restarting = false;  // send: RNDVRESTARTNOTIFY sent, waiting for the answer
         bool notify_wait = false; // recv: a RNDVRESTARTNOTIFY waits for outstanding 0
         uint8_t attempt = 0;      // send: the current attempt; recv: the one being received
+        engine::MatchHdr match{}; // the message's match header (a rendezvous's: for its FINs)
         // The pieces of this attempt whose FIN (or, at a sender, whose PUT) arrived: a copy
         // of either is dropped (few: one per rail and RDMA fragment).
         std::vector<uint64_t> fins, puts;
     };
 
     using Fin = BfoFin;
+    static constexpr bool wants_match = true;
+    template <class E> static void rndv_match(typename E::Req *r, const engine::MatchHdr &h)
+    {
+        r->extra.match = h;
+    }
     template <class E> static void fill_fin(Fin &fin, const typename E::Req *r, uint64_t offset)
     {
+        if (r)
+            fin.match = r->extra.match;
         fin.offset = offset;
         fin.attempt = r ? r->extra.attempt : 0;
+    }
+    static bool same_message(const engine::MatchHdr &a, const engine::MatchHdr &b)
+    {
+        return a.cid == b.cid && a.src == b.src && a.tag == b.tag && a.seq == b.seq;
     }
     static bool first_time(std::vector<uint64_t> &seen, uint64_t offset)
     {
@@ -220,8 +234,8 @@ struct Failover : engine::NoFailover {
     }
     template <class E> static bool accept_fin(typename E::Req *r, const Fin &fin)
     {
-        return fin.attempt == r->extra.attempt && !r->extra.restarting &&
-               first_time(r->extra.fins, fin.offset);
+        return same_message(fin.match, r->extra.match) && fin.attempt == r->extra.attempt &&
+               !r->extra.restarting && first_time(r->extra.fins, fin.offset);
     }
     template <class E> static bool accept_piece(typename E::Req *r, uint64_t offset)
     {

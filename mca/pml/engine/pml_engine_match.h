@@ -47,7 +47,7 @@ template <class Policy> bool Engine<Policy>::src_matches(int want, int got)
     return want == WEFT_ANY_SOURCE || want == got;
 }
 
-template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *, const Unexpected &u)
+template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *comm, const Unexpected &u)
 {
     r->matched = true;
     r->status.source = u.src;
@@ -59,6 +59,16 @@ template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *, cons
     if (u.type == hdr_match) {
         finish_recv(r);
         return;
+    }
+    if constexpr (Policy::wants_match) {
+        MatchHdr m{};
+        m.type = u.type;
+        m.flags = u.flags;
+        m.seq = u.seq;
+        m.cid = weft_comm_cid(comm);
+        m.src = u.src;
+        m.tag = u.tag;
+        Policy::template rndv_match<Engine>(r, m);
     }
     rndv_matched(r, u);
 }
@@ -282,6 +292,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     u.tag = h.match.tag;
     u.type = type;
     u.flags = h.match.flags;
+    u.seq = h.match.seq;
     // An RGET carries its RDMA segments where the others carry data, then maybe the first
     // bytes of its message.
     bool bad_first = false;

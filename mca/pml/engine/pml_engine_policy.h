@@ -104,7 +104,14 @@ struct NoFailover {
     }
 
     // Seam 4, the FIN header: FinHdr, or a struct that begins with one (bfo adds the match
-    // header, to recognise a duplicate FIN). fill_fin completes the extra fields.
+    // header, to recognise a duplicate FIN). fill_fin completes the extra fields. With
+    // wants_match, rndv_match gives the policy each rendezvous's match header: at the sender
+    // when the message takes its sequence number, at the receiver when it is matched.
+    static constexpr bool wants_match = false;
+    template <class E> static void rndv_match(typename E::Req *r, const MatchHdr &h)
+    {
+        (void)r, (void)h;
+    }
     using Fin = FinHdr;
     template <class E> static void fill_fin(Fin &fin, const typename E::Req *r, uint64_t offset)
     {

@@ -704,6 +704,8 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     const Peer *peer = peer_of(world);
     if (!peer || peer->eager_limit == 0)
         return WEFT_ERR_UNREACH;
+    if constexpr (Policy::wants_match)
+        Policy::template rndv_match<Engine>(r, m);
     r->answered = false;
     r->done_bytes = 0;
     r->frags_inflight = r->rdma_inflight = 0;
@@ -1113,7 +1115,7 @@ template <class Policy> void Engine<Policy>::handle_fin(const char *msg, size_t 
     if (!read_header(msg, len, h, "FIN", false) || !(r = named(h.id, Want::any, "FIN")))
         return;
     if (!Policy::template accept_fin<Engine>(r, h))
-        return late("a copy of a FIN, or one of an earlier attempt");
+        return late("a copy of a FIN, one of an earlier attempt, or one of another message");
     if (r->is_send) {
         // RDMA direct get: the receiver read a piece.
         if (h.length > r->bytes - r->done_bytes)

@@ -196,6 +196,7 @@ struct Unexpected {
     int tag;
     uint8_t type;
     uint8_t flags;
+    uint16_t seq;
     uint64_t total;
     uint64_t send_id;
     int world_src;                    // to answer
