@@ -17,6 +17,10 @@
 extern "C" {
 #endif
 
+/* Attribute of MPI_COMM_WORLD (MPI_Comm_get_attr): *(int *)value is 1 when fault tolerance is on
+ * for the job (mpirun --with-ft ulfm, or mpi_ft_enable), else 0. */
+#define MPIX_FT 7
+
 /* *flag becomes the bitwise AND of flag over the members of comm. Collective. Not yet fault
  * tolerant unless a coll component provides the agreement (coll/base's does not): ULFM's rules
  * for failed members come with the rest of ULFM. */

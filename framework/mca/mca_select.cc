@@ -339,8 +339,31 @@ static weft_status_t register_mpi_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "ft_enable",
+         .type = WEFT_MCA_PARAM_BOOL,
+         .default_value = "0",
+         .help = "Fault tolerance (ULFM, mpi-ext.h): a process that dies does not end the job; "
+                 "the others learn of it, their calls that involve it return "
+                 "MPIX_ERR_PROC_FAILED, and they may revoke, shrink and agree to go on. "
+                 "mpirun --with-ft ulfm sets it for every rank (and mpirun then keeps the job "
+                 "running). The same value at every rank of a job.",
+         .level = 1,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "ft_verbose",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "What fault tolerance says on the error output: 1 each process failure a "
+                 "rank learns, and how; 10 each revoke, shrink and agreement step.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..100"},
     };
-    return weft_mca_param_register_table("mpi", nullptr, defs, 1, sizeof defs[0], nullptr);
+    return weft_mca_param_register_table("mpi", nullptr, defs, 3, sizeof defs[0], nullptr);
 }
 
 weft_status_t register_all()

@@ -5,6 +5,8 @@
 
 #include "runtime.h"
 
+#include <mpi-ext.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -100,6 +102,7 @@ int io_val = MPI_ANY_SOURCE;
 int wtime_global = 0;
 int appnum = 0;
 int universe = 0;
+int ft_val = 0;
 int lastcode = MPI_ERR_LASTCODE;
 
 } // namespace
@@ -138,6 +141,47 @@ weft_status_t internal_barrier(weft_comm *comm)
             rc = internal_recv(comm, &token, 1, 0, tag_barrier);
     }
     return rc;
+}
+
+// Fault tolerance: every rank sends a token to every other and waits for the token of each
+// peer that has not failed. A peer's failure (the runtime learns it from progress) ends the wait
+// for it: its receive is cancelled, and a send to it is left to the PML. Every live rank has
+// then reached the barrier: what each sent before it is in the transports (pml_enable(0)).
+// Linear in the ranks, and used only by MPI_Finalize with fault tolerance on.
+weft_status_t ft_barrier(weft_comm *comm)
+{
+    char out = 0;
+    const int n = comm->size;
+    std::vector<char> in(static_cast<size_t>(n));
+    weft_progress(); // the failures learnt while this rank computed
+    std::vector<weft_request_t *> recvs(size_t(n), nullptr), sends(size_t(n), nullptr);
+    auto failed = [&](int r) {
+        return weft_runtime_proc_failed(weft_comm_peer_world_rank(comm, r)) != 0;
+    };
+    for (int r = 0; r < n; ++r) {
+        if (r == comm->rank || failed(r))
+            continue;
+        pml()->pml_irecv(pml(), &in[size_t(r)], 1, MPI_BYTE, r, tag_barrier, comm,
+                         &recvs[size_t(r)]);
+        pml()->pml_isend(pml(), &out, 1, MPI_BYTE, r, tag_barrier, WEFT_SEND_STANDARD, comm,
+                         &sends[size_t(r)]);
+    }
+    auto settled = [&](const std::vector<weft_request_t *> &reqs) {
+        for (int r = 0; r < n; ++r)
+            if (reqs[size_t(r)] && !reqs[size_t(r)]->complete && !failed(r))
+                return false;
+        return true;
+    };
+    weft::progress_wait([&] { return settled(recvs) && settled(sends); });
+    for (auto *reqs : {&recvs, &sends})
+        for (weft_request_t *q : *reqs) {
+            if (!q)
+                continue;
+            if (!q->complete && q->pml_cancel)
+                q->pml_cancel(q);
+            q->pml_free(q);
+        }
+    return WEFT_SUCCESS;
 }
 
 weft_status_t internal_send(weft_comm *comm, const void *buf, size_t bytes, int dst, int tag)
@@ -501,6 +545,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
     case MPI_APPNUM: v = &appnum; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_LASTUSEDCODE: v = &lastcode; break;
+    case MPIX_FT:
+        ft_val = weft_runtime_ft_enabled();
+        v = &ft_val;
+        break;
     default: {
         auto it = comm->attrs.find(keyval);
         if (it == comm->attrs.end()) {

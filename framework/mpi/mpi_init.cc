@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,13 @@ __attribute__((constructor)) void die_with_mpirun()
     const char *id = std::getenv("MPIRUN_ID");
     if (!id || !std::getenv("MPIRUN_RANK"))
         return;
+    // mpirun reads the rank's output through a pipe, which stdio would fill a block at a time:
+    // a line printed just before the rank dies (a failure it reports, the last words of a
+    // rank that kills itself) would be lost with the buffer. Line-buffered, as on a terminal;
+    // set before main, while the stream is still untouched.
+    struct stat st {};
+    if (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode))
+        std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
     char *end = nullptr;
     const long launcher = std::strtol(id, &end, 10);
     if (end == id || *end || launcher <= 1 || getppid() != pid_t(launcher))
@@ -226,7 +234,11 @@ int MPI_Finalize(void)
     // barrier would not drain its receive queues, and a peer flushing into them would wait
     // for ever).
     g_pml->pml_enable(g_pml, 0);
-    internal_barrier(MPI_COMM_WORLD);
+    // With fault tolerance the barriers leave out the failed processes (mpirun's too).
+    if (weft_runtime_ft_enabled())
+        ft_barrier(MPI_COMM_WORLD);
+    else
+        internal_barrier(MPI_COMM_WORLD);
     // A rank that cannot tell its job it finished must not exit 0 as if it had.
     weft_boot_module_t *boot = weft::rt::boot();
     if (weft_status_t rc = boot->boot_barrier(boot); rc != WEFT_SUCCESS)

@@ -69,6 +69,8 @@ weft_status_t coll_comm_enable(weft_comm *comm);
 void coll_comm_disable(weft_comm *comm);
 // A barrier over the library's own tags that needs no coll component (MPI_Finalize).
 weft_status_t internal_barrier(weft_comm *comm);
+// A barrier that does not wait for failed processes (MPI_Finalize with fault tolerance on).
+weft_status_t ft_barrier(weft_comm *comm);
 
 // ---- errors (mpi_errors.cc)
 // Report `errclass` raised by `fn` on `comm` (MPI_COMM_WORLD's handler if comm

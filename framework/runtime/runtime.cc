@@ -10,6 +10,7 @@
 #include <btl/btl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +37,15 @@ struct State {
     std::vector<std::pair<std::string, std::string>> my_modex;
     bool modex_done = false;
     std::vector<weft_progress_fn_t> progress;
+    // Process failures (weft/runtime.h): fault tolerance on, the launcher's events to read,
+    // each rank's failed state, the failures in the order learnt and how many are announced.
+    bool ft = false;
+    int ft_verbose = 0;
+    bool events = false;
+    std::vector<uint8_t> failed;
+    std::vector<int> failures;
+    size_t announced = 0;
+    std::vector<std::pair<weft_failure_fn_t, void *>> failure_fns;
 };
 
 State S;
@@ -211,6 +221,10 @@ weft_status_t init()
         return rc;
     }
     S.jobid = jobid;
+    S.ft = weft_mca_param_bool(weft_mca_param_find("mpi_ft_enable")) != 0;
+    S.ft_verbose = int(weft_mca_param_int(weft_mca_param_find("mpi_ft_verbose")));
+    S.events = (S.boot->boot_flags & WEFT_BOOT_FLAG_FAILURE_EVENTS) != 0;
+    S.failed.assign(size_t(S.size), 0);
     if (weft_status_t rc = secret::init(S.boot, S.rank, S.size, S.jobid); rc != WEFT_SUCCESS)
         return rc;
     const char *host = std::getenv("WEFT_HOSTNAME");
@@ -244,7 +258,57 @@ weft_status_t finalize()
     weft_boot_close();
     S.initialized = false;
     S.progress.clear();
+    S.failure_fns.clear();
     return rc;
+}
+
+// Failures (weft/runtime.h): a rank is marked once; the count of failures learnt is the epoch.
+std::atomic<uint64_t> g_failure_epoch{0};
+
+void mark_failed(int rank, const std::string &why)
+{
+    if (rank < 0 || rank >= S.size || rank == S.rank || S.failed[size_t(rank)])
+        return;
+    S.failed[size_t(rank)] = 1;
+    S.failures.push_back(rank);
+    g_failure_epoch.fetch_add(1, std::memory_order_release);
+    if (S.ft_verbose >= 1)
+        output::emit(output::Kind::verbose, "rank " + std::to_string(S.rank) + ": rank " +
+                                                std::to_string(rank) + " failed (" + why + ")");
+}
+
+// What a launcher event says, for the verbose line.
+std::string describe_event(const weft_boot_event_t &ev)
+{
+    if (ev.signal > 0)
+        return std::string("killed by signal ") + std::to_string(ev.signal);
+    if (ev.exit_code >= 0)
+        return "exited with status " + std::to_string(ev.exit_code) + " without finalizing";
+    return "reported by the launcher";
+}
+
+// The launcher's events, then the announcement of every failure not yet announced.
+int poll_failures()
+{
+    int n = 0;
+    if (S.events) {
+        for (;;) {
+            weft_boot_event_t ev{};
+            ev.struct_size = sizeof ev;
+            if (S.boot->boot_poll_event(S.boot, &ev) != WEFT_SUCCESS)
+                break;
+            ++n;
+            if (ev.kind == WEFT_BOOT_EVENT_PROC_FAILED)
+                mark_failed(ev.rank, describe_event(ev));
+        }
+    }
+    while (S.announced < S.failures.size()) {
+        const int rank = S.failures[S.announced++];
+        for (const auto &[fn, arg] : S.failure_fns)
+            fn(rank, arg);
+        ++n;
+    }
+    return n;
 }
 
 void idle(unsigned &idle_rounds)
@@ -406,7 +470,41 @@ int weft_progress(void)
     int n = 0;
     for (size_t i = 0; i < S.progress.size(); ++i)
         n += S.progress[i]();
+    if (S.ft) [[unlikely]]
+        n += weft::rt::poll_failures();
     return n;
+}
+
+int weft_runtime_ft_enabled(void) { return S.ft; }
+
+int weft_runtime_proc_failed(int rank)
+{
+    return rank >= 0 && size_t(rank) < S.failed.size() && S.failed[size_t(rank)];
+}
+
+uint64_t weft_runtime_failure_epoch(void)
+{
+    return weft::rt::g_failure_epoch.load(std::memory_order_acquire);
+}
+
+weft_status_t weft_runtime_report_failure(int rank, const char *why)
+{
+    if (!S.ft)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (rank < 0 || rank >= S.size)
+        return WEFT_ERR_BAD_PARAM;
+    weft::rt::mark_failed(rank, why ? why : "reported by a component");
+    return WEFT_SUCCESS;
+}
+
+weft_status_t weft_runtime_failure_register(weft_failure_fn_t fn, void *arg)
+{
+    if (!fn)
+        return WEFT_ERR_BAD_PARAM;
+    if (S.failure_fns.size() >= 8)
+        return WEFT_ERR_OUT_OF_RESOURCE;
+    S.failure_fns.emplace_back(fn, arg);
+    return WEFT_SUCCESS;
 }
 
 void weft_runtime_abort(int code, const char *message)

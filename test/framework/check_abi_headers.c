@@ -166,6 +166,7 @@ weft_bml_module_t check_bml_module = {
     .bml_endpoint_next = NULL,
     .bml_endpoint_find = NULL,
     .bml_register_rails_changed = check_bml_register_rails_changed,
+    .bml_readd_proc_btl = NULL,
 };
 
 weft_bml_component_t check_bml_component = {

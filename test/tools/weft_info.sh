@@ -18,6 +18,7 @@ expect_in "mca:btl:alpha:version:component:1.2.3" "$out" "parsable component"
 expect_in "mca:btl:oldabi:rejected:built for MCA ABI 2.0, this is 3.0" "$out" "parsable rejection"
 expect_in "framework:btl:api:1.3" "$out" "parsable framework"
 expect_in "btl_openib_failover:" "$out" "parsable failover flag"
+expect_in "ft_mpi_support:partial" "$out" "parsable FT support"
 
 # --param: value, source, type, level, help; levels hide what is above.
 out=$(run "$WEFT_INFO" --param btl alpha 2>/dev/null) || fail "--param failed"

@@ -146,6 +146,7 @@ class Job {
     void handle_signal(int sig);
     void defer_error(const std::string &err, Clock::time_point now);
     void check_bootstrap(Clock::time_point now);
+    void judge_ft(Clock::time_point now);
     bool done() const;
     std::vector<std::string> job_file_dirs() const;
     void remove_job_files();
@@ -160,6 +161,7 @@ class Job {
     std::unique_ptr<Server> server_;
     bool failing_ = false;
     int exit_code_ = 0;
+    int ft_exit_code_ = 0; // fault tolerance: the first surviving rank's nonzero exit
     int signals_seen_ = 0;
     Clock::time_point start_ = Clock::now();
     std::optional<Clock::time_point> kill_at_;
@@ -284,6 +286,11 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
     env.push_back("MPIRUN_PORT=" + std::to_string(port_));
     env.push_back("WEFT_HOSTNAME=" + r.host->name);
     env.push_back("WEFT_MPIRUN_EVENTS=1"); // this mpirun serves the event channel
+    // Fault tolerance: every rank talks to mpirun itself. The bootstrap's tree (ranks relaying
+    // for each other) would break with the first rank that dies, and take its subtree along;
+    // mpirun completes a barrier without the dead.
+    if (opt_.ft)
+        env.push_back("MPIRUN_USE_TREES=0");
     for (const auto &[name, value] : opt_.exports) {
         if (value)
             env.push_back(name + "=" + *value);
@@ -535,9 +542,50 @@ void Job::defer_error(const std::string &err, Clock::time_point now)
     server_error_at_ = now + std::chrono::milliseconds(300);
 }
 
+// Fault tolerance (--with-ft ulfm): a rank that ends without finalizing, once it was part of
+// MPI (its event channel open), is a failed process. The others are told and go on; mpirun
+// says so once. A rank that finalized and then exits nonzero gives the job its exit status.
+// A rank still alive whose bootstrap connection closed without PMGR_CLOSE is gone for the
+// server: it is killed (fail-stop), and judged as failed when reaped.
+void Job::judge_ft(Clock::time_point now)
+{
+    const auto grace = std::chrono::milliseconds(300);
+    for (auto &r : ranks_) {
+        if (!r.exited && r.pid > 0 && server_->gone(r.rank) && !r.ft_killed) {
+            r.ft_killed = true;
+            kill(-r.pid, SIGKILL);
+        }
+        if (!r.exit_time || !server_->has_event_channel(r.rank))
+            continue;
+        // Judged once what it sent before it ended has been read (its connections closed),
+        // or after the grace period.
+        if (server_->has_open_connection(r.rank) && now < *r.exit_time + grace)
+            continue;
+        r.exit_time.reset();
+        const std::string who = "rank " + std::to_string(r.rank) + " (pid " +
+                                std::to_string(r.pid) + ") on host " + r.host->name;
+        if (server_->finalized(r.rank)) {
+            if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+                continue;
+            say(who + " " + describe_status(r.status) + " after MPI_Finalize");
+            if (ft_exit_code_ == 0)
+                ft_exit_code_ = exit_code_of(r.status);
+            continue;
+        }
+        say(who + " " + describe_status(r.status) +
+            (WIFEXITED(r.status) ? " without finalizing" : "") +
+            "; the job goes on without it (fault tolerance is on)");
+        server_->notify_failed(r.rank, WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1,
+                               WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
+        defer_error(server_->rank_failed(r.rank), now);
+    }
+}
+
 void Job::check_bootstrap(Clock::time_point now)
 {
     defer_error(server_->tick(), now);
+    if (opt_.ft)
+        judge_ft(now);
     // When a bootstrap error is due, a rank that died explains it better:
     // judge exited ranks first, at once.
     const bool error_due = server_error_at_ && now >= *server_error_at_;
@@ -631,6 +679,7 @@ int Job::run()
     limits.max_round = std::max(limits.max_round, opt_.bootstrap_max_size);
     limits.io_s = opt_.bootstrap_timeout;
     server_ = std::make_unique<Server>(int(ranks_.size()), dbg ? std::atoi(dbg) : 0, limits);
+    server_->set_fault_tolerant(opt_.ft);
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -741,7 +790,7 @@ int Job::run()
     }
     remove_job_files();
     if (!failing_)
-        return 0;
+        return ft_exit_code_;
     return exit_code_;
 }
 

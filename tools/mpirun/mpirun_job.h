@@ -34,7 +34,8 @@ struct Rank {
     pid_t pid = -1;
     Stream out, err;
     bool exited = false;
-    int status = 0; // waitpid status
+    bool ft_killed = false; // fault tolerance: killed by mpirun as gone
+    int status = 0;         // waitpid status
     // Set when it exited cleanly, until mpirun has judged whether that was
     // too early (see Job::check_bootstrap).
     std::optional<std::chrono::steady_clock::time_point> exit_time;

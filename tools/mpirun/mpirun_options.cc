@@ -2,6 +2,8 @@
 
 #include "weft_config.h"
 
+#include "mca_parse.h"
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -32,6 +34,10 @@ const char usage_text[] =
     "                         CMD is replaced by the host name, else the host is appended\n"
     "  --bootstrap-addr ADDR  the address ranks on other hosts use to reach mpirun\n"
     "  --timeout S            end the job after S seconds\n"
+    "  --with-ft ulfm|none    ulfm: a rank that dies does not end the job; the others are\n"
+    "                         told (MPI fault tolerance, mpi-ext.h), and the job succeeds\n"
+    "                         when every surviving rank exits 0 (same as --mca mpi_ft_enable\n"
+    "                         true; default none)\n"
     "  --bootstrap-timeout S  how long a rank may stall the bootstrap server: a packet\n"
     "                         begun, a reply not read (default 10)\n"
     "  --bootstrap-max-size B largest per-rank size of a bootstrap collective, in bytes\n"
@@ -224,6 +230,28 @@ bool parse_hostfile(const std::string &path, std::vector<HostSpec> &out, std::st
     return true;
 }
 
+// The value of MCA parameter `name` that the ranks will see, with where it comes from ("--mca ",
+// "-x WEFT_MCA_", "WEFT_MCA_"): --mca over -x over mpirun's environment. `differs` is set to an
+// earlier --mca value that the last one contradicts ("" if none).
+std::optional<std::pair<std::string, std::string>>
+ranks_value(const Options &o, const std::string &name, std::string &differs)
+{
+    std::optional<std::pair<std::string, std::string>> found;
+    differs.clear();
+    if (const char *env = std::getenv(("WEFT_MCA_" + name).c_str()))
+        found.emplace("WEFT_MCA_", env);
+    for (const auto &[n, value] : o.exports)
+        if (n == "WEFT_MCA_" + name && value)
+            found.emplace("-x WEFT_MCA_", *value);
+    for (const auto &[n, value] : o.mca)
+        if (n == name) {
+            if (found && found->first == "--mca " && found->second != value)
+                differs = found->second;
+            found.emplace("--mca ", value);
+        }
+    return found;
+}
+
 std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
 {
     Options o;
@@ -324,6 +352,15 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 return fail(a + " needs a number of seconds");
             if (!parse_seconds("--timeout", v, max_timeout_s, o.timeout, err))
                 return fail(err);
+        } else if (a == "--with-ft" || a == "-with-ft") {
+            if (!value(v))
+                return fail(a + " needs ulfm or none");
+            if (v == "ulfm" || v == "mpi")
+                o.mca.emplace_back("mpi_ft_enable", "true");
+            else if (v == "none")
+                o.mca.emplace_back("mpi_ft_enable", "false");
+            else
+                return fail(a + " '" + v + "': expected ulfm (or mpi) or none");
         } else if (a == "--bootstrap-timeout") {
             std::string err;
             if (!value(v))
@@ -346,18 +383,22 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
         return fail("no program to run");
     // Every rank must bootstrap through this mpirun: a boot selection without pmgr would
     // start unrelated processes. It reaches the ranks by --mca, -x or mpirun's environment.
-    // The value the ranks will see: --mca over -x over mpirun's environment.
-    std::optional<std::pair<std::string, std::string>> boot; // where from, value
-    if (const char *env = std::getenv("WEFT_MCA_boot"))
-        boot.emplace("WEFT_MCA_", env);
-    for (const auto &[name, value] : o.exports)
-        if (name == "WEFT_MCA_boot" && value)
-            boot.emplace("-x WEFT_MCA_", *value);
-    for (const auto &[name, value] : o.mca)
-        if (name == "boot")
-            boot.emplace("--mca ", value);
-    if (std::string err; boot && !boot_selects_mpirun(boot->second, err))
-        return fail(boot->first + err);
+    std::string differs;
+    if (auto boot = ranks_value(o, "boot", differs); boot) {
+        if (std::string err; !boot_selects_mpirun(boot->second, err))
+            return fail(boot->first + err);
+    }
+    // Fault tolerance, as the ranks will see it (--with-ft is an --mca).
+    if (auto ft = ranks_value(o, "mpi_ft_enable", differs); ft) {
+        if (!differs.empty())
+            return fail("--with-ft and --mca mpi_ft_enable disagree (" + differs + " and " +
+                        ft->second + ")");
+        std::string expected;
+        auto v = mca::parse_value(WEFT_MCA_PARAM_BOOL, ft->second, {}, expected);
+        if (!v)
+            return fail(ft->first + "mpi_ft_enable '" + ft->second + "': expected " + expected);
+        o.ft = v->b;
+    }
     if (!o.hostfile.empty()) {
         std::string err;
         if (!parse_hostfile(o.hostfile, o.hosts, err))

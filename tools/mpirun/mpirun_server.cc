@@ -138,7 +138,7 @@ struct Server::Conn {
 Server::Server(int nprocs, int debug, const ServerLimits &limits)
     : nprocs_(nprocs), debug_(debug), limits_(limits), by_rank_(size_t(nprocs), nullptr),
       events_by_rank_(size_t(nprocs), nullptr), finalized_(size_t(nprocs), false),
-      closed_(size_t(nprocs), false), joined_(size_t(nprocs), false)
+      closed_(size_t(nprocs), false), joined_(size_t(nprocs), false), gone_(size_t(nprocs), false)
 {
 }
 
@@ -343,6 +343,7 @@ void Server::notify_failed(int rank, int exit_code, int signal)
     auto ev = std::make_shared<std::string>(sizeof(Event), '\0');
     const Event e{WEFT_BOOT_EVENT_PROC_FAILED, rank, exit_code, signal};
     std::memcpy(ev->data(), &e, sizeof e);
+    failures_.push_back(ev);
     std::vector<Conn *> targets;
     for (Conn *c : events_by_rank_)
         if (c && c->rank != rank)
@@ -351,6 +352,17 @@ void Server::notify_failed(int rank, int exit_code, int signal)
         queue(c, ev, 0, ev->size(), -1);
         flush(c);
     }
+}
+
+std::string Server::rank_failed(int rank)
+{
+    if (rank < 0 || rank >= nprocs_ || gone_[size_t(rank)])
+        return {};
+    gone_[size_t(rank)] = true;
+    for (Conn *c : {by_rank_[size_t(rank)], events_by_rank_[size_t(rank)]})
+        if (c)
+            drop(c);
+    return closed_[size_t(rank)] ? std::string() : check_round();
 }
 
 void Server::drop(Conn *c)
@@ -645,6 +657,10 @@ std::string Server::advance(Conn *c)
             events_by_rank_[size_t(c->rank)] = c;
             ever_events_.insert(c->rank);
             note("the job-event channel of " + who(c->rank) + " proved the job's secret");
+            // The failures it missed, in order: a rank learns of every one however late its
+            // channel opened.
+            for (const auto &ev : failures_)
+                queue(c, ev, 0, ev->size(), -1);
             progress = true;
             break;
         case Conn::Kind::task: err = parse(c, progress); break;
@@ -708,6 +724,13 @@ std::string Server::advance(Conn *c)
                             " bytes that are neither a handshake nor an abort request");
         }
         drop(c);
+        if (task && ft_ && !closed_[size_t(rank)]) {
+            // Fault tolerance: a rank that leaves is gone (mpirun judges its exit when it
+            // reaps it); a barrier may complete without it now.
+            note(who(rank) + " closed its connection without PMGR_CLOSE: gone");
+            gone_[size_t(rank)] = true;
+            return check_round();
+        }
         if (task) {
             if (mid_packet)
                 return fail(who(rank) + " closed its connection in the middle of a packet (" +
@@ -791,13 +814,19 @@ std::string Server::fail(const std::string &why)
 // never complete.
 std::string Server::check_round()
 {
-    int waiting = 0, closed = 0;
+    int waiting = 0, closed = 0, gone = 0;
     for (int r = 0; r < nprocs_; ++r) {
         if (closed_[size_t(r)])
             ++closed;
+        else if (gone_[size_t(r)])
+            ++gone;
         else if (by_rank_[size_t(r)] && by_rank_[size_t(r)]->have_packet)
             ++waiting;
     }
+    if (closed + gone == nprocs_ && gone > 0)
+        return {};
+    if (gone > 0 && waiting > 0 && closed == 0 && waiting + gone == nprocs_)
+        return gone_round(waiting);
     if (closed == nprocs_) {
         note("Completed processing PMGR opcodes; took " + std::to_string(now_s() - start_time_) +
              " seconds for " + std::to_string(nprocs_) + " procs");
@@ -816,6 +845,47 @@ std::string Server::check_round()
     if (waiting < nprocs_)
         return {};
     return process_round();
+}
+
+// Every rank left waits in the same round, and the others are gone (fault tolerance): a barrier
+// completes over the ranks left; anything else cannot.
+std::string Server::gone_round(int waiting)
+{
+    int first_gone = 0;
+    while (!gone_[size_t(first_gone)])
+        ++first_gone;
+    std::vector<Conn *> live;
+    for (int r = 0; r < nprocs_; ++r) {
+        Conn *c = gone_[size_t(r)] || closed_[size_t(r)] ? nullptr : by_rank_[size_t(r)];
+        if (!c)
+            continue;
+        if (c->op != op_barrier)
+            return fail(who(first_gone) + " is gone while " + who(r) + " waits in " +
+                        opcode_name(c->op) + ", which cannot complete without it");
+        live.push_back(c);
+    }
+    if (int(live.size()) != waiting)
+        return {};
+    note("Completing a barrier over the " + std::to_string(waiting) + " ranks left");
+    const int op = op_barrier;
+    auto b = std::make_shared<const std::string>(reinterpret_cast<const char *>(&op), sizeof op);
+    std::vector<int> fds;
+    for (Conn *c : live) {
+        queue(c, b, 0, b->size(), op);
+        c->have_packet = false;
+        c->data.reset();
+        fds.push_back(c->fd);
+    }
+    ++rounds_;
+    for (int fd : fds)
+        if (auto it = conns_.find(fd); it != conns_.end())
+            if (std::string e = flush(it->second.get()); !e.empty())
+                return e;
+    for (int fd : fds)
+        if (auto it = conns_.find(fd); it != conns_.end() && !it->second->in.empty())
+            if (std::string e = advance(it->second.get()); !e.empty())
+                return e;
+    return {};
 }
 
 std::string Server::process_round()

@@ -87,6 +87,15 @@ class Server {
     bool has_event_channel(int rank) const;
     // Queue "rank failed" on every other event channel still open.
     void notify_failed(int rank, int exit_code, int signal);
+    // Fault tolerance (--with-ft): a rank that leaves without PMGR_CLOSE is gone, not an
+    // error; a barrier completes over the ranks left (what MPI_Finalize needs), any other
+    // collective that a gone rank should have joined ends the job.
+    void set_fault_tolerant(bool on) { ft_ = on; }
+    // `rank` failed (mpirun saw it die): its connections are closed, and it is gone. Returns
+    // an error that ends the job (a collective it should have joined), or "".
+    std::string rank_failed(int rank);
+    // Whether `rank` is gone (failed, or left without PMGR_CLOSE under fault tolerance).
+    bool gone(int rank) const { return gone_[size_t(rank)]; }
     // Called now and then: decides connections that said too little to be
     // classified, and enforces the timeouts. Returns an error that ends the job, or "".
     std::string tick();
@@ -100,6 +109,7 @@ class Server {
     std::string parse(Conn *c, bool &progress);
     std::string check_round();
     std::string process_round();
+    std::string gone_round(int waiting);
     std::string fail(const std::string &why);
     std::string who(int rank) const;
     std::string flush(Conn *c);
@@ -120,6 +130,9 @@ class Server {
     std::vector<bool> finalized_;
     std::vector<bool> closed_;
     std::vector<bool> joined_;
+    std::vector<bool> gone_;
+    std::vector<std::shared_ptr<const std::string>> failures_; // every "rank failed" sent
+    bool ft_ = false;
     std::optional<Abort> abort_;
     bool started_ = false;
     bool failed_ = false;

@@ -105,6 +105,10 @@ std::vector<Dependency> dependencies()
     };
 }
 
+// Fault tolerance (ULFM) as built: what a job run with --with-ft ulfm gets. Partial until
+// revoke, shrink, agreement and the failure queries exist.
+const char ft_support[] = "partial: failures detected, MPI_Finalize goes on without the failed";
+
 void print_build(bool parsable)
 {
     std::string loaders;
@@ -117,6 +121,7 @@ void print_build(bool parsable)
         std::printf("loader:%s\nloaders:%s\n", Repository::instance().loader_name().c_str(),
                     loaders.c_str());
         std::printf("btl_openib_failover:%s\n", WEFT_BTL_OPENIB_FAILOVER_STRING);
+        std::printf("ft_mpi_support:%s\n", ft_support);
         for (const auto &d : dependencies())
             std::printf("dependency:%s:%s\n", d.name, d.version ? d.version : "no");
 #ifdef WEFT_HAVE_HWLOC
@@ -133,6 +138,8 @@ void print_build(bool parsable)
     std::printf("          Loader backend: %s (built: %s)\n",
                 Repository::instance().loader_name().c_str(), loaders.c_str());
     std::printf("         openib failover: %s\n", WEFT_BTL_OPENIB_FAILOVER_STRING);
+    std::printf("          FT MPI support: %s (mpirun --with-ft ulfm; docs/fault-tolerance.md)\n",
+                ft_support);
     for (const auto &d : dependencies())
         std::printf("%24s: %s\n", d.name, d.version ? d.version : "no");
     std::string fws;

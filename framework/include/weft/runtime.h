@@ -114,6 +114,31 @@ void weft_runtime_own_file(const char *path, int add);
 /* Remove every registered file now; for a way out that runs no destructors. Thread: any. */
 void weft_runtime_remove_own_files(void);
 
+/*
+ * Process failures (ULFM; mpi_ft_enable). The runtime owns each process's failed state: it
+ * learns a failure from the launcher's notice (read by weft_progress, so a rank learns while it
+ * waits in any call, and at its next call when it computes), or from a component that saw the
+ * peer die in-band (weft_runtime_report_failure). Each failed process is announced once, from
+ * progress, to the functions registered here (the MPI layer, the PML). Without fault tolerance
+ * a failure ends the job (the launcher does it) and none of this is used.
+ */
+/* Whether fault tolerance is on for this job (mpi_ft_enable). Valid after boot. */
+int weft_runtime_ft_enabled(void);
+/* Whether world rank `rank` is known to have failed. Thread: any. */
+int weft_runtime_proc_failed(int rank);
+/* How many process failures this process has learnt; a waiter that sees it change re-checks
+ * what it waits for. Thread: any. */
+uint64_t weft_runtime_failure_epoch(void);
+/* A component saw world rank `rank` fail (a connection reset by a dead peer, a shared-memory
+ * peer gone). With fault tolerance: the process is marked failed (once) and announced at the
+ * next progress call. Without: WEFT_ERR_NOT_SUPPORTED, nothing changes (the caller handles the
+ * error as it always did). Blocking: no. Thread: the one that drives MPI. */
+weft_status_t weft_runtime_report_failure(int rank, const char *why);
+/* Called once for each failed process, from progress, in the order they were learnt. Register
+ * from init; at most 8 functions. */
+typedef void (*weft_failure_fn_t)(int rank, void *arg);
+weft_status_t weft_runtime_failure_register(weft_failure_fn_t fn, void *arg);
+
 #ifdef __cplusplus
 }
 

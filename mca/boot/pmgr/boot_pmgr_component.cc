@@ -158,18 +158,25 @@ weft_status_t boot_poll_event(weft_boot_module_t *m, weft_boot_event_t *ev)
 {
     if (S.event_fd < 0) // an mpirun without the event channel: as a module without events
         return weft_boot_default_poll_event(m, ev);
-    char buf[256];
-    for (;;) {
-        ssize_t n = recv(S.event_fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) {
-            S.event_in.append(buf, size_t(n));
-            continue;
+    // The watchdog reads the channel as records come (it also sees mpirun go); without it,
+    // this reads the socket itself.
+    if (watchdog_reads_events()) {
+        if (S.event_in.size() < sizeof(Event) && !watchdog_take_events(S.event_in))
+            return WEFT_ERR_NOT_FOUND;
+    } else {
+        char buf[256];
+        for (;;) {
+            ssize_t n = recv(S.event_fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (n > 0) {
+                S.event_in.append(buf, size_t(n));
+                continue;
+            }
+            if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                if (S.event_in.size() < sizeof(Event))
+                    return WEFT_ERR_UNREACH;
+            }
+            break;
         }
-        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-            if (S.event_in.size() < sizeof(Event))
-                return WEFT_ERR_UNREACH;
-        }
-        break;
     }
     if (S.event_in.size() < sizeof(Event))
         return WEFT_ERR_NOT_FOUND;

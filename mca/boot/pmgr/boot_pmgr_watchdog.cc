@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -26,7 +27,29 @@ struct Watchdog {
     int fds[2] = {-1, -1}; // duplicates of the watched connections
     int stop_pipe[2] = {-1, -1};
     std::atomic<bool> disarmed{false};
+    // The event channel's records read so far (fds[1] is the channel's duplicate).
+    std::mutex events_lock;
+    std::string events;
+    std::atomic<bool> events_new{false};
 } W;
+
+// Read what the event channel holds now. False when the channel closed or failed.
+bool read_events(int fd)
+{
+    char buf[1024];
+    for (;;) {
+        const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) {
+            std::lock_guard<std::mutex> hold(W.events_lock);
+            W.events.append(buf, size_t(n));
+            W.events_new.store(true, std::memory_order_release);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+}
 
 void close_fd(int &fd)
 {
@@ -51,9 +74,9 @@ void *watch(void *)
     pollfd p[3];
     nfds_t n = 0;
     p[n++] = {W.stop_pipe[0], POLLIN, 0};
-    for (int fd : W.fds)
-        if (fd >= 0)
-            p[n++] = {fd, POLLRDHUP, 0};
+    for (int i = 0; i < 2; ++i)
+        if (W.fds[i] >= 0)
+            p[n++] = {W.fds[i], short(i == 1 ? POLLRDHUP | POLLIN : POLLRDHUP), 0};
     for (;;) {
         int rc = poll(p, n, -1);
         if (rc < 0 && errno == EINTR)
@@ -61,7 +84,11 @@ void *watch(void *)
         if (rc < 0 || p[0].revents || W.disarmed.load())
             return nullptr;
         for (nfds_t i = 1; i < n; ++i) {
-            if (!(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+            // Records first: a failure notice that came just before mpirun went is kept.
+            if ((p[i].revents & POLLIN) && p[i].fd == W.fds[1] && read_events(p[i].fd) &&
+                !(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+                continue;
+            if (!(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL | POLLIN)))
                 continue;
             if (W.disarmed.load())
                 return nullptr;
@@ -138,5 +165,18 @@ void watchdog_stop()
 }
 
 void watchdog_disarm() { W.disarmed = true; }
+
+bool watchdog_reads_events() { return W.running && W.fds[1] >= 0; }
+
+bool watchdog_take_events(std::string &out)
+{
+    if (!W.events_new.load(std::memory_order_acquire))
+        return false;
+    std::lock_guard<std::mutex> hold(W.events_lock);
+    W.events_new.store(false, std::memory_order_relaxed);
+    out += W.events;
+    W.events.clear();
+    return true;
+}
 
 } // namespace weft::boot::pmgr_comp

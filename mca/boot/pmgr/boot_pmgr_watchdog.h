@@ -1,14 +1,19 @@
 // boot/pmgr's watchdog: a rank lives no longer than its mpirun.
 //
 // A thread blocked in poll() on duplicates of the rank's connections to mpirun (the PMGR
-// socket and the event channel), asking only for hang-ups (POLLRDHUP; POLLHUP and POLLERR come
-// unasked), so it never reads or wakes for data: the event channel's records stay for whoever
-// consumes them. TCP keepalive on the same sockets turns a host that vanished without a FIN
-// into an error. When a connection is lost the watchdog prints one line and _exit()s the rank
-// with exit_lost_mpirun, whatever the rank is doing (computing, blocked in MPI, in init or
-// finalize). It costs the MPI paths nothing: they never see it.
+// socket and the event channel), asking for hang-ups (POLLRDHUP; POLLHUP and POLLERR come
+// unasked) and, on the event channel, for data: it reads mpirun's event records as they come
+// into a buffer that boot_poll_event takes them from (watchdog_take_events), so that a rank
+// learns of an event at its next progress call for the cost of one atomic load, never a
+// system call. The PMGR socket's data is never read here. TCP keepalive on the same sockets
+// turns a host that vanished without a FIN into an error. When a connection is lost the watchdog
+// prints one line and _exit()s the rank with exit_lost_mpirun, whatever the rank is doing
+// (computing, blocked in MPI, in init or finalize). It costs the MPI paths nothing: they never see
+// it.
 #ifndef WEFT_BOOT_PMGR_WATCHDOG_H
 #define WEFT_BOOT_PMGR_WATCHDOG_H
+
+#include <string>
 
 namespace weft::boot::pmgr_comp {
 
@@ -30,6 +35,13 @@ bool watchdog_start(int rank, int fd_a, int fd_b);
 // Stop watching, before the rank closes its connections on purpose (finalize), and join the
 // thread. Idempotent. Thread: init.
 void watchdog_stop();
+
+// Whether the watchdog reads the event channel (it runs and was given one): then only
+// watchdog_take_events may read it.
+bool watchdog_reads_events();
+// Append what the watchdog read from the event channel since the last call to `out`; false
+// (nothing appended) when nothing new arrived. Cheap when nothing did. Thread: any.
+bool watchdog_take_events(std::string &out);
 
 // Make the watchdog ignore what it sees from now on, without joining it: for the abort path,
 // whose own closing of the connection (and mpirun's answer to it) is no loss. Async-safe

@@ -159,6 +159,8 @@ struct Failover : engine::NoFailover {
     // RAILDOWN or RAILUP for btl, to world over the rails it has.
     template <class E> static void tell_rail(int world, uint8_t type, weft_btl_module_t *btl)
     {
+        if (weft_runtime_proc_failed(world)) // a failed process (ULFM) is told nothing
+            return;
         const RailDownHdr h{.type = type,
                             .reserved = {},
                             .rail = E::rail_key(btl),
@@ -178,6 +180,8 @@ struct Failover : engine::NoFailover {
             return 0;
         next_readmit_ms = now + 50; // the clock is read at most every 50 ms
         int n = 0;
+        // A failed process's rails (ULFM) are not tried again.
+        std::erase_if(mapped, [](const Out &o) { return weft_runtime_proc_failed(o.world); });
         const std::vector<Out> due = mapped;
         for (const Out &o : due)
             if (now - o.since_ms >= interval) {
@@ -505,9 +509,17 @@ struct Failover : engine::NoFailover {
                 continue;
             const engine::Peer &p = E::P->peers[w];
             if (p.eager_limit == 0 && weft_runtime_proc(int(w)) &&
-                int(w) != weft_runtime_world_rank())
+                int(w) != weft_runtime_world_rank()) {
+                // With fault tolerance (ULFM), a peer that no rail reaches any more is a
+                // failed process: the job goes on without it.
+                if (weft_runtime_ft_enabled() &&
+                    weft_runtime_report_failure(
+                        int(w), ("its last rail, " + E::rail_name(btl) + ", failed (" + why + ")")
+                                    .c_str()) == WEFT_SUCCESS)
+                    continue;
                 E::unreachable(int(w), "its last rail, " + E::rail_name(btl) + ", failed (" + why +
                                            ") and no other rail to it is left to fail over to");
+            }
         }
         for (int w : told) {
             if (E::P->verbose >= 10)

@@ -322,6 +322,9 @@ template <class Policy> class Engine {
     static void rails_changed(weft_proc_t *proc, void *);
     static std::string rails_text(uint32_t mask);
     static std::string rail_name(const weft_btl_module_t *btl);
+    // ---- process failures (pml_engine_ft.h)
+    static void proc_failed(int world, void *);
+    static bool peer_failed(int world);
     static void on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
                          const char *description, void *);
     [[noreturn]] static void unreachable(int world, const std::string &why);
@@ -405,6 +408,7 @@ template <class Policy> class Engine {
 } // namespace weft::pml::engine
 
 #include "pml_engine_frag.h"
+#include "pml_engine_ft.h"
 #include "pml_engine_match.h"
 #include "pml_engine_module.h"
 #include "pml_engine_rails.h"

@@ -246,6 +246,9 @@ template <class Policy>
 void Engine<Policy>::send_again(int world, const weft_btl_segment_t *segs, size_t nsegs, Frag kind,
                                 Req *owner, const weft_btl_module_t *btl)
 {
+    // A process that failed (fault tolerance) takes nothing more.
+    if (peer_failed(world) || weft_runtime_proc_failed(world))
+        return;
     std::string copy;
     for (size_t i = 0; i < nsegs; ++i)
         copy.append(static_cast<const char *>(segs[i].seg_addr), segs[i].seg_len);

@@ -668,6 +668,8 @@ template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
     if (WEFT_MODULE_HAS_OP(P->bml, weft_bml_module_t, bml_register_rails_changed))
         P->bml->bml_register_rails_changed(P->bml, rails_changed, nullptr);
     weft_progress_register(progress_fn);
+    if (weft_runtime_ft_enabled())
+        weft_runtime_failure_register(proc_failed, nullptr);
     P->base = weft_pml_module_t{
         .struct_size = sizeof(weft_pml_module_t),
         .pml_flags = Policy::pml_flags,

@@ -166,11 +166,18 @@ struct NoFailover {
     // Seam 7, link errors: the BTL's error callback (before it completes the affected fragments
     // in error). Without failover the job ends, as Open MPI's ob1 ends it: a fragment may be
     // lost and nothing would send it again.
+    // With fault tolerance on (mpi_ft_enable), a broken link to one peer is that peer's failure:
+    // the runtime marks it failed, and the engine ends its traffic (pml_engine_ft.h).
     template <class E>
     static void link_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
                            const std::string &description)
     {
         (void)flags;
+        if (proc && weft_runtime_ft_enabled() &&
+            weft_runtime_report_failure(weft_proc_rank(proc),
+                                        (E::rail_name(btl) + ": " + description).c_str()) ==
+                WEFT_SUCCESS)
+            return;
         E::unreachable(proc ? weft_proc_rank(proc) : -1, "the link over " + E::rail_name(btl) +
                                                              " failed and " + E::who() +
                                                              " cannot fail over: " + description);

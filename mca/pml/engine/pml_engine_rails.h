@@ -56,7 +56,13 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     // btl_put, btl_get). Rail changes are few, and so is what this keeps.
     P->retired_rails.push_back(std::move(peer.send));
     P->retired_rails.push_back(std::move(peer.rdma));
+    const bool failed = peer.failed;
     peer = Peer{};
+    // A process that failed (fault tolerance) gets no rails back: no traffic goes to it.
+    if (failed) {
+        peer.failed = true;
+        return;
+    }
     weft_bml_endpoint_t *ep;
     if (P->bml->bml_endpoint_get(P->bml, proc, &ep) != WEFT_SUCCESS)
         return;

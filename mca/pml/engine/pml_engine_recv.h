@@ -63,6 +63,14 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
         give_unexpected(node, node.begin());
         return WEFT_SUCCESS;
     }
+    // A receive for a process that failed (fault tolerance) fails once nothing it sent is
+    // left to match.
+    if (r->src >= 0 && peer_failed(weft_comm_peer_world_rank(r->comm, r->src))) [[unlikely]] {
+        r->status.error = WEFT_ERR_PROC_FAILED;
+        r->status.source = r->src;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
     s.posted.push_back(r);
     return WEFT_SUCCESS;
 }

@@ -248,7 +248,8 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
     m.tag = r->tag;
     const size_t limit = eager_limit(world);
     if (limit == 0)
-        return WEFT_ERR_UNREACH; // before a sequence number is taken: nothing left a gap
+        // before a sequence number is taken: nothing left a gap
+        return peer_failed(world) ? WEFT_ERR_PROC_FAILED : WEFT_ERR_UNREACH;
     m.seq = s.send_seq[size_t(r->dst)]++;
     if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
         return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);

@@ -46,6 +46,7 @@ struct Peer {
     size_t min_rdma_pipeline_size = 0; // largest over the RDMA list
     size_t pipeline_send_length = 0;   // largest over the RDMA list
     size_t pipeline_frag_size = 0;     // smallest over the RDMA list
+    bool failed = false;               // the process failed (fault tolerance): no more traffic
 };
 
 // At most N elements, kept where the object is (no allocation): the lists of rails and pieces
@@ -119,6 +120,13 @@ template <class R> class LiveTable {
         }
     }
     size_t size() const { return slots_.size() - free_.size(); }
+    // Call f(request) for every request in the table.
+    template <class F> void for_each(F f) const
+    {
+        for (const Slot &s : slots_)
+            if (s.req)
+                f(s.req);
+    }
 
   private:
     struct Slot {

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Fault tolerance (ULFM) through mpirun --with-ft ulfm, over sm and over tcp: a rank killed with
+# SIGKILL, or one that exits without MPI_Finalize, does not end the job. Every other rank learns
+# of it (while it computes, without an MPI call; while it waits in MPI_Recv), its receives from
+# and sends to the failed rank return MPIX_ERR_PROC_FAILED, MPI_Finalize does not wait for it,
+# and mpirun exits 0 when the survivors do. MPI_Abort still ends the job; without --with-ft a
+# failure still ends it. Every job has a time limit (mpirun --timeout and timeout).
+. "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
+export WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
+PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_ft"
+jobs=0
+
+# ft NP BTL HOW VICTIM WHAT [PML]: a job with fault tolerance on that must succeed; its output in
+# $out.
+ft() {
+    np=$1 btl=$2 how=$3 victim=$4 what=$5 pml=${6:-ob1}
+    name="pml $pml, np $np, btl $btl, victim $victim ($how), the others $what"
+    out=$(run "$MPIRUN" -np "$np" --oversubscribe --timeout 60 --with-ft ulfm --mca btl "$btl" \
+        --mca pml "$pml" --mca mpi_ft_verbose 1 "$PROG" "$how" "$victim" "$what" 2>&1) ||
+        fail "$name: $out"
+    survivors=$((np - 1))
+    [ "$(echo "$out" | grep -c "^rank [0-9]*: finalized$")" -eq $survivors ] ||
+        fail "$name: not every survivor finalized: $out"
+    [ "$(echo "$out" | grep -c "MPIX_FT set 1")" -eq "$np" ] || fail "$name: MPIX_FT: $out"
+    [ "$(echo "$out" | grep -c ": rank $victim failed (")" -eq $survivors ] ||
+        fail "$name: not every survivor learnt of the failure: $out"
+    expect_in "rank $victim (pid" "$out" "$name: mpirun's notice"
+    expect_in "the job goes on without it (fault tolerance is on)" "$out" "$name"
+    ! echo "$out" | grep -q "^rank $victim: finalized$" || fail "$name: the victim finalized: $out"
+    case $what in
+    recv | send)
+        n=$(echo "$out" | grep -c "returned MPIX_ERR_PROC_FAILED$")
+        want=$survivors
+        [ "$what" = send ] && want=$((2 * survivors))
+        [ "$n" -eq $want ] || fail "$name: $n calls returned MPIX_ERR_PROC_FAILED, not $want: $out"
+        ;;
+    esac
+    jobs=$((jobs + 1))
+}
+
+for btl in self,sm self,tcp; do
+    ft 4 $btl kill 2 compute
+    # The line the victim printed just before it killed itself came through (line-buffered).
+    expect_in "rank 2: dying" "$out" "the victim's last line over $btl"
+    expect_in "killed by signal 9" "$out" "how the victim died over $btl"
+    ft 4 $btl exit 1 compute
+    expect_in "rank 1: leaving" "$out" "the victim's last line over $btl"
+    expect_in "exited with status 0 without finalizing" "$out" "how the victim ended over $btl"
+    ft 4 $btl kill 3 recv
+    ft 4 $btl kill 1 send
+    ft 8 $btl kill 0 recv
+done
+ft 16 self,sm kill 5 recv
+# bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
+for btl in self,sm self,tcp; do
+    ft 4 $btl kill 1 send bfo
+    ft 4 $btl kill 2 recv bfo
+done
+
+# MPI_Abort ends the job with fault tolerance on too.
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm "$PROG" abort 3 2>&1)
+rc=$?
+[ $rc -eq 7 ] || fail "MPI_Abort(7) under --with-ft: exit status $rc: $out"
+expect_in "called abort with code 7" "$out" "MPI_Abort under --with-ft"
+# Without fault tolerance a failure ends the job, naming the rank and how it died.
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$PROG" kill 2 2>&1)
+rc=$?
+[ $rc -eq 137 ] || fail "a killed rank without --with-ft: exit status $rc: $out"
+expect_in "rank 2 (pid" "$out" "without --with-ft"
+expect_in "killed by signal 9 (Killed); ending the job" "$out" "without --with-ft"
+expect_in "rank 0: MPIX_FT set 0" "$out" "MPIX_FT without --with-ft"
+# --mca mpi_ft_enable is the same switch; mpirun refuses what it cannot take.
+out=$(run "$MPIRUN" -np 3 --oversubscribe --timeout 60 --mca mpi_ft_enable yes "$PROG" kill 1 2>&1) ||
+    fail "--mca mpi_ft_enable yes: $out"
+expect_in "the job goes on without it" "$out" "--mca mpi_ft_enable yes"
+out=$(run "$MPIRUN" -np 2 --with-ft sometimes "$PROG" none 0 2>&1) && fail "--with-ft sometimes ran: $out"
+expect_in "--with-ft 'sometimes': expected ulfm" "$out" "--with-ft sometimes"
+out=$(run "$MPIRUN" -np 2 --with-ft ulfm --mca mpi_ft_enable 0 "$PROG" none 0 2>&1) &&
+    fail "--with-ft ulfm with mpi_ft_enable 0 ran: $out"
+expect_in "disagree" "$out" "--with-ft ulfm with --mca mpi_ft_enable 0"
+out=$(WEFT_MCA_mpi_ft_enable=maybe run "$MPIRUN" -np 2 "$PROG" none 0 2>&1) &&
+    fail "WEFT_MCA_mpi_ft_enable=maybe ran: $out"
+expect_in "WEFT_MCA_mpi_ft_enable 'maybe': expected a boolean" "$out" "mpi_ft_enable=maybe"
+
+# Launches in a row, each with a rank killed at once (a random one): none may hang.
+loops=${WEFT_FT_LOOPS:-20}
+i=0
+while [ $i -lt $loops ]; do
+    victim=$(($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 4))
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 30 --with-ft ulfm "$PROG" kill $victim compute 0 2>&1) ||
+        fail "launch $i (victim $victim): $out"
+    [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
+    i=$((i + 1))
+done
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPI_Finalize without it, exit 0); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
