@@ -5,7 +5,9 @@
 # three rails. The types: MATCH, RNDV, FRAG and ACK over plain tcp rails (eager and the
 # send/receive pipeline); with btl_tcp_rdma (put and get over tcp), RGET, FIN and RDMA get
 # where the rails only get (RDMA direct get), PUT, FIN and RDMA put where they only put (RDMA
-# direct put). Each cell is one job of random traffic (sizes from empty to 1 MiB, tags,
+# direct put). A failed PUT, RDMA get or RDMA put runs the restart dance (the seed's way, the
+# default); the cells of pml_bfo_rdma_recovery resume (only the failed piece moves again) repeat
+# them over two rails. Each cell is one job of random traffic (sizes from empty to 1 MiB, tags,
 # ANY_SOURCE, blocking and non-blocking, three communicators; every byte checked, and no
 # message left over, which a duplicate would be) in which the fault must fire. Every message
 # arrives exactly once and intact and the job finishes in every cell.
@@ -57,4 +59,13 @@ for rails in 2 3; do
         done
     done
 done
-echo "pml/bfo fault matrix: $cells cells (MATCH, RNDV, FRAG, ACK; with put/get over tcp RGET, PUT, FIN, RDMA get, RDMA put x lost, delivered, rail down x injected at rank 0 or 1 x 2 or 3 tcp rails), random traffic both ways: every message once and intact, every job finished"
+RESUME="--mca pml_bfo_rdma_recovery resume"
+for mode in lost delivered rail_down; do
+    for rank in 0 1; do
+        cell 2 "$GET $RESUME" rdma_get "$mode" "$rank"
+        for type in put rdma_put; do
+            cell 2 "$PUT $RESUME" "$type" "$mode" "$rank"
+        done
+    done
+done
+echo "pml/bfo fault matrix: $cells cells (MATCH, RNDV, FRAG, ACK; with put/get over tcp RGET, PUT, FIN, RDMA get, RDMA put x lost, delivered, rail down x injected at rank 0 or 1 x 2 or 3 tcp rails; PUT, RDMA get and RDMA put again with rdma_recovery resume), random traffic both ways: every message once and intact, every job finished"

@@ -4,7 +4,8 @@
 # non-blocking, standard and synchronous sends, three communicators; every byte checked, and
 # no message left over, which a duplicate would be) with one fault drawn from the trial's seed:
 # the rails (plain tcp, or with put and get over tcp: RDMA direct get or put), a fragment type
-# (MATCH, RNDV, FRAG, ACK; RGET, FIN, RDMA get; PUT, FIN, RDMA put; or any), a mode (lost,
+# (MATCH, RNDV, FRAG, ACK; RGET, FIN, RDMA get; PUT, FIN, RDMA put; or any), with put and get
+# the recovery of a failed PUT or RDMA operation (restart or resume), a mode (lost,
 # delivered-and-failed, rail down), the rank that injects, the rail, and after how many
 # fragments. Each trial prints its
 # seed and fault, and the command that replays it. 0 lost, 0 duplicated, 0 corrupted, 0 hung
@@ -32,14 +33,18 @@ while [ "$seed" -le "$last" ]; do
         if (r == 0) ty = t0[int(rand() * 5) + 1];
         else if (r == 1) ty = t1[int(rand() * 4) + 1];
         else ty = t2[int(rand() * 4) + 1];
-        printf "%s %s %d tcp:%d %d %d\n", ty, m[int(rand() * 3) + 1],
-            int(rand() * 2), int(rand() * 2), int(rand() * 12) + 1, r }')
+        mo = m[int(rand() * 3) + 1]; rk = int(rand() * 2); rl = int(rand() * 2);
+        af = int(rand() * 12) + 1; rec = int(rand() * 2);
+        printf "%s %s %d tcp:%d %d %d %d\n", ty, mo, rk, rl, af, r, rec }')
     type=$1 mode=$2 rank=$3 rail=$4 after=$5
     case $6 in
     0) rdma="" ;;
     1) rdma="--mca btl_tcp_rdma 1 --mca btl_tcp_flags send,get " ;;
     *) rdma="--mca btl_tcp_rdma 1 --mca btl_tcp_flags send,put " ;;
     esac
+    # With put and get: a failed PUT or RDMA operation restarts the message (the seed's way)
+    # or moves only its piece again (pml_bfo_rdma_recovery resume).
+    [ -n "$rdma" ] && [ "$7" = 1 ] && rdma="$rdma--mca pml_bfo_rdma_recovery resume "
     fault="$rdma--mca btl_base_fault_rail $rail --mca btl_base_fault_type $type --mca btl_base_fault_mode $mode --mca btl_base_fault_after $after --mca btl_base_fault_rank $rank"
     # shellcheck disable=SC2086
     out=$(run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \

@@ -93,6 +93,14 @@ struct Failover : engine::NoFailover {
 
     // Re-admission (pml_bfo_readmit_interval): the rails mapped out, per peer, since when.
     static inline weft_mca_param_t *p_readmit = nullptr;
+    // What a failed RDMA operation or PUT request costs (pml_bfo_rdma_recovery): the restart
+    // dance (the seed's way: the whole message again, as FRAGs) or only the failed piece.
+    enum { recover_restart = 0, recover_resume = 1 };
+    static inline weft_mca_param_t *p_recovery = nullptr;
+    static bool resume() { return p_recovery && weft_mca_param_enum(p_recovery) == recover_resume; }
+    // Requests (by id) whose RDMA operation completed while they were in error: the restart
+    // dance is looked at for them from progress, once the engine is done with the completion.
+    static inline std::vector<uint64_t> to_settle;
     struct Out {
         int world;
         weft_btl_module_t *btl;
@@ -104,21 +112,43 @@ struct Failover : engine::NoFailover {
     {
         if (weft_status_t rc = E::register_params(); rc != WEFT_SUCCESS)
             return rc;
-        const weft_mca_param_def_t def = {
-            .name = "readmit_interval",
-            .type = WEFT_MCA_PARAM_INT,
-            .default_value = "0",
-            .help = "Milliseconds after which a rail mapped out for a peer is tried again (the "
-                    "BTL starts its endpoint over; the peer is told to do the same): if it "
-                    "answers, it carries traffic again, else it is mapped out again and tried "
-                    "after the next interval. 0: never, as the bfo design says (a mapped-out "
-                    "rail stays out for the rest of the job).",
-            .level = 4,
-            .scope = WEFT_MCA_SCOPE_LOCAL,
-            .enum_values = nullptr,
-            .synonyms = nullptr,
-            .range = "0..86400000"};
-        return weft_mca_param_register_table("pml", "bfo", &def, 1, sizeof def, &p_readmit);
+        static const weft_mca_enum_value_t recoveries[] = {
+            {"restart", recover_restart}, {"resume", recover_resume}, {nullptr, 0}};
+        const weft_mca_param_def_t defs[] = {
+            {.name = "readmit_interval",
+             .type = WEFT_MCA_PARAM_INT,
+             .default_value = "0",
+             .help = "Milliseconds after which a rail mapped out for a peer is tried again (the "
+                     "BTL starts its endpoint over; the peer is told to do the same): if it "
+                     "answers, it carries traffic again, else it is mapped out again and tried "
+                     "after the next interval. 0: never, as the bfo design says (a mapped-out "
+                     "rail stays out for the rest of the job).",
+             .level = 4,
+             .scope = WEFT_MCA_SCOPE_LOCAL,
+             .enum_values = nullptr,
+             .synonyms = nullptr,
+             .range = "0..86400000"},
+            {.name = "rdma_recovery",
+             .type = WEFT_MCA_PARAM_ENUM,
+             .default_value = "restart",
+             .help = "What a failed RDMA put or get, or a failed PUT request of the receiver, "
+                     "costs. restart: the seed's way: the request is marked in error and, once "
+                     "nothing of it is in flight, the restart dance sends the whole message "
+                     "again as FRAGs over the rails left. resume: only the failed piece moves, "
+                     "as FRAGs (a put or get), or is asked for again (a PUT request; the sender "
+                     "drops a copy by its offset).",
+             .level = 5,
+             .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+             .enum_values = recoveries,
+             .synonyms = nullptr,
+             .range = nullptr},
+        };
+        weft_mca_param_t *handles[2] = {};
+        const weft_status_t rc =
+            weft_mca_param_register_table("pml", "bfo", defs, 2, sizeof defs[0], handles);
+        p_readmit = handles[0];
+        p_recovery = handles[1];
+        return rc;
     }
     static inline uint64_t next_readmit_ms = 0;
     static uint64_t now_ms()
@@ -170,8 +200,21 @@ struct Failover : engine::NoFailover {
     }
     template <class E> static int progress()
     {
+        int settled = 0;
+        if (!to_settle.empty()) [[unlikely]] {
+            const std::vector<uint64_t> ids = std::move(to_settle);
+            to_settle.clear();
+            for (uint64_t id : ids)
+                if (typename E::Req *r = E::P->live.find(id)) {
+                    if (r->is_send)
+                        sender_settle<E>(r);
+                    else
+                        receiver_settle<E>(r);
+                    ++settled;
+                }
+        }
         if (mapped.empty()) [[likely]]
-            return 0;
+            return settled;
         const uint64_t interval = readmit_interval();
         if (interval == 0)
             return 0;
@@ -179,7 +222,7 @@ struct Failover : engine::NoFailover {
         if (now < next_readmit_ms)
             return 0;
         next_readmit_ms = now + 50; // the clock is read at most every 50 ms
-        int n = 0;
+        int n = settled;
         // A failed process's rails (ULFM) are not tried again.
         std::erase_if(mapped, [](const Out &o) { return weft_runtime_proc_failed(o.world); });
         const std::vector<Out> due = mapped;
@@ -264,6 +307,17 @@ struct Failover : engine::NoFailover {
             map_out<E>(btl, world,
                        std::string("an RDMA ") + (get ? "get" : "put") +
                            " failed: " + weft_status_string(status));
+        if (!resume()) {
+            // The seed's way: the request is in error, and the restart dance runs once nothing
+            // of it is in flight (no FIN for the piece).
+            r->extra.error = true;
+            to_settle.push_back(r->id);
+            say30<E>(std::string("an RDMA ") + (get ? "get" : "put") + " of " +
+                     std::to_string(length) + " bytes at " + std::to_string(offset) + " to rank " +
+                     std::to_string(world) + " failed; " + std::to_string(r->extra.outstanding) +
+                     " events of its request in flight");
+            return true;
+        }
         say30<E>(std::string("an RDMA ") + (get ? "get" : "put") + " of " + std::to_string(length) +
                  " bytes at " + std::to_string(offset) + " to rank " + std::to_string(world) +
                  " failed; the piece goes as FRAGs");
@@ -277,7 +331,7 @@ struct Failover : engine::NoFailover {
         return true;
     }
 
-    template <class E> static void fragment_out(Frag, typename E::Req *owner, int delta)
+    template <class E> static void fragment_out(Frag kind, typename E::Req *owner, int delta)
     {
         if (!owner)
             return;
@@ -285,6 +339,10 @@ struct Failover : engine::NoFailover {
             ++owner->extra.outstanding;
         else if (owner->extra.outstanding)
             --owner->extra.outstanding;
+        // An RDMA operation's completion does not come through fragment_done: a request in
+        // error is settled from progress once the engine has taken the completion.
+        if (kind == Frag::rdma && delta < 0 && owner->extra.error && owner->extra.outstanding == 0)
+            to_settle.push_back(owner->id);
     }
     // A send completes once every fragment of it has completed: until then it may have to
     // be sent again.
@@ -570,12 +628,21 @@ struct Failover : engine::NoFailover {
                 E::send_again(world, des->des_segments, des->des_segment_count, kind, owner, btl);
                 break;
             case Frag::put:
-                // The receive's request for a piece (by put, or as FRAGs): asked again (the
-                // sender drops a copy by its offset; a handle for a rail mapped out meanwhile
-                // makes it send FRAGs). A receive that is over asked for nothing more.
-                if (owner)
+                // The receive's request for a piece (by put, or as FRAGs). resume: asked again
+                // (the sender drops a copy by its offset; a handle for a rail mapped out
+                // meanwhile makes it send FRAGs). restart (the seed): the receive is in error,
+                // as for a failed ACK. A receive that is over asked for nothing more.
+                if (owner && resume()) {
                     E::send_again(world, des->des_segments, des->des_segment_count, kind, owner,
                                   btl);
+                    break;
+                }
+                if (owner) {
+                    owner->extra.error = true;
+                    say30<E>(std::string("a PUT of a receive of ") + std::to_string(owner->total) +
+                             " bytes failed; " + std::to_string(owner->extra.outstanding) +
+                             " of its fragments still in flight");
+                }
                 break;
             case Frag::fin:
                 // Sent again: a copy is dropped by its piece and attempt.

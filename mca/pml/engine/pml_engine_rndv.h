@@ -955,6 +955,7 @@ template <class Policy> int Engine<Policy>::resume_parked()
 template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpected &u)
 {
     r->world_peer = u.world_src;
+    r->peer_send_id = u.send_id; // the sender's request, whatever the protocol
     const Peer *peer = peer_of(u.world_src);
     const bool contig = r->dense && r->buf && r->bytes >= u.total && u.total > 0 && peer;
     const bool rget = u.type == hdr_rget;

@@ -185,7 +185,7 @@ template <class Policy> struct Request : weft_request {
     size_t received = 0; // bytes of the message that arrived
     bool matched = false;
     int world_peer = -1;       // recv: the sender's world rank once matched
-    uint64_t peer_send_id = 0; // recv: the sender's request, once answered (ACK)
+    uint64_t peer_send_id = 0; // recv: the sender's request, once matched
     // recv: the way the receiver chose (pml_engine_choose.h), measured at completion while
     // chooser is set.
     Chooser *chooser = nullptr;
