@@ -21,6 +21,16 @@ extern "C" {
  * for the job (mpirun --with-ft ulfm, or mpi_ft_enable), else 0. */
 #define MPIX_FT 7
 
+/* Failure acknowledgement and queries (ULFM). MPIX_Comm_failure_ack acknowledges every failure of
+ * a member of comm this process knows of, which lets receives from MPI_ANY_SOURCE on comm go on
+ * again; MPIX_Comm_failure_get_acked gives those acknowledged, MPIX_Comm_get_failed every one
+ * known (as MPI_GROUP_EMPTY itself when there is none); MPIX_Comm_ack_failed acknowledges the
+ * first num_to_ack of MPIX_Comm_get_failed's group and gives how many are acknowledged. Local. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
 /* *flag becomes the bitwise AND of flag over the members of comm. Collective. Not yet fault
  * tolerant unless a coll component provides the agreement (coll/base's does not): ULFM's rules
  * for failed members come with the rest of ULFM. */

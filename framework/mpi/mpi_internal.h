@@ -83,6 +83,24 @@ int raise(weft_comm *comm, int errclass, const char *fn, const std::string &deta
 // example "peer unreachable"), which the class alone would hide.
 int raise_status(weft_comm *comm, weft_status_t status, const char *fn);
 
+// ---- fault tolerance (mpi_ft.cc)
+// Whether fault tolerance is on (mpi_ft_enable), cached after MPI_Init.
+bool ft_enabled();
+// The peer-group ranks of comm's members known to have failed, in the order learnt.
+const std::vector<int> &failed_members(weft_comm *comm);
+// Whether receives from MPI_ANY_SOURCE on comm are stopped: a failure of a member is not
+// acknowledged yet.
+bool any_source_blocked(weft_comm *comm);
+// A pending receive from MPI_ANY_SOURCE that a failure stopped: waits return
+// MPIX_ERR_PROC_FAILED_PENDING for it and leave it pending.
+inline bool pending_failed(const weft_request_t *r)
+{
+    return ft_enabled() && !r->complete && r->kind == WEFT_REQUEST_PML_RECV &&
+           r->peer == MPI_ANY_SOURCE && r->comm && any_source_blocked(r->comm);
+}
+// A wait may end: the request completed, or it is stopped by a failure.
+inline bool settled(const weft_request_t *r) { return r->complete || pending_failed(r); }
+
 // ---- groups (mpi_group.cc)
 weft_group *group_new(std::vector<int> world_ranks);
 void group_retain(weft_group *g);

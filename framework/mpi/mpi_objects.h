@@ -152,6 +152,12 @@ struct weft_comm : weft_comm_view_t {
     bool freed = false;
     // Collectives: coll/base's choice of functions for this communicator (weft_coll_choice_t).
     void *coll = nullptr;
+    // Fault tolerance (mpi_ft.cc): the ranks (in the peer group) of the members known to have
+    // failed, in the order learnt, as of runtime failure epoch ft_epoch; how many of them the
+    // program acknowledged (MPIX_Comm_failure_ack, MPIX_Comm_ack_failed).
+    std::vector<int> ft_failed;
+    uint64_t ft_epoch = 0;
+    size_t ft_acked = 0;
 
     bool is_inter() const { return remote_group != nullptr; }
     // The group whose members point-to-point ranks name, and its size (from the groups, so

@@ -6,6 +6,8 @@
 
 #include "runtime.h"
 
+#include <mpi-ext.h>
+
 #include <cstring>
 #include <list>
 
@@ -58,6 +60,87 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
 int result(weft_status_t rc, MPI_Comm comm, const char *fn)
 {
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
+}
+
+// ---- fault tolerance (mpi_ft.cc): receives and probes that a failure stops
+// Why waiting for a message from src on comm is pointless now: its source failed
+// (MPIX_ERR_PROC_FAILED), or src is MPI_ANY_SOURCE and a member's failure is not acknowledged
+// (MPIX_ERR_PROC_FAILED_PENDING). MPI_SUCCESS otherwise.
+int ft_stop(MPI_Comm comm, int src)
+{
+    if (src == MPI_ANY_SOURCE)
+        return any_source_blocked(comm) ? MPIX_ERR_PROC_FAILED_PENDING : MPI_SUCCESS;
+    return weft_runtime_proc_failed(weft_comm_peer_world_rank(comm, src)) ? MPIX_ERR_PROC_FAILED
+                                                                          : MPI_SUCCESS;
+}
+
+int raise_stop(MPI_Comm comm, int why, bool blocking, const char *fn)
+{
+    // A blocking call from MPI_ANY_SOURCE reports the failure itself (ULFM).
+    if (blocking && why == MPIX_ERR_PROC_FAILED_PENDING)
+        why = MPIX_ERR_PROC_FAILED;
+    return raise(comm, why, fn,
+                 why == MPIX_ERR_PROC_FAILED_PENDING || blocking
+                     ? "a member of the communicator failed; MPI_ANY_SOURCE waits until the "
+                       "failure is acknowledged (MPIX_Comm_failure_ack)"
+                     : "the source process failed");
+}
+
+// MPI_Recv from MPI_ANY_SOURCE with fault tolerance: posted, and cancelled if a failure
+// stops it before a message matched.
+int recv_any_ft(void *buf, int count, MPI_Datatype type, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    weft_progress(); // the failures learnt while the program computed
+    if (any_source_blocked(comm))
+        return raise_stop(comm, MPIX_ERR_PROC_FAILED_PENDING, true, "MPI_Recv");
+    weft_request_t *r = nullptr;
+    if (weft_status_t rc =
+            pml()->pml_irecv(pml(), buf, size_t(count), type, MPI_ANY_SOURCE, tag, comm, &r);
+        rc != WEFT_SUCCESS)
+        return result(rc, comm, "MPI_Recv");
+    weft::rt::wait_until([&] { return settled(r); });
+    if (!r->complete) {
+        if (r->pml_cancel)
+            r->pml_cancel(r);
+        weft::rt::wait_until([&] { return r->complete; });
+    }
+    const weft_msg_status_t st = r->status;
+    r->pml_free(r);
+    if (st.cancelled)
+        return raise_stop(comm, MPIX_ERR_PROC_FAILED_PENDING, true, "MPI_Recv");
+    to_status(st, status);
+    return result(st.error, comm, "MPI_Recv");
+}
+
+// A probe (matched probe: message not NULL) that a failure may stop: flag says whether a
+// message matched; blocking waits for one or for the failure.
+int probe_ft(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status,
+             bool blocking, const char *fn)
+{
+    weft_msg_status_t st{};
+    weft_status_t rc = WEFT_SUCCESS;
+    int matched = 0, why = MPI_SUCCESS;
+    auto once = [&] {
+        rc = message ? pml()->pml_improbe(pml(), src, tag, comm, &matched, message, &st)
+                     : pml()->pml_iprobe(pml(), src, tag, comm, &matched, &st);
+        if (rc != WEFT_SUCCESS || matched)
+            return true;
+        why = ft_stop(comm, src);
+        return why != MPI_SUCCESS || !blocking;
+    };
+    if (blocking)
+        weft::rt::wait_until(once);
+    else
+        once();
+    if (flag)
+        *flag = matched;
+    if (rc != WEFT_SUCCESS)
+        return result(rc, comm, fn);
+    if (matched) {
+        to_status(st, status);
+        return MPI_SUCCESS;
+    }
+    return why != MPI_SUCCESS ? raise_stop(comm, why, blocking, fn) : MPI_SUCCESS;
 }
 
 // ---- the attached buffer (MPI_Buffer_attach) for buffered sends
@@ -268,6 +351,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm
 {
     if (int rc = check("MPI_Recv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
+    if (src == MPI_ANY_SOURCE && ft_enabled()) [[unlikely]]
+        return recv_any_ft(buf, count, type, tag, comm, status);
     weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_recv(pml(), buf, size_t(count), type, src, tag, comm, &st);
     to_status(st, status);
@@ -337,6 +422,8 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
         proc_null_status(status);
         return MPI_SUCCESS;
     }
+    if (ft_enabled())
+        return probe_ft(src, tag, comm, flag, nullptr, status, false, "MPI_Iprobe");
     weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_iprobe(pml(), src, tag, comm, flag, &st);
     if (*flag)
@@ -353,6 +440,8 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
         proc_null_status(status);
         return MPI_SUCCESS;
     }
+    if (ft_enabled())
+        return probe_ft(src, tag, comm, nullptr, nullptr, status, true, "MPI_Probe");
     weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_probe(pml(), src, tag, comm, &st);
     to_status(st, status);
@@ -371,6 +460,8 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message
         proc_null_status(status);
         return MPI_SUCCESS;
     }
+    if (ft_enabled())
+        return probe_ft(src, tag, comm, flag, message, status, false, "MPI_Improbe");
     weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_improbe(pml(), src, tag, comm, flag, message, &st);
     if (*flag)
@@ -388,6 +479,8 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status
         proc_null_status(status);
         return MPI_SUCCESS;
     }
+    if (ft_enabled())
+        return probe_ft(src, tag, comm, nullptr, message, status, true, "MPI_Mprobe");
     weft_msg_status_t st{};
     weft_status_t rc = pml()->pml_mprobe(pml(), src, tag, comm, message, &st);
     to_status(st, status);

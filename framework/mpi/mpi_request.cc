@@ -4,6 +4,8 @@
 
 #include "runtime.h"
 
+#include <mpi-ext.h>
+
 #include <climits>
 
 namespace weft::mpi {
@@ -25,11 +27,28 @@ void empty_status(MPI_Status *s)
 // empty status.
 bool inactive(MPI_Request r) { return !r || (r->persistent && !r->active); }
 
-// The request is complete: report its status, release it unless it is
-// persistent, and return its MPI error code (raised on its communicator).
+// The status of a receive from MPI_ANY_SOURCE that a failure stopped (pending_failed).
+weft_msg_status_t stopped_status()
+{
+    weft_msg_status_t st{};
+    st.source = MPI_ANY_SOURCE;
+    st.tag = MPI_ANY_TAG;
+    st.error = WEFT_ERR_PROC_FAILED_PENDING;
+    return st;
+}
+
+// The request is settled: report its status, release it unless it is
+// persistent, and return its MPI error code (raised on its communicator). A receive a failure
+// stopped (not complete) stays as it is: it may be waited on again, or cancelled.
 int finish(MPI_Request *req, MPI_Status *status, const char *fn)
 {
     MPI_Request r = *req;
+    if (!r->complete) {
+        to_status(stopped_status(), status);
+        return raise(r->comm, MPIX_ERR_PROC_FAILED_PENDING, fn,
+                     "a member of the communicator failed: a receive from MPI_ANY_SOURCE waits "
+                     "until the failure is acknowledged (MPIX_Comm_failure_ack)");
+    }
     weft_msg_status_t st = r->status;
     to_status(st, status);
     weft_comm *comm = r->comm;
@@ -71,7 +90,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
         return MPI_SUCCESS;
     }
     MPI_Request r = *req;
-    weft::rt::wait_until([&] { return r->complete; });
+    weft::rt::wait_until([&] { return settled(r); });
     return finish(req, status, "MPI_Wait");
 }
 
@@ -86,9 +105,9 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
         empty_status(status);
         return MPI_SUCCESS;
     }
-    if (!(*req)->complete)
+    if (!settled(*req))
         weft_progress();
-    *flag = (*req)->complete;
+    *flag = settled(*req);
     if (!*flag)
         return MPI_SUCCESS;
     return finish(req, status, "MPI_Test");
@@ -121,7 +140,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     // many requests costs one pass, not one pass per progress round.
     int first = 0;
     weft::rt::wait_until([&] {
-        while (first < count && (inactive(reqs[first]) || reqs[first]->complete))
+        while (first < count && (inactive(reqs[first]) || settled(reqs[first])))
             ++first;
         return first == count;
     });
@@ -131,6 +150,12 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         if (inactive(r)) {
             if (statuses)
                 empty_status(&statuses[i]);
+            continue;
+        }
+        if (!r->complete) { // stopped by a failure: reported, left pending
+            if (statuses)
+                to_status(stopped_status(), &statuses[i]);
+            error = true;
             continue;
         }
         if (statuses)
@@ -152,7 +177,7 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
         return rc;
     weft_progress();
     for (int i = 0; i < count; ++i)
-        if (!inactive(reqs[i]) && !reqs[i]->complete) {
+        if (!inactive(reqs[i]) && !settled(reqs[i])) {
             *flag = 0;
             return MPI_SUCCESS;
         }
@@ -175,7 +200,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     int found = -1;
     weft::rt::wait_until([&] {
         for (int i = 0; i < count; ++i)
-            if (!inactive(reqs[i]) && reqs[i]->complete) {
+            if (!inactive(reqs[i]) && settled(reqs[i])) {
                 found = i;
                 return true;
             }
@@ -195,7 +220,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
         if (inactive(reqs[i]))
             continue;
         any_active = true;
-        if (reqs[i]->complete) {
+        if (settled(reqs[i])) {
             *index = i;
             *flag = 1;
             return finish(&reqs[i], status, "MPI_Testany");
@@ -220,12 +245,17 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         if (inactive(reqs[i]))
             continue;
         any_active = true;
-        if (!reqs[i]->complete)
+        if (!settled(reqs[i]))
             continue;
         MPI_Status tmp, *s = statuses ? &statuses[*outcount] : &tmp;
         indices[*outcount] = i;
         ++*outcount;
         MPI_Request r = reqs[i];
+        if (!r->complete) { // stopped by a failure: reported, left pending
+            to_status(stopped_status(), s);
+            error = true;
+            continue;
+        }
         weft_msg_status_t st = r->status;
         to_status(st, s);
         if (r->persistent)
@@ -255,7 +285,7 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     }
     weft::rt::wait_until([&] {
         for (int i = 0; i < incount; ++i)
-            if (!inactive(reqs[i]) && reqs[i]->complete)
+            if (!inactive(reqs[i]) && settled(reqs[i]))
                 return true;
         return false;
     });

@@ -311,6 +311,8 @@ int poll_failures()
     return n;
 }
 
+const std::vector<int> &failures() { return S.failures; }
+
 void idle(unsigned &idle_rounds)
 {
     ++idle_rounds;

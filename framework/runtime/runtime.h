@@ -40,6 +40,10 @@ template <class Pred> void wait_until(Pred pred);
 // One idle step: called by waiters between progress calls that found nothing.
 void idle(unsigned &idle_rounds);
 
+// The world ranks of the processes known to have failed, in the order this process learnt of
+// them (fault tolerance; weft/runtime.h). weft_runtime_failure_epoch() is its size.
+const std::vector<int> &failures();
+
 // End the job: through the launcher if there is one, else exit.
 [[noreturn]] void abort(int code, const std::string &message);
 

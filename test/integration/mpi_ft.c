@@ -13,6 +13,12 @@
  *   recv     MPI_Recv from the victim, which never sends: it must return MPIX_ERR_PROC_FAILED
  *   send     compute for SECONDS, then MPI_Send 64 KiB to the victim and MPI_Recv from it:
  *            both must return MPIX_ERR_PROC_FAILED
+ *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
+ *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
+ *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
+ *            MPI_GROUP_EMPTY; after MPIX_Comm_failure_ack (and MPIX_Comm_ack_failed) the acked
+ *            group names it, and the pending receive completes with the message the lowest
+ *            survivor then sends to every survivor
  * and print "rank R: <what> returned <error class name>", then call MPI_Finalize, which must
  * not wait for the failed rank, and print "rank R: finalized". Output is printf without fflush:
  * a line is not lost when the rank dies right after it (stdout is line-buffered under mpirun).
@@ -66,7 +72,7 @@ int main(int argc, char **argv)
     const char *how = argv[1];
     const int victim = atoi(argv[2]);
     const char *what = argc > 3 ? argv[3] : "compute";
-    const int waits = strcmp(what, "recv") == 0;
+    const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
@@ -91,6 +97,53 @@ int main(int argc, char **argv)
         int v = 0;
         const int rc = MPI_Recv(&v, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank %d: recv returned %s\n", rank, class_name(rc));
+    } else if (strcmp(what, "any") == 0) {
+        int v = -1, rc, n = 0, world = -1, cmp;
+        const int leader = victim == 0 ? 1 : 0;
+        MPI_Request req;
+        MPI_Group failed, acked, world_group;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &req);
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        printf("rank %d: wait returned %s, request %s\n", rank, class_name(rc),
+               req == MPI_REQUEST_NULL ? "freed" : "pending");
+        rc = MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank %d: blocking any-source recv returned %s\n", rank, class_name(rc));
+        MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);
+        MPI_Group_size(failed, &n);
+        if (n == 1) {
+            int zero = 0;
+            MPI_Group_translate_ranks(failed, 1, &zero, world_group, &world);
+        }
+        MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &acked);
+        printf("rank %d: failed group %d (rank %d), acked group %s\n", rank, n, world,
+               acked == MPI_GROUP_EMPTY ? "MPI_GROUP_EMPTY" : "not empty");
+        MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &acked);
+        MPI_Group_compare(acked, failed, &cmp);
+        MPIX_Comm_ack_failed(MPI_COMM_WORLD, 0, &n);
+        printf("rank %d: after ack: acked group %s, %d acked\n", rank,
+               cmp == MPI_IDENT ? "the failed one" : "different", n);
+        MPI_Group_free(&failed);
+        if (acked != MPI_GROUP_EMPTY)
+            MPI_Group_free(&acked);
+        MPI_Group_free(&world_group);
+        /* Every survivor is ready; then the leader sends to each one's pending receive. */
+        if (rank == leader) {
+            for (int r = 0; r < size; ++r)
+                if (r != victim && r != leader)
+                    MPI_Recv(&n, 1, MPI_INT, r, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int r = 0; r < size; ++r) {
+                const int token = 1000 + r;
+                if (r != victim)
+                    MPI_Send(&token, 1, MPI_INT, r, 5, MPI_COMM_WORLD);
+            }
+        } else {
+            MPI_Send(&rank, 1, MPI_INT, leader, 7, MPI_COMM_WORLD);
+        }
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        printf("rank %d: pending receive completed: %s, %s\n", rank, class_name(rc),
+               v == 1000 + rank ? "data right" : "data wrong");
     } else if (strcmp(what, "send") == 0) {
         static char buf[65536];
         compute(seconds);

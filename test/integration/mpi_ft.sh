@@ -2,7 +2,9 @@
 # Fault tolerance (ULFM) through mpirun --with-ft ulfm, over sm and over tcp: a rank killed with
 # SIGKILL, or one that exits without MPI_Finalize, does not end the job. Every other rank learns
 # of it (while it computes, without an MPI call; while it waits in MPI_Recv), its receives from
-# and sends to the failed rank return MPIX_ERR_PROC_FAILED, MPI_Finalize does not wait for it,
+# and sends to the failed rank return MPIX_ERR_PROC_FAILED, a receive from MPI_ANY_SOURCE
+# reports MPIX_ERR_PROC_FAILED_PENDING and stays pending until the failure is acknowledged
+# (MPIX_Comm_failure_ack; the failed and acked groups), MPI_Finalize does not wait for it,
 # and mpirun exits 0 when the survivors do. MPI_Abort still ends the job; without --with-ft a
 # failure still ends it. Every job has a time limit (mpirun --timeout and timeout).
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
@@ -35,6 +37,16 @@ ft() {
         [ "$what" = send ] && want=$((2 * survivors))
         [ "$n" -eq $want ] || fail "$name: $n calls returned MPIX_ERR_PROC_FAILED, not $want: $out"
         ;;
+    any)
+        for line in "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
+            "blocking any-source recv returned MPIX_ERR_PROC_FAILED$" \
+            "failed group 1 (rank $victim), acked group MPI_GROUP_EMPTY" \
+            "after ack: acked group the failed one, 1 acked" \
+            "pending receive completed: MPI_SUCCESS, data right"; do
+            n=$(echo "$out" | grep -c "^rank [0-9]*: $line")
+            [ "$n" -eq $survivors ] || fail "$name: $n survivors printed '$line', not $survivors: $out"
+        done
+        ;;
     esac
     jobs=$((jobs + 1))
 }
@@ -50,6 +62,8 @@ for btl in self,sm self,tcp; do
     ft 4 $btl kill 3 recv
     ft 4 $btl kill 1 send
     ft 8 $btl kill 0 recv
+    ft 4 $btl kill 2 any
+    ft 6 $btl exit 0 any
 done
 ft 16 self,sm kill 5 recv
 # bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
@@ -93,4 +107,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPI_Finalize without it, exit 0); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
