@@ -21,6 +21,13 @@ extern "C" {
  * for the job (mpirun --with-ft ulfm, or mpi_ft_enable), else 0. */
 #define MPIX_FT 7
 
+/* Revoke comm at every member (ULFM): pending and later operations on it, at every member, end
+ * with MPIX_ERR_REVOKED, except MPIX_Comm_agree, _iagree, _shrink, _ishrink, _revoke and the
+ * failure queries; messages already matched are delivered. Local: returns at once; the other
+ * members learn of it as they progress. MPIX_Comm_is_revoked says whether comm is revoked. */
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
 /* Failure acknowledgement and queries (ULFM). MPIX_Comm_failure_ack acknowledges every failure of
  * a member of comm this process knows of, which lets receives from MPI_ANY_SOURCE on comm go on
  * again; MPIX_Comm_failure_get_acked gives those acknowledged, MPIX_Comm_get_failed every one

@@ -116,6 +116,8 @@ struct Check {
         if (!valid_comm(c)) {
             comm = nullptr;
             rc = raise(nullptr, MPI_ERR_COMM, name, "invalid communicator");
+        } else if (weft_comm_is_revoked(c) && std::strncmp(name, "MPIX_", 5) != 0) {
+            rc = raise_revoked(comm, name); // the agreement works on a revoked communicator
         } else if (nonblocking && !request) {
             rc = raise(comm, MPI_ERR_REQUEST, fn, "request is NULL");
         }

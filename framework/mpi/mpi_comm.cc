@@ -96,6 +96,14 @@ int bad_comm(MPI_Comm comm, const char *fn)
     return MPI_SUCCESS;
 }
 
+// bad_comm, and a revoked communicator (ULFM) makes no new communicator.
+int bad_live_comm(MPI_Comm comm, const char *fn)
+{
+    if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
+        return rc;
+    return weft_comm_is_revoked(comm) ? raise_revoked(comm, fn) : MPI_SUCCESS;
+}
+
 int tag_ub = INT32_MAX;
 int host_val = MPI_PROC_NULL;
 int io_val = MPI_ANY_SOURCE;
@@ -223,7 +231,7 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (int rc = bad_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
+    if (int rc = bad_live_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
         return rc;
     if (comm->is_inter())
         return raise(comm, MPI_ERR_COMM, "MPI_Comm_dup",
@@ -240,7 +248,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    if (int rc = bad_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
+    if (int rc = bad_live_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
         return rc;
     if (comm->is_inter())
         return raise(comm, MPI_ERR_COMM, "MPI_Comm_split",
@@ -276,7 +284,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm)
 {
-    if (int rc = bad_comm(comm, "MPI_Comm_split_type"); rc != MPI_SUCCESS)
+    if (int rc = bad_live_comm(comm, "MPI_Comm_split_type"); rc != MPI_SUCCESS)
         return rc;
     if (split_type == MPI_UNDEFINED)
         return MPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
@@ -295,7 +303,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Co
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-    if (int rc = bad_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
+    if (int rc = bad_live_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
         return rc;
     if (comm->is_inter())
         return raise(comm, MPI_ERR_COMM, "MPI_Comm_create",
@@ -410,7 +418,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     const char *fn = "MPI_Intercomm_create";
-    if (int rc = bad_comm(local_comm, fn); rc != MPI_SUCCESS)
+    if (int rc = bad_live_comm(local_comm, fn); rc != MPI_SUCCESS)
         return rc;
     if (local_comm->is_inter())
         return raise(local_comm, MPI_ERR_COMM, fn, "local_comm is an intercommunicator");

@@ -38,6 +38,12 @@ const std::vector<int> &failed_members(weft_comm *comm)
 
 bool any_source_blocked(weft_comm *comm) { return failed_members(comm).size() > comm->ft_acked; }
 
+int raise_revoked(weft_comm *comm, const char *fn)
+{
+    return raise(comm, MPIX_ERR_REVOKED, fn,
+                 "the communicator was revoked (MPIX_Comm_revoke); shrink it to go on");
+}
+
 namespace {
 
 // The group of the first n failed members of comm (MPI_GROUP_EMPTY itself when n is 0).
@@ -68,6 +74,26 @@ int bad_ft_comm(MPI_Comm comm, const char *fn)
 using namespace weft::mpi;
 
 extern "C" {
+
+int MPIX_Comm_revoke(MPI_Comm comm)
+{
+    if (int rc = bad_ft_comm(comm, "MPIX_Comm_revoke"); rc != MPI_SUCCESS)
+        return rc;
+    if (weft_status_t rc = pml()->pml_revoke_comm(pml(), comm, 0); rc != WEFT_SUCCESS)
+        return raise_status(comm, rc, "MPIX_Comm_revoke");
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+{
+    if (int rc = bad_ft_comm(comm, "MPIX_Comm_is_revoked"); rc != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return raise(comm, MPI_ERR_ARG, "MPIX_Comm_is_revoked", "flag is NULL");
+    weft_progress(); // notices from the other members
+    *flag = weft_comm_is_revoked(comm);
+    return MPI_SUCCESS;
+}
 
 int MPIX_Comm_failure_ack(MPI_Comm comm)
 {

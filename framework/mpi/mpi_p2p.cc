@@ -26,6 +26,8 @@ enum class Dir { send, recv };
         return rc;
     if (!valid_comm(comm))
         return raise(nullptr, MPI_ERR_COMM, fn, "invalid communicator");
+    if (weft_comm_is_revoked(comm))
+        return raise_revoked(comm, fn);
     if (count < 0)
         return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
     if (!valid_p2p_datatype(type))
@@ -50,7 +52,8 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
                  MPI_Comm comm, Dir dir)
 {
     const bool ok =
-        g_running && valid_comm(comm) && count >= 0 && valid_p2p_datatype(type) &&
+        g_running && valid_comm(comm) && !weft_comm_is_revoked(comm) && count >= 0 &&
+        valid_p2p_datatype(type) &&
         ((peer >= 0 && peer < comm->peer_size()) ||
          (peer < 0 && (peer == MPI_PROC_NULL || (dir == Dir::recv && peer == MPI_ANY_SOURCE)))) &&
         (tag >= 0 || (dir == Dir::recv && tag == MPI_ANY_TAG)) && (buf || count == 0);

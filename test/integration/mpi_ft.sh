@@ -72,6 +72,25 @@ for btl in self,sm self,tcp; do
     ft 4 $btl kill 2 recv bfo
 done
 
+# MPIX_Comm_revoke (mpi_revoke.c): pending receives end REVOKED at every rank, later operations
+# and MPI_Comm_dup are refused, an unreceived rendezvous is refused to its sender, a matched
+# transfer arrives whole, an intercommunicator's both groups, every rank revoking at once; with
+# fault tolerance on and off, ob1 and bfo, sm (pipeline and CMA) and tcp.
+REVOKE="$WEFT_TEST_BUILDDIR/test/integration/mpi_revoke"
+revokes=0
+for opts in "--with-ft ulfm --mca btl self,sm" "--with-ft none --mca btl self,sm" \
+    "--with-ft ulfm --mca btl self,tcp" "--with-ft ulfm --mca pml bfo" \
+    "--with-ft ulfm --mca btl_sm_single_copy_mechanism cma"; do
+    for np in 3 5 8; do
+        # shellcheck disable=SC2086
+        out=$(run "$MPIRUN" -np $np --oversubscribe --timeout 60 $opts "$REVOKE" 2>&1) ||
+            fail "mpi_revoke $opts at $np ranks: $out"
+        [ "$(echo "$out" | grep -c ": ok$")" -eq $((5 * np)) ] ||
+            fail "mpi_revoke $opts at $np ranks: not every case passed at every rank: $out"
+        revokes=$((revokes + 1))
+    done
+done
+
 # MPI_Abort ends the job with fault tolerance on too.
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm "$PROG" abort 3 2>&1)
 rc=$?
@@ -107,4 +126,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

@@ -28,6 +28,10 @@ extern "C" {
 
 /* flags */
 #define WEFT_COMM_FLAG_INTER 0x0001u /* an intercommunicator: peer ranks name the remote group */
+/* Revoked (ULFM: MPIX_Comm_revoke here or at another member): the one flag that changes while
+ * the communicator lives. Set by the PML (pml_revoke_comm, or a peer's revoke notice), never
+ * cleared; framework/mpi refuses later operations on the communicator with MPIX_ERR_REVOKED. */
+#define WEFT_COMM_FLAG_REVOKED 0x0002u
 
 typedef struct weft_comm_view {
     uint32_t cid WEFT_CXX_DEFAULT(0);      /* context id, the same at every member */
@@ -74,6 +78,10 @@ static inline int weft_comm_peer_size(const weft_comm_t *comm)
 static inline int weft_comm_is_inter(const weft_comm_t *comm)
 {
     return (weft_comm_view(comm)->flags & WEFT_COMM_FLAG_INTER) != 0;
+}
+static inline int weft_comm_is_revoked(const weft_comm_t *comm)
+{
+    return (weft_comm_view(comm)->flags & WEFT_COMM_FLAG_REVOKED) != 0;
 }
 
 /* The world rank of peer rank `rank` (what point-to-point names), or -1 if out of range. */

@@ -67,6 +67,8 @@ template <class Policy> class Engine {
         std::unordered_map<uint32_t, weft_comm_t *> comms;
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
+        // Revoke notices for communicators this process has not created (yet).
+        std::vector<uint32_t> revoked_early;
         LiveTable<Req> live;
         // Unexpected-queue nodes and queued-copy buffers given back, with their memory, for
         // the next ones: a stream of messages that outruns its receiver allocates nothing.
@@ -325,6 +327,9 @@ template <class Policy> class Engine {
     // ---- process failures (pml_engine_ft.h)
     static void proc_failed(int world, void *);
     static bool peer_failed(int world);
+    static void revoke_here(weft_comm_t *comm);
+    static void refuse_rndv(int world, uint64_t send_id);
+    static void handle_revoke(const char *msg, size_t len);
     static void on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
                          const char *description, void *);
     [[noreturn]] static void unreachable(int world, const std::string &why);

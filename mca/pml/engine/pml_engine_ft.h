@@ -71,6 +71,116 @@ template <class Policy> void Engine<Policy>::proc_failed(int world, void *)
     }
 }
 
+// ---- revoke (pml_revoke_comm; MPIX_Comm_revoke)
+//
+// A reliable broadcast by flooding: the first time a process learns that a communicator is
+// revoked (its own call, or a notice), it revokes it here and sends the notice to every other
+// member, local and remote group, that has not failed. Every live member thus learns of it even
+// when the process that started it dies midway; a member gets one notice from each other one.
+// Revoking here: receives posted on it and not matched end with WEFT_ERR_REVOKED; its
+// unexpected and early-arrived messages are dropped, and each rendezvous among them is refused
+// to its sender (a NACK), whose send then ends with WEFT_ERR_REVOKED; so is any rendezvous that
+// arrives later. Eager messages arriving later are dropped. Transfers already matched run to
+// completion: a rendezvous send ends when its receiver either answers (matched) or refuses it.
+
+template <class Policy> void Engine<Policy>::refuse_rndv(int world, uint64_t send_id)
+{
+    if (send_id == 0 || world < 0 || weft_runtime_proc_failed(world))
+        return;
+    const RevokeNackHdr h{.type = hdr_revoke_nack, .reserved = {}, .send_id = send_id};
+    send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+}
+
+template <class Policy> void Engine<Policy>::revoke_here(weft_comm_t *comm)
+{
+    auto *view = reinterpret_cast<weft_comm_view_t *>(comm);
+    if (view->flags & WEFT_COMM_FLAG_REVOKED)
+        return;
+    view->flags |= WEFT_COMM_FLAG_REVOKED;
+    if (P->verbose >= 10)
+        trace("communicator " + std::to_string(view->cid) + " revoked");
+    CommState &s = cs(comm);
+    while (Req *r = s.posted.front()) {
+        s.posted.erase(r);
+        r->status.error = WEFT_ERR_REVOKED;
+        complete(r);
+    }
+    for (size_t src = 0; src < s.unexpected.size(); ++src) {
+        std::list<Unexpected> &q = s.unexpected[src];
+        while (!q.empty()) {
+            if (q.front().type != hdr_match)
+                refuse_rndv(q.front().world_src, q.front().send_id);
+            give_unexpected(q, q.begin());
+        }
+    }
+    for (auto &early : s.ahead) {
+        for (const auto &[seq, u] : early)
+            if (u.type != hdr_match)
+                refuse_rndv(u.world_src, u.send_id);
+        early.clear();
+    }
+    // The notice, once, to every other member.
+    const RevokeHdr h{
+        .type = hdr_revoke, .reserved = {}, .cid = view->cid, .epoch = 0, .reserved2 = 0};
+    const int me = weft_runtime_world_rank();
+    std::vector<int> told;
+    auto tell = [&](int world) {
+        if (world < 0 || world == me || weft_runtime_proc_failed(world) || peer_failed(world) ||
+            std::find(told.begin(), told.end(), world) != told.end())
+            return;
+        told.push_back(world);
+        send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+    };
+    for (int r = 0; r < view->peer_size; ++r)
+        tell(view->peer_world[r]);
+    for (int r = 0; r < view->size; ++r)
+        tell(view->local_world[r]);
+    // An intercommunicator's hidden local communicator carries its collectives' local steps.
+    if (view->local_comm)
+        revoke_here(view->local_comm);
+}
+
+template <class Policy>
+weft_status_t Engine<Policy>::revoke_comm(weft_pml_module_t *, weft_comm_t *comm, int coll_only)
+{
+    if (!P || !comm || !weft_comm_pml_state(comm))
+        return WEFT_ERR_BAD_PARAM;
+    if (coll_only)
+        return WEFT_ERR_NOT_SUPPORTED; // collectives revoked by a failure: to come
+    revoke_here(comm);
+    return WEFT_SUCCESS;
+}
+
+template <class Policy> void Engine<Policy>::handle_revoke(const char *msg, size_t len)
+{
+    if (static_cast<uint8_t>(msg[0]) == hdr_revoke_nack) {
+        RevokeNackHdr h;
+        if (len != sizeof h)
+            return malformed("revoke NACK of " + std::to_string(len) + " bytes");
+        std::memcpy(&h, msg, sizeof h);
+        Req *r = P->live.find(h.send_id);
+        if (!r || !r->is_send || r->complete || r->answered)
+            return late("a refusal of a rendezvous that is over");
+        fail_send(r, WEFT_ERR_REVOKED);
+        maybe_complete_send(r);
+        return;
+    }
+    RevokeHdr h;
+    if (len != sizeof h)
+        return malformed("revoke notice of " + std::to_string(len) + " bytes");
+    std::memcpy(&h, msg, sizeof h);
+    if (weft_comm_t *comm = find_comm(h.cid)) {
+        revoke_here(comm);
+        return;
+    }
+    // Not created here yet (or freed already: a context id is never used again, so keeping it
+    // is harmless); bounded, since the ids come from peers.
+    if (P->revoked_early.size() < 4096 &&
+        std::find(P->revoked_early.begin(), P->revoked_early.end(), h.cid) ==
+            P->revoked_early.end())
+        P->revoked_early.push_back(h.cid);
+}
+
 } // namespace weft::pml::engine
 
 #endif

@@ -14,15 +14,17 @@ namespace weft::pml::engine {
 constexpr weft_btl_tag_t kTag = WEFT_BTL_TAG_PML_FIRST;
 
 enum HdrType : uint8_t {
-    hdr_match = 1,     // an eager message
-    hdr_rndv = 2,      // the first fragment of a rendezvous message
-    hdr_ack = 3,       // receiver -> sender: matched; send [send_offset, total) as FRAGs
-    hdr_frag = 4,      // sender -> receiver: a piece of a rendezvous message
-    hdr_rget = 5,      // a rendezvous offering the sender's registered buffer for RDMA reads
-    hdr_put = 6,       // receiver -> sender: write this piece into my registered buffer
-    hdr_fin = 7,       // an RDMA transfer of a piece is done (to whoever did not do it)
-    hdr_fence = 8,     // sent on a rail just removed: everything before it has arrived
-    hdr_fence_ack = 9, // receiver -> sender: the fence arrived; matching may go on
+    hdr_match = 1,        // an eager message
+    hdr_rndv = 2,         // the first fragment of a rendezvous message
+    hdr_ack = 3,          // receiver -> sender: matched; send [send_offset, total) as FRAGs
+    hdr_frag = 4,         // sender -> receiver: a piece of a rendezvous message
+    hdr_rget = 5,         // a rendezvous offering the sender's registered buffer for RDMA reads
+    hdr_put = 6,          // receiver -> sender: write this piece into my registered buffer
+    hdr_fin = 7,          // an RDMA transfer of a piece is done (to whoever did not do it)
+    hdr_fence = 8,        // sent on a rail just removed: everything before it has arrived
+    hdr_fence_ack = 9,    // receiver -> sender: the fence arrived; matching may go on
+    hdr_revoke = 10,      // a communicator was revoked (ULFM): every member passes it on once
+    hdr_revoke_nack = 11, // receiver -> sender: a rendezvous for a revoked communicator refused
     // Types from here on belong to the policy (bfo's restart notices): the engine hands them
     // to Policy::handle_extra.
     hdr_policy_first = 16
@@ -101,6 +103,25 @@ struct FinHdr {
     uint64_t id;    // the request at the FIN's receiver
     uint64_t length;
 };
+
+// A revoke notice: the communicator's context id and epoch (RevokeHdr.epoch: a later use of
+// the same id would carry another; Weft never reuses an id in a process, so it is 0 today).
+struct RevokeHdr {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t cid;
+    uint32_t epoch;
+    uint32_t reserved2;
+};
+static_assert(sizeof(RevokeHdr) == 16, "part of the wire format");
+// A rendezvous (RNDV or RGET) that arrived for, or was waiting in, a revoked communicator: its
+// sender's request is told, and ends with WEFT_ERR_REVOKED.
+struct RevokeNackHdr {
+    uint8_t type;
+    uint8_t reserved[7];
+    uint64_t send_id;
+};
+static_assert(sizeof(RevokeNackHdr) == 16, "part of the wire format");
 
 // The fragments that carry a sequence number and are matched in its order.
 inline bool matching_type(uint8_t type)

@@ -220,6 +220,8 @@ template <class Policy> size_t Engine<Policy>::header_size(uint8_t type)
     case hdr_fin: return sizeof(FinHdr);
     case hdr_fence:
     case hdr_fence_ack: return sizeof(FenceHdr);
+    case hdr_revoke: return sizeof(RevokeHdr);
+    case hdr_revoke_nack: return sizeof(RevokeNackHdr);
     default: return 1;
     }
 }
@@ -253,6 +255,12 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     if (h.match.src < 0 || h.match.src >= weft_comm_peer_size(comm))
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
+    if (weft_comm_is_revoked(comm)) [[unlikely]] {
+        // Revoked (ULFM): dropped; a rendezvous is refused to its sender.
+        if (rndv)
+            refuse_rndv(weft_comm_peer_world_rank(comm, h.match.src), h.send_id);
+        return;
+    }
     CommState &s = cs(comm);
     const size_t src = size_t(h.match.src);
     // The window (README.md): a number up to 2^15 behind the next expected one was delivered
@@ -341,6 +349,8 @@ void Engine<Policy>::handle(const char *msg, size_t len, const weft_btl_segment_
     case hdr_fin: return handle_fin(msg, len);
     case hdr_fence:
     case hdr_fence_ack: return malformed("fence in pieces");
+    case hdr_revoke:
+    case hdr_revoke_nack: return malformed("revoke notice in pieces");
     default: return malformed("unknown header type " + std::to_string(type));
     }
 }
@@ -361,6 +371,8 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
         if (type == hdr_fence || type == hdr_fence_ack) [[unlikely]]
             return handle_fence(btl, rd->endpoint, static_cast<const char *>(first.seg_addr),
                                 first.seg_len);
+        if (type == hdr_revoke || type == hdr_revoke_nack) [[unlikely]]
+            return handle_revoke(static_cast<const char *>(first.seg_addr), first.seg_len);
         if (type >= hdr_policy_first) [[unlikely]] {
             auto it = P->endpoint_world.find(rd->endpoint);
             if (!Policy::template handle_extra<Engine>(

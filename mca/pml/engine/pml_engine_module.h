@@ -106,6 +106,12 @@ weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
         for (const auto &f : frags)
             handle(f.data(), f.size(), nullptr, 0);
     }
+    // Revoked by another member before this one had it (ULFM).
+    if (auto r = std::find(P->revoked_early.begin(), P->revoked_early.end(), weft_comm_cid(comm));
+        r != P->revoked_early.end()) [[unlikely]] {
+        P->revoked_early.erase(r);
+        revoke_here(comm);
+    }
     return WEFT_SUCCESS;
 }
 
@@ -330,12 +336,6 @@ weft_status_t Engine<Policy>::dump(weft_pml_module_t *, weft_comm_t *comm, int)
             " fragments a failed link handed back sent again, " + std::to_string(P->fences.size()) +
             " rail-change fences open (" + std::to_string(P->fences_done) + " lifted)");
     return WEFT_SUCCESS;
-}
-
-template <class Policy>
-weft_status_t Engine<Policy>::revoke_comm(weft_pml_module_t *, weft_comm_t *, int)
-{
-    return WEFT_ERR_NOT_SUPPORTED; // ULFM comes with its own issue
 }
 
 // The protocol parameters into P; false (with the reason printed) when one cannot work.
