@@ -17,7 +17,9 @@ namespace {
 
 constexpr int tag_cid = internal_tag_base - 1;
 constexpr int tag_split = internal_tag_base - 2;
-constexpr int tag_barrier = internal_tag_base - 3;
+// MPI_Finalize's barrier: a fault-tolerant protocol's tag, which no revoke stops (the program
+// may have revoked MPI_COMM_WORLD).
+constexpr int tag_finalize = WEFT_FT_TAG_FIRST - 1;
 constexpr int tag_intercomm = internal_tag_base - 4;
 
 uint32_t next_cid = 2; // 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF
@@ -140,13 +142,13 @@ weft_status_t internal_barrier(weft_comm *comm)
     weft_status_t rc = WEFT_SUCCESS;
     if (comm->rank == 0) {
         for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
-            rc = internal_recv(comm, &token, 1, r, tag_barrier);
+            rc = internal_recv(comm, &token, 1, r, tag_finalize);
         for (int r = 1; r < comm->size && rc == WEFT_SUCCESS; ++r)
-            rc = internal_send(comm, &token, 1, r, tag_barrier);
+            rc = internal_send(comm, &token, 1, r, tag_finalize);
     } else {
-        rc = internal_send(comm, &token, 1, 0, tag_barrier);
+        rc = internal_send(comm, &token, 1, 0, tag_finalize);
         if (rc == WEFT_SUCCESS)
-            rc = internal_recv(comm, &token, 1, 0, tag_barrier);
+            rc = internal_recv(comm, &token, 1, 0, tag_finalize);
     }
     return rc;
 }
@@ -169,9 +171,10 @@ weft_status_t ft_barrier(weft_comm *comm)
     for (int r = 0; r < n; ++r) {
         if (r == comm->rank || failed(r))
             continue;
-        pml()->pml_irecv(pml(), &in[size_t(r)], 1, MPI_BYTE, r, tag_barrier, comm,
+        // A fault-tolerant protocol's tag: neither the failure nor a revoke stops it.
+        pml()->pml_irecv(pml(), &in[size_t(r)], 1, MPI_BYTE, r, WEFT_FT_TAG_FIRST, comm,
                          &recvs[size_t(r)]);
-        pml()->pml_isend(pml(), &out, 1, MPI_BYTE, r, tag_barrier, WEFT_SEND_STANDARD, comm,
+        pml()->pml_isend(pml(), &out, 1, MPI_BYTE, r, WEFT_FT_TAG_FIRST, WEFT_SEND_STANDARD, comm,
                          &sends[size_t(r)]);
     }
     auto settled = [&](const std::vector<weft_request_t *> &reqs) {

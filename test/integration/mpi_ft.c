@@ -13,6 +13,10 @@
  *   recv     MPI_Recv from the victim, which never sends: it must return MPIX_ERR_PROC_FAILED
  *   send     compute for SECONDS, then MPI_Send 64 KiB to the victim and MPI_Recv from it:
  *            both must return MPIX_ERR_PROC_FAILED
+ *   coll     collectives on MPI_COMM_WORLD at once (the victim dies while they wait): barrier,
+ *            bcast from the first survivor, reduce to it, allreduce of 1 and of 100000 ints,
+ *            allgather, alltoall, then MPI_Comm_dup: each prints "rank R: OP returned CLASS";
+ *            none may hang, and those that need the victim cannot succeed
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -72,7 +76,8 @@ int main(int argc, char **argv)
     const char *how = argv[1];
     const int victim = atoi(argv[2]);
     const char *what = argc > 3 ? argv[3] : "compute";
-    const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0;
+    const int waits =
+        strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 || strcmp(what, "coll") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
@@ -97,6 +102,36 @@ int main(int argc, char **argv)
         int v = 0;
         const int rc = MPI_Recv(&v, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank %d: recv returned %s\n", rank, class_name(rc));
+    } else if (strcmp(what, "coll") == 0) {
+        const int root = victim == 0 ? 1 : 0, n = 100000;
+        int *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n * 1);
+        int *all = malloc(sizeof(int) * size), *one = malloc(sizeof(int) * size);
+        int v = rank, w = 0, rc;
+        MPI_Comm dup;
+        for (int i = 0; i < n; ++i)
+            a[i] = i;
+        for (int i = 0; i < size; ++i)
+            one[i] = rank;
+        rc = MPI_Barrier(MPI_COMM_WORLD);
+        printf("rank %d: barrier returned %s\n", rank, class_name(rc));
+        rc = MPI_Bcast(&v, 1, MPI_INT, root, MPI_COMM_WORLD);
+        printf("rank %d: bcast returned %s\n", rank, class_name(rc));
+        rc = MPI_Reduce(&v, &w, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        printf("rank %d: reduce returned %s\n", rank, class_name(rc));
+        rc = MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        printf("rank %d: allreduce returned %s\n", rank, class_name(rc));
+        rc = MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        printf("rank %d: large allreduce returned %s\n", rank, class_name(rc));
+        rc = MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        printf("rank %d: allgather returned %s\n", rank, class_name(rc));
+        rc = MPI_Alltoall(one, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        printf("rank %d: alltoall returned %s\n", rank, class_name(rc));
+        rc = MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        printf("rank %d: comm_dup returned %s\n", rank, class_name(rc));
+        free(a);
+        free(b);
+        free(all);
+        free(one);
     } else if (strcmp(what, "any") == 0) {
         int v = -1, rc, n = 0, world = -1, cmp;
         const int leader = victim == 0 ? 1 : 0;

@@ -37,6 +37,17 @@ ft() {
         [ "$what" = send ] && want=$((2 * survivors))
         [ "$n" -eq $want ] || fail "$name: $n calls returned MPIX_ERR_PROC_FAILED, not $want: $out"
         ;;
+    coll)
+        for op in barrier bcast reduce allreduce "large allreduce" allgather alltoall comm_dup; do
+            n=$(echo "$out" | grep -c "^rank [0-9]*: $op returned ")
+            [ "$n" -eq $survivors ] || fail "$name: $n survivors returned from $op, not $survivors: $out"
+        done
+        # Those that need the failed process's part cannot succeed anywhere.
+        for op in barrier allreduce "large allreduce" allgather alltoall comm_dup; do
+            ! echo "$out" | grep -q "^rank [0-9]*: $op returned MPI_SUCCESS" ||
+                fail "$name: $op succeeded without the failed process: $out"
+        done
+        ;;
     any)
         for line in "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
             "blocking any-source recv returned MPIX_ERR_PROC_FAILED$" \
@@ -64,7 +75,10 @@ for btl in self,sm self,tcp; do
     ft 8 $btl kill 0 recv
     ft 4 $btl kill 2 any
     ft 6 $btl exit 0 any
+    ft 4 $btl kill 2 coll
+    ft 8 $btl kill 0 coll
 done
+ft 5 self,tcp kill 3 coll bfo
 ft 16 self,sm kill 5 recv
 # bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
 for btl in self,sm self,tcp; do
@@ -89,6 +103,14 @@ for opts in "--with-ft ulfm --mca btl self,sm" "--with-ft none --mca btl self,sm
             fail "mpi_revoke $opts at $np ranks: not every case passed at every rank: $out"
         revokes=$((revokes + 1))
     done
+done
+# MPI_COMM_WORLD revoked before MPI_Finalize: the job still finishes, with fault tolerance on
+# and off.
+for ft in ulfm none; do
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft $ft "$REVOKE" world 2>&1) ||
+        fail "mpi_revoke with MPI_COMM_WORLD revoked before MPI_Finalize (--with-ft $ft): $out"
+    [ "$(echo "$out" | grep -c "done$")" -eq 4 ] || fail "MPI_COMM_WORLD revoked: $out"
+    revokes=$((revokes + 1))
 done
 
 # MPI_Abort ends the job with fault tolerance on too.
@@ -126,4 +148,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE: learnt by every survivor, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

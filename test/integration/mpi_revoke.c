@@ -12,7 +12,8 @@
  *   inter      an intercommunicator (even and odd ranks): receives pending on it end with
  *              MPIX_ERR_REVOKED at every rank of both groups when one rank revokes it
  *   storm      every rank revokes the same communicator at once
- * The cases are separated by barriers on MPI_COMM_WORLD, which is never revoked.
+ * The cases are separated by barriers on MPI_COMM_WORLD. With the argument "world", rank 0
+ * then revokes MPI_COMM_WORLD itself before MPI_Finalize, which must still complete.
  */
 #include <mpi-ext.h>
 #include <mpi.h>
@@ -213,6 +214,8 @@ int main(int argc, char **argv)
     matched();
     inter();
     storm();
+    if (argc > 1 && strcmp(argv[1], "world") == 0 && rank == 0)
+        MPIX_Comm_revoke(MPI_COMM_WORLD);
     printf("mpi_revoke: rank %d done\n", rank);
     MPI_Finalize();
     return 0;

@@ -141,6 +141,16 @@ static inline void weft_comm_release(weft_comm_t *comm)
  * the messages of two collectives in flight are never confused), repeating after
  * WEFT_COLL_TAG_COUNT. Every rank takes one tag per collective, in the same order.
  */
+/* Tags of the library's fault-tolerant protocols (MPI_Finalize's barrier with fault tolerance
+ * on, ...): neither a process failure nor MPIX_Comm_revoke revokes them, so that they work on a
+ * communicator whose collectives a failure revoked, or that the program revoked. */
+#define WEFT_FT_TAG_FIRST (-(1 << 27))
+#define WEFT_FT_TAG_COUNT 1024
+static inline int weft_tag_is_ft(int tag)
+{
+    return tag <= WEFT_FT_TAG_FIRST && tag > WEFT_FT_TAG_FIRST - WEFT_FT_TAG_COUNT;
+}
+
 #define WEFT_COLL_TAG_FIRST (-(1 << 28))
 #define WEFT_COLL_TAG_COUNT (1 << 24)
 

@@ -70,6 +70,7 @@ struct Module {
     Shared *shared = nullptr;
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
+    bool broken = false;     // a member failed (ULFM): the shared counters can never settle
 };
 
 char *slot(Module *m, uint32_t generation, int nranks, int rank)
@@ -80,23 +81,48 @@ char *slot(Module *m, uint32_t generation, int nranks, int rank)
 
 Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
 
-// Arrive at the next generation and wait until everyone has.
-void arrive_and_wait(Module *m, int nranks)
+// Whether a member of comm is known to have failed (fault tolerance).
+bool member_failed(weft_comm_t *comm)
 {
+    for (int r = 0; r < weft_comm_size(comm); ++r)
+        if (weft_runtime_proc_failed(weft_comm_local_world_rank(comm, r)))
+            return true;
+    return false;
+}
+
+// Arrive at the next generation and wait until everyone has. A member that failed never
+// arrives: the wait ends with WEFT_ERR_PROC_FAILED once this rank learns of it, and every later
+// collective of this module fails at once (the counters are off for good; ULFM programs shrink
+// the communicator).
+weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
+{
+    const int nranks = weft_comm_size(comm);
+    if (m->broken || (weft_runtime_failure_epoch() != 0 && member_failed(comm))) {
+        m->broken = true;
+        return WEFT_ERR_PROC_FAILED;
+    }
     const uint32_t target = ++m->generation;
     if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(nranks) - 1) {
         m->shared->arrived.store(0, std::memory_order_relaxed);
         m->shared->generation.store(target, std::memory_order_release);
-        return;
+        return WEFT_SUCCESS;
     }
-    weft::progress_wait(
-        [&] { return m->shared->generation.load(std::memory_order_acquire) == target; });
+    uint64_t epoch = weft_runtime_failure_epoch();
+    weft::progress_wait([&] {
+        if (m->shared->generation.load(std::memory_order_acquire) == target)
+            return true;
+        if (weft_runtime_failure_epoch() != epoch) [[unlikely]] {
+            epoch = weft_runtime_failure_epoch();
+            m->broken = member_failed(comm);
+        }
+        return m->broken;
+    });
+    return m->broken ? WEFT_ERR_PROC_FAILED : WEFT_SUCCESS;
 }
 
 weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 {
-    arrive_and_wait(self(module), weft_comm_size(comm));
-    return WEFT_SUCCESS;
+    return arrive_and_wait(self(module), comm);
 }
 
 // Small allreduces: every rank puts its contribution in its slot of this generation's set,
@@ -111,13 +137,12 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     const int n = weft_comm_size(comm);
     if (bytes > kSlot)
         return WEFT_ERR_NOT_SUPPORTED;
-    if (bytes == 0) {
-        arrive_and_wait(m, n);
-        return WEFT_SUCCESS;
-    }
+    if (bytes == 0)
+        return arrive_and_wait(m, comm);
     const uint32_t gen = m->generation + 1;
     std::memcpy(slot(m, gen, n, weft_comm_rank(comm)), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
-    arrive_and_wait(m, n);
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
     alignas(16) char acc[kSlot], next[kSlot];
     std::memcpy(acc, slot(m, gen, n, 0), bytes);
     for (int r = 1; r < n; ++r) {

@@ -47,11 +47,22 @@ template <class Policy> void Engine<Policy>::proc_failed(int world, void *)
             r = next;
         }
     };
+    // Every communicator with it as a member: receives for it end, and its collectives are
+    // revoked.
+    auto member = [world](const int32_t *ranks, int n) {
+        return std::find(ranks, ranks + n, world) != ranks + n;
+    };
+    auto affect = [&](weft_comm_t *comm) {
+        fail_posted(comm);
+        const weft_comm_view_t *v = weft_comm_view(comm);
+        if (member(v->peer_world, v->peer_size) || member(v->local_world, v->size))
+            revoke_collectives(comm);
+    };
     for (weft_comm_t *comm : P->dense_comms)
         if (comm)
-            fail_posted(comm);
+            affect(comm);
     for (const auto &[cid, comm] : P->comms)
-        fail_posted(comm);
+        affect(comm);
     // Transfers under way with it: ended once their fragments and RDMA operations are back.
     std::vector<Req *> under_way;
     P->live.for_each([&](Req *r) {
@@ -83,12 +94,54 @@ template <class Policy> void Engine<Policy>::proc_failed(int world, void *)
 // arrives later. Eager messages arriving later are dropped. Transfers already matched run to
 // completion: a rendezvous send ends when its receiver either answers (matched) or refuses it.
 
-template <class Policy> void Engine<Policy>::refuse_rndv(int world, uint64_t send_id)
+template <class Policy>
+void Engine<Policy>::refuse_rndv(int world, uint64_t send_id, weft_status_t why)
 {
     if (send_id == 0 || world < 0 || weft_runtime_proc_failed(world))
         return;
-    const RevokeNackHdr h{.type = hdr_revoke_nack, .reserved = {}, .send_id = send_id};
+    const RevokeNackHdr h{
+        .type = hdr_revoke_nack, .reserved = {}, .status = int32_t(why), .send_id = send_id};
     send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+}
+
+// Whether a failure revokes a tag: the library's own (collectives', communicator
+// construction's), every negative tag but MPI_ANY_TAG's and those of the fault-tolerant
+// protocols (weft_tag_is_ft), which no revoke touches.
+inline bool library_tag(int tag) { return tag < 0 && tag != WEFT_ANY_TAG && !weft_tag_is_ft(tag); }
+
+// A process of comm failed: its collectives are revoked (ULFM's coll_only revoke), so that a
+// collective completes at every rank, in error at some, instead of waiting for ever. Receives
+// on the library's own tags end with WEFT_ERR_PROC_FAILED, now and when posted later; such
+// messages waiting, or arriving later, are dropped (a rendezvous refused to its sender).
+// Point-to-point on user tags goes on.
+template <class Policy> void Engine<Policy>::revoke_collectives(weft_comm_t *comm)
+{
+    CommState &s = cs(comm);
+    if (s.coll_revoked)
+        return;
+    s.coll_revoked = true;
+    if (P->verbose >= 10)
+        trace("communicator " + std::to_string(weft_comm_cid(comm)) +
+              ": a member failed; its collectives are revoked");
+    for (Req *r = s.posted.front(); r;) {
+        Req *next = r->next;
+        if (library_tag(r->tag)) {
+            s.posted.erase(r);
+            r->status.error = WEFT_ERR_PROC_FAILED;
+            complete(r);
+        }
+        r = next;
+    }
+    for (auto &q : s.unexpected)
+        for (auto it = q.begin(); it != q.end();) {
+            auto next = std::next(it);
+            if (library_tag(it->tag)) {
+                if (it->type != hdr_match)
+                    refuse_rndv(it->world_src, it->send_id, WEFT_ERR_PROC_FAILED);
+                give_unexpected(q, it);
+            }
+            it = next;
+        }
 }
 
 template <class Policy> void Engine<Policy>::revoke_here(weft_comm_t *comm)
@@ -99,26 +152,27 @@ template <class Policy> void Engine<Policy>::revoke_here(weft_comm_t *comm)
     view->flags |= WEFT_COMM_FLAG_REVOKED;
     if (P->verbose >= 10)
         trace("communicator " + std::to_string(view->cid) + " revoked");
+    // Everything but the fault-tolerant protocols' traffic.
     CommState &s = cs(comm);
-    while (Req *r = s.posted.front()) {
-        s.posted.erase(r);
-        r->status.error = WEFT_ERR_REVOKED;
-        complete(r);
-    }
-    for (size_t src = 0; src < s.unexpected.size(); ++src) {
-        std::list<Unexpected> &q = s.unexpected[src];
-        while (!q.empty()) {
-            if (q.front().type != hdr_match)
-                refuse_rndv(q.front().world_src, q.front().send_id);
-            give_unexpected(q, q.begin());
+    for (Req *r = s.posted.front(); r;) {
+        Req *next = r->next;
+        if (!weft_tag_is_ft(r->tag)) {
+            s.posted.erase(r);
+            r->status.error = WEFT_ERR_REVOKED;
+            complete(r);
         }
+        r = next;
     }
-    for (auto &early : s.ahead) {
-        for (const auto &[seq, u] : early)
-            if (u.type != hdr_match)
-                refuse_rndv(u.world_src, u.send_id);
-        early.clear();
-    }
+    for (auto &q : s.unexpected)
+        for (auto it = q.begin(); it != q.end();) {
+            auto next = std::next(it);
+            if (!weft_tag_is_ft(it->tag)) {
+                if (it->type != hdr_match)
+                    refuse_rndv(it->world_src, it->send_id, WEFT_ERR_REVOKED);
+                give_unexpected(q, it);
+            }
+            it = next;
+        }
     // The notice, once, to every other member.
     const RevokeHdr h{
         .type = hdr_revoke, .reserved = {}, .cid = view->cid, .epoch = 0, .reserved2 = 0};
@@ -146,8 +200,9 @@ weft_status_t Engine<Policy>::revoke_comm(weft_pml_module_t *, weft_comm_t *comm
     if (!P || !comm || !weft_comm_pml_state(comm))
         return WEFT_ERR_BAD_PARAM;
     if (coll_only)
-        return WEFT_ERR_NOT_SUPPORTED; // collectives revoked by a failure: to come
-    revoke_here(comm);
+        revoke_collectives(comm);
+    else
+        revoke_here(comm);
     return WEFT_SUCCESS;
 }
 
@@ -161,7 +216,7 @@ template <class Policy> void Engine<Policy>::handle_revoke(const char *msg, size
         Req *r = P->live.find(h.send_id);
         if (!r || !r->is_send || r->complete || r->answered)
             return late("a refusal of a rendezvous that is over");
-        fail_send(r, WEFT_ERR_REVOKED);
+        fail_send(r, h.status == WEFT_ERR_PROC_FAILED ? WEFT_ERR_PROC_FAILED : WEFT_ERR_REVOKED);
         maybe_complete_send(r);
         return;
     }

@@ -114,11 +114,13 @@ struct RevokeHdr {
     uint32_t reserved2;
 };
 static_assert(sizeof(RevokeHdr) == 16, "part of the wire format");
-// A rendezvous (RNDV or RGET) that arrived for, or was waiting in, a revoked communicator: its
-// sender's request is told, and ends with WEFT_ERR_REVOKED.
+// A rendezvous (RNDV or RGET) that arrived for, or was waiting in, a revoked communicator (or,
+// on a collective or internal tag, one whose collectives a failure revoked): its sender's
+// request is told, and ends with `status` (WEFT_ERR_REVOKED, WEFT_ERR_PROC_FAILED).
 struct RevokeNackHdr {
     uint8_t type;
-    uint8_t reserved[7];
+    uint8_t reserved[3];
+    int32_t status;
     uint64_t send_id;
 };
 static_assert(sizeof(RevokeNackHdr) == 16, "part of the wire format");

@@ -126,6 +126,15 @@ void Engine<Policy>::match_one(weft_comm_t *comm, std::list<Unexpected> &node)
 {
     CommState &s = cs(comm);
     const Unexpected &u = node.front();
+    const bool revoked = weft_comm_is_revoked(comm) && !weft_tag_is_ft(u.tag);
+    if (revoked || (s.coll_revoked && library_tag(u.tag))) [[unlikely]] {
+        // For a revoked communicator, or a collective of one with a failed member (ULFM):
+        // dropped, in its turn (an early arrival of a revoked communicator ends here too).
+        if (u.type != hdr_match)
+            refuse_rndv(u.world_src, u.send_id, revoked ? WEFT_ERR_REVOKED : WEFT_ERR_PROC_FAILED);
+        give_unexpected(node, node.begin());
+        return;
+    }
     for (Req *r = s.posted.front(); r; r = r->next) {
         if (src_matches(r->src, u.src) && tag_matches(r->tag, u.tag)) {
             s.posted.erase(r);
@@ -255,10 +264,10 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     if (h.match.src < 0 || h.match.src >= weft_comm_peer_size(comm))
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
-    if (weft_comm_is_revoked(comm)) [[unlikely]] {
+    if (weft_comm_is_revoked(comm) && !weft_tag_is_ft(h.match.tag)) [[unlikely]] {
         // Revoked (ULFM): dropped; a rendezvous is refused to its sender.
         if (rndv)
-            refuse_rndv(weft_comm_peer_world_rank(comm, h.match.src), h.send_id);
+            refuse_rndv(weft_comm_peer_world_rank(comm, h.match.src), h.send_id, WEFT_ERR_REVOKED);
         return;
     }
     CommState &s = cs(comm);

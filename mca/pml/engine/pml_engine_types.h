@@ -285,6 +285,7 @@ template <class Request> struct CommState {
     // the earliest match of all by `arrival`).
     std::vector<std::list<Unexpected>> unexpected;
     uint64_t arrivals = 0;
+    bool coll_revoked = false; // a member failed: the library's own tags are refused (ULFM)
     size_t unexpected_count() const
     {
         size_t n = 0;
