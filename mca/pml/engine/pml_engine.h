@@ -330,6 +330,7 @@ template <class Policy> class Engine {
     static void revoke_here(weft_comm_t *comm);
     static void refuse_rndv(int world, uint64_t send_id, weft_status_t why);
     static void revoke_collectives(weft_comm_t *comm);
+    static void purge(CommState &s, bool (*which)(int tag), weft_status_t why);
     static void handle_revoke(const char *msg, size_t len);
     static void on_error(weft_btl_module_t *btl, uint32_t flags, weft_proc_t *proc,
                          const char *description, void *);

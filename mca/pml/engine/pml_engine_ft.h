@@ -123,11 +123,19 @@ template <class Policy> void Engine<Policy>::revoke_collectives(weft_comm_t *com
     if (P->verbose >= 10)
         trace("communicator " + std::to_string(weft_comm_cid(comm)) +
               ": a member failed; its collectives are revoked");
+    purge(s, library_tag, WEFT_ERR_PROC_FAILED);
+}
+
+// End the receives posted on s whose tag `which` takes with `why`, and drop its unexpected
+// messages of those tags (a rendezvous refused to its sender with `why`).
+template <class Policy>
+void Engine<Policy>::purge(CommState &s, bool (*which)(int tag), weft_status_t why)
+{
     for (Req *r = s.posted.front(); r;) {
         Req *next = r->next;
-        if (library_tag(r->tag)) {
+        if (which(r->tag)) {
             s.posted.erase(r);
-            r->status.error = WEFT_ERR_PROC_FAILED;
+            r->status.error = why;
             complete(r);
         }
         r = next;
@@ -135,9 +143,9 @@ template <class Policy> void Engine<Policy>::revoke_collectives(weft_comm_t *com
     for (auto &q : s.unexpected)
         for (auto it = q.begin(); it != q.end();) {
             auto next = std::next(it);
-            if (library_tag(it->tag)) {
+            if (which(it->tag)) {
                 if (it->type != hdr_match)
-                    refuse_rndv(it->world_src, it->send_id, WEFT_ERR_PROC_FAILED);
+                    refuse_rndv(it->world_src, it->send_id, why);
                 give_unexpected(q, it);
             }
             it = next;
@@ -153,26 +161,8 @@ template <class Policy> void Engine<Policy>::revoke_here(weft_comm_t *comm)
     if (P->verbose >= 10)
         trace("communicator " + std::to_string(view->cid) + " revoked");
     // Everything but the fault-tolerant protocols' traffic.
-    CommState &s = cs(comm);
-    for (Req *r = s.posted.front(); r;) {
-        Req *next = r->next;
-        if (!weft_tag_is_ft(r->tag)) {
-            s.posted.erase(r);
-            r->status.error = WEFT_ERR_REVOKED;
-            complete(r);
-        }
-        r = next;
-    }
-    for (auto &q : s.unexpected)
-        for (auto it = q.begin(); it != q.end();) {
-            auto next = std::next(it);
-            if (!weft_tag_is_ft(it->tag)) {
-                if (it->type != hdr_match)
-                    refuse_rndv(it->world_src, it->send_id, WEFT_ERR_REVOKED);
-                give_unexpected(q, it);
-            }
-            it = next;
-        }
+    purge(
+        cs(comm), [](int tag) { return !weft_tag_is_ft(tag); }, WEFT_ERR_REVOKED);
     // The notice, once, to every other member.
     const RevokeHdr h{
         .type = hdr_revoke, .reserved = {}, .cid = view->cid, .epoch = 0, .reserved2 = 0};
