@@ -4,6 +4,7 @@
 #include "mpi_objects.h"
 
 #include <weft/comm.h>
+#include <weft/runtime.h>
 
 extern "C" {
 
@@ -20,6 +21,22 @@ int weft_group_world_rank(const weft_group_t *group, int rank)
     if (!group || rank < 0 || size_t(rank) >= group->ranks.size())
         return -1;
     return group->ranks[size_t(rank)];
+}
+
+weft_group_t *weft_group_new(const int *world_ranks, int n)
+{
+    if (n < 0 || (n > 0 && !world_ranks))
+        return nullptr;
+    auto *g = new weft_group;
+    g->ranks.assign(world_ranks, world_ranks + n);
+    g->my_rank = -32766; // MPI_UNDEFINED (mpi.h is libmpi's)
+    const int me = weft_runtime_world_rank();
+    for (int i = 0; i < n; ++i)
+        if (world_ranks[i] == me) {
+            g->my_rank = i;
+            break;
+        }
+    return g;
 }
 
 } // extern "C"

@@ -675,12 +675,16 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     Check k(comm, "MPIX_Comm_agree", nullptr, false);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    weft_group_t *agreed = nullptr;
+    // In: the failures this rank acknowledged; out: those agreed.
+    weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
+    weft_group_t *agreed = acked;
     const int rc = call("MPIX_Comm_agree", nullptr, comm, &weft_coll_module_t::coll_agree,
                         WEFT_COLL_SLOT(coll_agree), &weft_coll_module_t::coll_iagree,
                         WEFT_COLL_SLOT(coll_iagree), flag, &agreed, comm);
-    if (agreed)
+    if (agreed && agreed != acked)
         group_release(agreed);
+    if (acked)
+        group_release(acked);
     return rc;
 }
 
@@ -689,9 +693,15 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    return call("MPIX_Comm_iagree", request, comm, &weft_coll_module_t::coll_agree,
-                WEFT_COLL_SLOT(coll_agree), &weft_coll_module_t::coll_iagree,
-                WEFT_COLL_SLOT(coll_iagree), flag, static_cast<weft_group_t **>(nullptr), comm);
+    // The failures this rank acknowledged, read at the call.
+    weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
+    weft_group_t *in = acked;
+    const int rc = call("MPIX_Comm_iagree", request, comm, &weft_coll_module_t::coll_agree,
+                        WEFT_COLL_SLOT(coll_agree), &weft_coll_module_t::coll_iagree,
+                        WEFT_COLL_SLOT(coll_iagree), flag, &in, comm);
+    if (acked)
+        group_release(acked);
+    return rc;
 }
 
 } // extern "C"

@@ -38,6 +38,17 @@ const std::vector<int> &failed_members(weft_comm *comm)
 
 bool any_source_blocked(weft_comm *comm) { return failed_members(comm).size() > comm->ft_acked; }
 
+weft_group *acked_group(weft_comm *comm)
+{
+    if (comm->ft_acked == 0)
+        return nullptr;
+    const std::vector<int> &failed = failed_members(comm);
+    std::vector<int> world;
+    for (size_t i = 0; i < comm->ft_acked && i < failed.size(); ++i)
+        world.push_back(comm->peer_group()->ranks[size_t(failed[i])]);
+    return group_new(std::move(world));
+}
+
 int raise_revoked(weft_comm *comm, const char *fn)
 {
     return raise(comm, MPIX_ERR_REVOKED, fn,
@@ -51,11 +62,11 @@ MPI_Group failed_group(weft_comm *comm, size_t n)
 {
     if (n == 0)
         return MPI_GROUP_EMPTY;
-    const std::vector<int> &failed = failed_members(comm);
-    std::vector<int> world;
-    for (size_t i = 0; i < n && i < failed.size(); ++i)
-        world.push_back(comm->peer_group()->ranks[size_t(failed[i])]);
-    return group_new(std::move(world));
+    const size_t acked = comm->ft_acked;
+    comm->ft_acked = n; // acked_group's view, for the first n
+    MPI_Group g = acked_group(comm);
+    comm->ft_acked = acked;
+    return g;
 }
 
 int bad_ft_comm(MPI_Comm comm, const char *fn)

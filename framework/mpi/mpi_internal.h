@@ -98,6 +98,8 @@ inline bool pending_failed(const weft_request_t *r)
     return ft_enabled() && !r->complete && r->kind == WEFT_REQUEST_PML_RECV &&
            r->peer == MPI_ANY_SOURCE && r->comm && any_source_blocked(r->comm);
 }
+// A new group of the failures of comm's members this process acknowledged (NULL when none).
+weft_group *acked_group(weft_comm *comm);
 // Report MPIX_ERR_REVOKED for an operation on a revoked communicator.
 int raise_revoked(weft_comm *comm, const char *fn);
 // A wait may end: the request completed, or it is stopped by a failure.

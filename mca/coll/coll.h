@@ -287,8 +287,10 @@ struct weft_coll_module {
     weft_status_t (*coll_agree)(int *flag, weft_group_t **group, weft_comm_t *comm,
                                 weft_coll_module_t *module);
 
-    /* Non-blocking coll_agree: flag and *group are read at the call and written when *request
-     * completes, and must stay valid until then; the error is reported in the request.
+    /* Non-blocking coll_agree: flag is read at the call and written when *request completes,
+     * and must stay valid until then; *group (may be NULL) is read at the call only: the
+     * group agreed is not reported (MPIX_Comm_iagree has no place for it), and a component may
+     * set *group to a group it does not own at the call. The error is reported in the request.
      * Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM, WEFT_ERR_OUT_OF_RESOURCE.
      * Thread: mpi. */
     weft_status_t (*coll_iagree)(int *flag, weft_group_t **group, weft_comm_t *comm,

@@ -17,6 +17,10 @@
  *            bcast from the first survivor, reduce to it, allreduce of 1 and of 100000 ints,
  *            allgather, alltoall, then MPI_Comm_dup: each prints "rank R: OP returned CLASS";
  *            none may hang, and those that need the victim cannot succeed
+ *   agree    MPIX_Comm_agree while the victim dies (flag 7, 5 at the last survivor):
+ *            "agree 1 returned CLASS flag F"; after MPIX_Comm_failure_ack, again with 255:
+ *            "agree 2 ..."; then MPIX_Comm_iagree with 3 (1 at the first survivor):
+ *            "iagree ..."
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -76,8 +80,8 @@ int main(int argc, char **argv)
     const char *how = argv[1];
     const int victim = atoi(argv[2]);
     const char *what = argc > 3 ? argv[3] : "compute";
-    const int waits =
-        strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 || strcmp(what, "coll") == 0;
+    const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
+                      strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
@@ -86,7 +90,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag);
     printf("rank %d: MPIX_FT %s %d\n", rank, flag ? "set" : "unset", flag && ft ? *ft : -1);
-    if (rank == victim) {
+    if (rank == victim && strcmp(how, "none") != 0) {
         if (waits)
             compute(seconds);
         if (strcmp(how, "kill") == 0) {
@@ -102,6 +106,21 @@ int main(int argc, char **argv)
         int v = 0;
         const int rc = MPI_Recv(&v, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank %d: recv returned %s\n", rank, class_name(rc));
+    } else if (strcmp(what, "agree") == 0) {
+        const int first = victim == 0 ? 1 : 0, last = victim == size - 1 ? size - 2 : size - 1;
+        int flag = rank == last ? 5 : 7, rc;
+        MPI_Request req;
+        rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+        printf("rank %d: agree 1 returned %s flag %d\n", rank, class_name(rc), flag);
+        MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        flag = 255;
+        rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+        printf("rank %d: agree 2 returned %s flag %d\n", rank, class_name(rc), flag);
+        flag = rank == first ? 1 : 3;
+        rc = MPIX_Comm_iagree(MPI_COMM_WORLD, &flag, &req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        printf("rank %d: iagree returned %s flag %d\n", rank, class_name(rc), flag);
     } else if (strcmp(what, "coll") == 0) {
         const int root = victim == 0 ? 1 : 0, n = 100000;
         int *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n * 1);

@@ -22,14 +22,17 @@ ft() {
         --mca pml "$pml" --mca mpi_ft_verbose 1 "$PROG" "$how" "$victim" "$what" 2>&1) ||
         fail "$name: $out"
     survivors=$((np - 1))
+    [ "$how" = none ] && survivors=$np
     [ "$(echo "$out" | grep -c "^rank [0-9]*: finalized$")" -eq $survivors ] ||
         fail "$name: not every survivor finalized: $out"
     [ "$(echo "$out" | grep -c "MPIX_FT set 1")" -eq "$np" ] || fail "$name: MPIX_FT: $out"
-    [ "$(echo "$out" | grep -c ": rank $victim failed (")" -eq $survivors ] ||
-        fail "$name: not every survivor learnt of the failure: $out"
-    expect_in "rank $victim (pid" "$out" "$name: mpirun's notice"
-    expect_in "the job goes on without it (fault tolerance is on)" "$out" "$name"
-    ! echo "$out" | grep -q "^rank $victim: finalized$" || fail "$name: the victim finalized: $out"
+    if [ "$how" != none ]; then
+        [ "$(echo "$out" | grep -c ": rank $victim failed (")" -eq $survivors ] ||
+            fail "$name: not every survivor learnt of the failure: $out"
+        expect_in "rank $victim (pid" "$out" "$name: mpirun's notice"
+        expect_in "the job goes on without it (fault tolerance is on)" "$out" "$name"
+        ! echo "$out" | grep -q "^rank $victim: finalized$" || fail "$name: the victim finalized: $out"
+    fi
     case $what in
     recv | send)
         n=$(echo "$out" | grep -c "returned MPIX_ERR_PROC_FAILED$")
@@ -46,6 +49,15 @@ ft() {
         for op in barrier allreduce "large allreduce" allgather alltoall comm_dup; do
             ! echo "$out" | grep -q "^rank [0-9]*: $op returned MPI_SUCCESS" ||
                 fail "$name: $op succeeded without the failed process: $out"
+        done
+        ;;
+    agree)
+        first="MPIX_ERR_PROC_FAILED flag 5"
+        [ "$how" = none ] && first="MPI_SUCCESS flag 5"
+        for line in "agree 1 returned $first" "agree 2 returned MPI_SUCCESS flag 255" \
+            "iagree returned MPI_SUCCESS flag 1"; do
+            n=$(echo "$out" | grep -c "^rank [0-9]*: $line$")
+            [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
         done
         ;;
     any)
@@ -79,6 +91,14 @@ for btl in self,sm self,tcp; do
     ft 8 $btl kill 0 coll
 done
 ft 5 self,tcp kill 3 coll bfo
+# The fault-tolerant agreement (coll/ftagree): a member dies while the others agree (the
+# coordinator, rank 0, or another), and with no failure.
+for btl in self,sm self,tcp; do
+    ft 4 $btl kill 0 agree
+    ft 6 $btl kill 3 agree
+    ft 4 $btl none 0 agree
+done
+ft 12 self,sm kill 0 agree
 ft 16 self,sm kill 5 recv
 # bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
 for btl in self,sm self,tcp; do
@@ -148,4 +168,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

@@ -172,6 +172,9 @@ int weft_group_size(const weft_group_t *group);
 int weft_group_rank(const weft_group_t *group);
 /* The world rank of the group's rank `rank`. */
 int weft_group_world_rank(const weft_group_t *group, int rank);
+/* A new group of these world ranks, in this order (framework/mpi releases it like any group it
+ * is handed: coll_agree's result). NULL if n < 0. */
+weft_group_t *weft_group_new(const int *world_ranks, int n);
 
 #ifdef __cplusplus
 } /* extern "C" */

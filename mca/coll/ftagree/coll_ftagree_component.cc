@@ -1,0 +1,564 @@
+// coll/ftagree: MPIX_Comm_agree and MPIX_Comm_iagree that complete despite process failures
+// (ULFM), for intracommunicators when fault tolerance is on (README.md).
+//
+// A rotating coordinator over a perfect failure detector (the runtime: only a process that
+// ended is declared failed). Each agreement of a communicator has a sequence number, the same
+// at every member (they call it in the same order). Each member sends its contribution (its
+// flag, the members it knows failed, those it acknowledged) to the coordinator, the lowest rank
+// it does not know failed. The coordinator waits until every member has contributed or is known
+// failed, decides (the AND of the flags; the failed set: every failure contributed or known; the
+// acknowledged set: what every contributor acknowledged) and sends the decision to every member.
+// When a member learns that its coordinator failed, it contributes again to the next one, with
+// the decision if it had one; a coordinator that gets a decided contribution decides that, and
+// a member follows only its current coordinator's decision. So every member that returns gets
+// the same decision, even when coordinators die midway, and nothing waits for a dead process.
+// Members keep their last two agreements' state, since a coordinator may still need a member's
+// contribution to the previous one after the member went on.
+#include <coll/coll.h>
+#include <pml/pml.h>
+#include <weft/comm.h>
+#include <weft/mca.h>
+#include <weft/op.h>
+#include <weft/output.h>
+#include <weft/request.h>
+#include <weft/runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <string>
+#include <vector>
+
+extern "C" {
+__attribute__((
+    visibility("default"))) extern const weft_coll_component_t mca_coll_ftagree_component;
+}
+
+namespace weft::coll::ftagree {
+
+namespace {
+
+weft_mca_param_t *p_priority = nullptr;
+
+// A fault-tolerant protocol's tag: neither a failure nor a revoke stops it.
+constexpr int kTag = WEFT_FT_TAG_FIRST - 2;
+enum : uint8_t { msg_contrib = 1, msg_decide = 2 };
+
+struct Header {
+    uint8_t type;
+    uint8_t decided; // msg_contrib: the sender has a decision (the bitmaps and flag are it)
+    uint16_t reserved;
+    int32_t flag;
+    uint64_t seq;
+    uint32_t words; // each bitmap's 64-bit words (both follow the header: failed, then acked)
+    uint32_t reserved2;
+};
+static_assert(sizeof(Header) == 24, "part of the wire format");
+
+using Bits = std::vector<uint64_t>;
+
+bool test(const Bits &b, int r) { return (b[size_t(r) / 64] >> (r % 64)) & 1; }
+void set(Bits &b, int r) { b[size_t(r) / 64] |= uint64_t(1) << (r % 64); }
+
+struct Agreement {
+    uint64_t seq = 0;
+    // This member's part: its contribution, then its decision.
+    int flag = ~0;
+    Bits failed, acked;
+    bool decided = false;
+    int coordinator = -1; // whom this member's part went to last
+    // As coordinator: who has contributed, and what.
+    bool coordinating = false;
+    std::vector<uint8_t> have;
+    int acc_flag = ~0;
+    Bits acc_failed, acc_acked;
+    bool adopt = false; // a contribution carried a decision: it is the decision
+    int adopt_flag = 0;
+    Bits adopt_failed, adopt_acked;
+    // An MPIX_Comm_iagree's request and where its results go.
+    weft_request_t *request = nullptr;
+    int *out_flag = nullptr;
+    weft_group_t **out_group = nullptr;
+};
+
+struct Module {
+    weft_coll_module_t base; // first: the framework sees this
+    weft_comm_t *comm = nullptr;
+    int n = 0;
+    size_t words = 0;
+    uint64_t next_seq = 1;
+    std::deque<Agreement> recent;    // the last two started here, oldest first
+    std::vector<std::string> future; // messages of agreements not started here yet
+    weft_request_t *listen = nullptr;
+    std::vector<char> in;
+    // Messages sent and not yet complete, with their bytes (nothing waits for them: a send to
+    // a process that fails ends in error).
+    std::list<std::pair<weft_request_t *, std::string>> outbox;
+    uint64_t epoch = 0; // the runtime's failure epoch this module last looked at
+};
+
+std::vector<Module *> g_modules;
+bool g_progress_registered = false;
+
+Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
+weft_pml_module_t *pml() { return weft_pml_selected(); }
+
+bool failed(const Module *m, int r)
+{
+    return weft_runtime_proc_failed(weft_comm_local_world_rank(m->comm, r)) != 0;
+}
+
+int lowest_live(const Module *m)
+{
+    for (int r = 0; r < m->n; ++r)
+        if (!failed(m, r))
+            return r;
+    return -1;
+}
+
+Bits known_failed(const Module *m)
+{
+    Bits b(m->words, 0);
+    for (int r = 0; r < m->n; ++r)
+        if (failed(m, r))
+            set(b, r);
+    return b;
+}
+
+void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t seq,
+              const Bits &failed_bits, const Bits &acked_bits)
+{
+    if (failed(m, to))
+        return;
+    std::string msg(sizeof(Header) + 16 * m->words, '\0');
+    Header h{.type = type,
+             .decided = uint8_t(decided),
+             .reserved = 0,
+             .flag = flag,
+             .seq = seq,
+             .words = uint32_t(m->words),
+             .reserved2 = 0};
+    std::memcpy(msg.data(), &h, sizeof h);
+    std::memcpy(msg.data() + sizeof h, failed_bits.data(), 8 * m->words);
+    std::memcpy(msg.data() + sizeof h + 8 * m->words, acked_bits.data(), 8 * m->words);
+    m->outbox.emplace_back(nullptr, std::move(msg));
+    auto &[r, bytes] = m->outbox.back();
+    if (pml()->pml_isend(pml(), bytes.data(), bytes.size(), weft_datatype_bytes(), to, kTag,
+                         WEFT_SEND_STANDARD, m->comm, &r) != WEFT_SUCCESS ||
+        !r)
+        m->outbox.pop_back();
+}
+
+// Give back the sends that completed.
+void reap(Module *m)
+{
+    for (auto it = m->outbox.begin(); it != m->outbox.end();)
+        if (it->first->complete) {
+            it->first->pml_free(it->first);
+            it = m->outbox.erase(it);
+        } else {
+            ++it;
+        }
+}
+
+void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack);
+
+// As coordinator: decide once every member has contributed or failed.
+void try_finish(Module *m, Agreement &a)
+{
+    if (!a.coordinating || a.decided)
+        return;
+    for (int r = 0; r < m->n; ++r)
+        if (!a.have[size_t(r)] && !failed(m, r))
+            return;
+    if (a.adopt) {
+        decide(m, a, a.adopt_flag, a.adopt_failed, a.adopt_acked);
+        return;
+    }
+    Bits f = known_failed(m);
+    for (size_t w = 0; w < m->words; ++w)
+        f[w] |= a.acc_failed[w];
+    decide(m, a, a.acc_flag, f, a.acc_acked);
+}
+
+// A contribution to agreement a from member `from` (this member's own included).
+void contribute(Module *m, Agreement &a, int from, bool decided, int flag, const Bits &f,
+                const Bits &ack)
+{
+    if (!a.coordinating || a.have[size_t(from)])
+        return;
+    a.have[size_t(from)] = 1;
+    if (decided && !a.adopt) {
+        a.adopt = true;
+        a.adopt_flag = flag;
+        a.adopt_failed = f;
+        a.adopt_acked = ack;
+    }
+    a.acc_flag &= flag;
+    for (size_t w = 0; w < m->words; ++w) {
+        a.acc_failed[w] |= f[w];
+        a.acc_acked[w] &= ack[w];
+    }
+}
+
+// Send this member's part of a to the coordinator it sees now (itself: start coordinating).
+void route(Module *m, Agreement &a)
+{
+    const int c = lowest_live(m);
+    if (c < 0 || c == a.coordinator)
+        return;
+    a.coordinator = c;
+    if (c == weft_comm_rank(m->comm)) {
+        a.coordinating = true;
+        a.have.assign(size_t(m->n), 0);
+        a.acc_flag = ~0;
+        a.acc_failed.assign(m->words, 0);
+        a.acc_acked.assign(m->words, ~uint64_t(0));
+        contribute(m, a, c, a.decided, a.flag, a.failed, a.acked);
+        // What others sent before this member knew it would coordinate.
+        std::vector<std::string> kept;
+        kept.swap(m->future);
+        for (const std::string &msg : kept) {
+            Header h;
+            std::memcpy(&h, msg.data(), sizeof h);
+            if (h.seq != a.seq || h.type != msg_contrib) {
+                m->future.push_back(msg);
+                continue;
+            }
+            int from;
+            std::memcpy(&from, msg.data() + msg.size() - sizeof from, sizeof from);
+            Bits f(m->words), ack(m->words);
+            std::memcpy(f.data(), msg.data() + sizeof h, 8 * m->words);
+            std::memcpy(ack.data(), msg.data() + sizeof h + 8 * m->words, 8 * m->words);
+            contribute(m, a, from, h.decided, h.flag, f, ack);
+        }
+        try_finish(m, a);
+        return;
+    }
+    send_msg(m, c, msg_contrib, a.decided, a.flag, a.seq, a.failed, a.acked);
+}
+
+void complete_request(Module *m, Agreement &a);
+
+void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
+{
+    if (!a.decided) {
+        a.decided = true;
+        a.flag = flag;
+        a.failed = f;
+        a.acked = ack;
+        // What the others saw fail, this member now knows too (the detector is perfect: they
+        // are gone), so that acknowledging after the agreement covers them.
+        for (int r = 0; r < m->n; ++r)
+            if (test(f, r) && !failed(m, r))
+                weft_runtime_report_failure(weft_comm_local_world_rank(m->comm, r),
+                                            "agreed failed by MPIX_Comm_agree");
+    }
+    if (a.coordinating) // everyone gets it, the members that decided already too
+        for (int r = 0; r < m->n; ++r)
+            if (r != weft_comm_rank(m->comm))
+                send_msg(m, r, msg_decide, true, a.flag, a.seq, a.failed, a.acked);
+    complete_request(m, a);
+}
+
+Agreement *find(Module *m, uint64_t seq)
+{
+    for (Agreement &a : m->recent)
+        if (a.seq == seq)
+            return &a;
+    return nullptr;
+}
+
+void handle(Module *m, int from, const char *msg, size_t len)
+{
+    Header h;
+    if (len < sizeof h)
+        return;
+    std::memcpy(&h, msg, sizeof h);
+    if (h.words != m->words || len != sizeof h + 16 * m->words || from < 0 || from >= m->n ||
+        (h.type != msg_contrib && h.type != msg_decide)) {
+        weft_output(WEFT_OUTPUT_ERROR,
+                    "coll/ftagree: a malformed agreement message from rank %d "
+                    "(%zu bytes) was dropped",
+                    from, len);
+        return;
+    }
+    Bits f(m->words), ack(m->words);
+    std::memcpy(f.data(), msg + sizeof h, 8 * m->words);
+    std::memcpy(ack.data(), msg + sizeof h + 8 * m->words, 8 * m->words);
+    Agreement *a = find(m, h.seq);
+    if (!a) {
+        if (h.seq >= m->next_seq && m->future.size() < 4096) { // not started here yet
+            std::string kept(msg, len);
+            kept.append(reinterpret_cast<const char *>(&from), sizeof from);
+            m->future.push_back(std::move(kept));
+        }
+        return; // else: one long over everywhere
+    }
+    if (h.type == msg_decide) {
+        // Only the coordinator this member follows decides for it.
+        if (from == a->coordinator && !a->decided)
+            decide(m, *a, h.flag, f, ack);
+        return;
+    }
+    if (a->decided && !a->coordinating) {
+        // A coordinator that came after this member decided: tell it.
+        send_msg(m, from, msg_decide, true, a->flag, a->seq, a->failed, a->acked);
+    }
+    if (!a->coordinating) {
+        std::string kept(msg, len);
+        kept.append(reinterpret_cast<const char *>(&from), sizeof from);
+        if (m->future.size() < 4096)
+            m->future.push_back(std::move(kept));
+        return;
+    }
+    contribute(m, *a, from, h.decided, h.flag, f, ack);
+    try_finish(m, *a);
+}
+
+void post_listen(Module *m)
+{
+    m->listen = nullptr;
+    pml()->pml_irecv(pml(), m->in.data(), m->in.size(), weft_datatype_bytes(), WEFT_ANY_SOURCE,
+                     kTag, m->comm, &m->listen);
+}
+
+// Progress: messages, and coordinators that failed.
+int progress_module(Module *m)
+{
+    int n = 0;
+    if (!m->outbox.empty())
+        reap(m);
+    while (m->listen && m->listen->complete) {
+        weft_request_t *r = m->listen;
+        const int from = r->status.source;
+        const size_t len = r->status.count;
+        const bool ok = r->status.error == WEFT_SUCCESS;
+        std::string msg(m->in.data(), std::min(len, m->in.size()));
+        r->pml_free(r);
+        post_listen(m);
+        if (ok)
+            handle(m, from, msg.data(), msg.size());
+        ++n;
+    }
+    if (const uint64_t e = weft_runtime_failure_epoch(); e != m->epoch) {
+        m->epoch = e;
+        for (Agreement &a : m->recent) {
+            if (a.coordinator >= 0 && failed(m, a.coordinator))
+                route(m, a);
+            try_finish(m, a);
+        }
+        ++n;
+    }
+    return n;
+}
+
+int progress()
+{
+    int n = 0;
+    for (size_t i = 0; i < g_modules.size(); ++i)
+        n += progress_module(g_modules[i]);
+    return n;
+}
+
+weft_group_t *failed_group(const Module *m, const Bits &f)
+{
+    std::vector<int> world;
+    for (int r = 0; r < m->n; ++r)
+        if (test(f, r))
+            world.push_back(weft_comm_local_world_rank(m->comm, r));
+    return world.empty() ? nullptr : weft_group_new(world.data(), int(world.size()));
+}
+
+// The uniform error: a process agreed failed that not every contributor acknowledged.
+weft_status_t verdict(const Module *m, const Agreement &a)
+{
+    for (size_t w = 0; w < m->words; ++w)
+        if (a.failed[w] & ~a.acked[w])
+            return WEFT_ERR_PROC_FAILED;
+    return WEFT_SUCCESS;
+}
+
+void complete_request(Module *m, Agreement &a)
+{
+    if (!a.request)
+        return;
+    weft_request_t *r = a.request;
+    a.request = nullptr;
+    *a.out_flag = a.flag;
+    if (a.out_group)
+        *a.out_group = failed_group(m, a.failed);
+    r->status.error = verdict(m, a);
+    r->active = false;
+    r->complete = true;
+}
+
+// Start agreement number next_seq with this member's part.
+Agreement &start(Module *m, int flag, weft_group_t *acked_group)
+{
+    if (m->recent.size() == 2)
+        m->recent.pop_front();
+    m->recent.emplace_back();
+    Agreement &a = m->recent.back();
+    a.seq = m->next_seq++;
+    a.flag = flag;
+    a.failed = known_failed(m);
+    a.acked.assign(m->words, 0);
+    for (int i = 0; acked_group && i < weft_group_size(acked_group); ++i) {
+        const int w = weft_group_world_rank(acked_group, i);
+        for (int r = 0; r < m->n; ++r)
+            if (weft_comm_local_world_rank(m->comm, r) == w)
+                set(a.acked, r);
+    }
+    return a;
+}
+
+void free_request(weft_request_t *r) { delete r; }
+weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; }
+
+// An agreement under way, reported through *request; the failed group goes to *out_group (if
+// not NULL) when it completes.
+weft_status_t begin(int *flag, weft_group_t *acked, weft_group_t **out_group, weft_comm_t *comm,
+                    weft_request_t **request, Module *m)
+{
+    weft_progress(); // the failures learnt while the program computed
+    Agreement &a = start(m, *flag, acked);
+    auto *r = new weft_request_t;
+    weft_request_init(r, WEFT_REQUEST_COLL, comm, WEFT_PROC_NULL, kTag);
+    r->active = true;
+    r->pml_free = free_request;
+    r->pml_cancel = no_cancel;
+    a.request = r;
+    a.out_flag = flag;
+    a.out_group = out_group;
+    *request = r;
+    route(m, a);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t iagree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_request_t **request,
+                     weft_coll_module_t *module)
+{
+    return begin(flag, group ? *group : nullptr, nullptr, comm, request, self(module));
+}
+
+weft_status_t agree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_coll_module_t *module)
+{
+    weft_request_t *r = nullptr;
+    if (weft_status_t rc = begin(flag, group ? *group : nullptr, group, comm, &r, self(module));
+        rc != WEFT_SUCCESS)
+        return rc;
+    weft::progress_wait([&] { return r->complete; });
+    const weft_status_t rc = r->status.error;
+    r->pml_free(r);
+    return rc;
+}
+
+weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
+{
+    Module *m = self(module);
+    m->comm = comm;
+    m->n = weft_comm_size(comm);
+    m->words = (size_t(m->n) + 63) / 64;
+    m->in.assign(sizeof(Header) + 16 * m->words, '\0');
+    m->epoch = weft_runtime_failure_epoch();
+    if (!g_progress_registered) {
+        if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
+            return rc;
+        g_progress_registered = true;
+    }
+    g_modules.push_back(m);
+    post_listen(m);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
+{
+    Module *m = self(module);
+    std::erase(g_modules, m);
+    // Sends still under way belong to the PML from here (their bytes go with this module: the
+    // eager ones were copied out; the rest are to peers that failed).
+    weft::progress_wait([&] {
+        reap(m);
+        for (const auto &[r, bytes] : m->outbox)
+            if (!weft_runtime_proc_failed(weft_comm_peer_world_rank(m->comm, r->peer)))
+                return false;
+        return true;
+    });
+    for (auto &[r, bytes] : m->outbox)
+        r->freed = true;
+    if (m->listen) {
+        if (m->listen->pml_cancel)
+            m->listen->pml_cancel(m->listen);
+        if (m->listen->complete)
+            m->listen->pml_free(m->listen);
+        else
+            m->listen->freed = true;
+    }
+    if (g_modules.empty() && g_progress_registered) {
+        weft_progress_unregister(progress);
+        g_progress_registered = false;
+    }
+    delete m;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t register_params()
+{
+    const weft_mca_param_def_t defs[1] = {
+        {.name = "priority",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "50",
+         .help = "Priority of coll/ftagree's fault-tolerant agreement (MPIX_Comm_agree, "
+                 "MPIX_Comm_iagree, and MPIX_Comm_shrink's), offered on intracommunicators "
+                 "when fault tolerance is on (mpi_ft_enable); 0 or less turns it off.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+    };
+    return weft_mca_param_register_table("coll", "ftagree", defs, 1, sizeof defs[0], &p_priority);
+}
+
+weft_status_t query(int *priority, char *why, size_t why_len)
+{
+    *priority = int(weft_mca_param_int(p_priority));
+    if (*priority <= 0) {
+        std::snprintf(why, why_len, "coll_ftagree_priority is %d", *priority);
+        return WEFT_ERR_NOT_AVAILABLE;
+    }
+    return WEFT_SUCCESS;
+}
+
+weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
+{
+    if (!weft_runtime_ft_enabled() || weft_comm_is_inter(comm))
+        return nullptr;
+    auto *m = new Module;
+    m->base = weft_coll_module_t{};
+    m->base.struct_size = sizeof(weft_coll_module_t);
+    m->base.coll_module_enable = enable;
+    m->base.coll_module_disable = disable;
+    m->base.coll_agree = agree;
+    m->base.coll_iagree = iagree;
+    *priority = int(weft_mca_param_int(p_priority));
+    return &m->base;
+}
+
+} // namespace
+
+} // namespace weft::coll::ftagree
+
+extern "C" {
+const weft_coll_component_t mca_coll_ftagree_component = {
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
+                                      WEFT_COLL_ABI_MINOR, "ftagree", 0, 1, 0),
+            .register_params = weft::coll::ftagree::register_params, .open = nullptr,
+            .query = weft::coll::ftagree::query, .close = nullptr},
+    .init_query = nullptr,
+    .comm_query = weft::coll::ftagree::comm_query,
+};
+}
