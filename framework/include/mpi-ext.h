@@ -2,11 +2,10 @@
  * mpi-ext.h: Weft's extensions to MPI, for C and C++.
  *
  * User Level Failure Mitigation (ULFM, the MPI Forum's fault-tolerance proposal as Open MPI
- * ships it). Its error classes, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING and
- * MPIX_ERR_REVOKED, are defined in mpi.h, so that a program can test for them with #ifdef.
- * Only the agreement exists so far; MPIX_Comm_revoke, MPIX_Comm_shrink and the failure
- * acknowledgement come with the rest of ULFM and are declared here when they are defined.
- * Every function declared here is checked to link (test/integration/mpi_ext_links).
+ * ships it; docs/fault-tolerance.md says what works). Its error classes, MPIX_ERR_PROC_FAILED,
+ * MPIX_ERR_PROC_FAILED_PENDING and MPIX_ERR_REVOKED, are defined in mpi.h, so that a program can
+ * test for them with #ifdef. Run with mpirun --with-ft ulfm. Every function declared here is
+ * checked to link (test/integration/mpi_ext_links).
  */
 #ifndef WEFT_MPI_EXT_H
 #define WEFT_MPI_EXT_H
@@ -27,6 +26,11 @@ extern "C" {
  * members learn of it as they progress. MPIX_Comm_is_revoked says whether comm is revoked. */
 int MPIX_Comm_revoke(MPI_Comm comm);
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
+/* A new communicator of comm's members that have not failed, in their order in comm, the same
+ * at every one of them, with comm's error handler. Collective over the survivors; completes
+ * when members fail before or during it, and on a revoked comm. Intracommunicators. */
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 
 /* Failure acknowledgement and queries (ULFM). MPIX_Comm_failure_ack acknowledges every failure of
  * a member of comm this process knows of, which lets receives from MPI_ANY_SOURCE on comm go on

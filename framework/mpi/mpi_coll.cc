@@ -99,6 +99,26 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
+} // namespace
+
+namespace weft::mpi {
+
+weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group)
+{
+    bool found = false;
+    const weft_status_t rc = call_op(
+        comm, WEFT_COLL_SLOT(coll_agree),
+        [&](weft_coll_module_t *m) {
+            return m->coll_agree ? m->coll_agree(flag, group, comm, m) : WEFT_ERR_NOT_SUPPORTED;
+        },
+        found);
+    return found ? rc : WEFT_ERR_NOT_SUPPORTED;
+}
+
+} // namespace weft::mpi
+
+namespace {
+
 #define WEFT_PAIR(name)                                                                            \
     &weft_coll_module_t::coll_##name, WEFT_COLL_SLOT(coll_##name),                                 \
         &weft_coll_module_t::coll_i##name, WEFT_COLL_SLOT(coll_i##name)

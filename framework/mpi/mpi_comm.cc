@@ -331,6 +331,85 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return comm_activate(c);
 }
 
+// MPIX_Comm_shrink (mpi-ext.h): agree on the failed members (coll/ftagree), take the largest
+// next context id of the survivors through the lowest of them on a tag of the fault-tolerant
+// protocols, and agree that this worked everywhere; a member that failed midway makes every
+// survivor try again. The survivors, in the old rank order, make the new communicator.
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    const char *fn = "MPIX_Comm_shrink";
+    if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
+        return rc;
+    if (!newcomm)
+        return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, fn, "not supported on an intercommunicator yet");
+    constexpr int tag_shrink = WEFT_FT_TAG_FIRST - 3;
+    std::vector<int> survivors;
+    uint32_t cid = 0;
+    for (uint32_t attempt = 0;; ++attempt) {
+        int flag = 1;
+        weft_group_t *agreed = nullptr;
+        const weft_status_t rc = agree_status(comm, &flag, &agreed);
+        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_PROC_FAILED)
+            return raise_status(comm, rc, fn);
+        survivors.clear();
+        for (int r = 0; r < comm->size; ++r) {
+            const int w = comm->group->ranks[size_t(r)];
+            bool gone = false;
+            for (int i = 0; agreed && i < weft_group_size(agreed); ++i)
+                gone |= weft_group_world_rank(agreed, i) == w;
+            if (!gone)
+                survivors.push_back(r);
+        }
+        if (agreed)
+            group_release(agreed);
+        // The largest next context id of the survivors, through the lowest of them.
+        struct Offer {
+            uint32_t attempt;
+            uint32_t cid;
+        } mine{attempt, next_cid}, got{};
+        const int root = survivors.front();
+        bool ok = true;
+        cid = next_cid;
+        if (comm->rank == root) {
+            for (int r : survivors) {
+                if (r == root)
+                    continue;
+                ok = ok && internal_recv(comm, &got, sizeof got, r, tag_shrink) == WEFT_SUCCESS &&
+                     got.attempt == attempt;
+                if (ok)
+                    cid = std::max(cid, got.cid);
+            }
+            const Offer result{attempt, ok ? cid : 0};
+            for (int r : survivors)
+                if (r != root)
+                    internal_send(comm, &result, sizeof result, r, tag_shrink);
+        } else {
+            ok = internal_send(comm, &mine, sizeof mine, root, tag_shrink) == WEFT_SUCCESS &&
+                 internal_recv(comm, &got, sizeof got, root, tag_shrink) == WEFT_SUCCESS &&
+                 got.attempt == attempt && got.cid != 0;
+            cid = got.cid;
+        }
+        flag = ok ? 1 : 0;
+        weft_group_t *none = nullptr;
+        if (weft_status_t arc = agree_status(comm, &flag, &none);
+            arc != WEFT_SUCCESS && arc != WEFT_ERR_PROC_FAILED)
+            return raise_status(comm, arc, fn);
+        if (none)
+            group_release(none);
+        if (flag)
+            break;
+    }
+    next_cid = cid + 1;
+    std::vector<int> world;
+    for (int r : survivors)
+        world.push_back(comm->group->ranks[size_t(r)]);
+    weft_comm *c = make_comm(cid, group_new(world), comm->errhandler);
+    *newcomm = c;
+    return comm_activate(c);
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
     if (int rc = check_state("MPI_Comm_free"); rc != MPI_SUCCESS)

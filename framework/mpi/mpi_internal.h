@@ -67,6 +67,9 @@ void coll_finalize();
 // Choose comm's collective functions (after the PML knows comm), and release them.
 weft_status_t coll_comm_enable(weft_comm *comm);
 void coll_comm_disable(weft_comm *comm);
+// The agreement of comm's coll component (coll_agree: *group in, the acknowledged failures; out,
+// those agreed), with its status, nothing raised.
+weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group);
 // A barrier over the library's own tags that needs no coll component (MPI_Finalize).
 weft_status_t internal_barrier(weft_comm *comm);
 // A barrier that does not wait for failed processes (MPI_Finalize with fault tolerance on).

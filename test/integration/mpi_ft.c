@@ -21,6 +21,10 @@
  *            "agree 1 returned CLASS flag F"; after MPIX_Comm_failure_ack, again with 255:
  *            "agree 2 ..."; then MPIX_Comm_iagree with 3 (1 at the first survivor):
  *            "iagree ..."
+ *   shrink   MPIX_Comm_revoke(MPI_COMM_WORLD) and MPIX_Comm_shrink while the victim dies: the
+ *            new communicator's size, this rank's place in it (the old order without the
+ *            victim), an allreduce of the old ranks and a barrier on it: "rank R: shrink: size
+ *            S, rank ok|wrong, sum ok|wrong, barrier CLASS"
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -81,7 +85,8 @@ int main(int argc, char **argv)
     const int victim = atoi(argv[2]);
     const char *what = argc > 3 ? argv[3] : "compute";
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
-                      strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0;
+                      strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
+                      strcmp(what, "shrink") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
@@ -121,6 +126,25 @@ int main(int argc, char **argv)
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         printf("rank %d: iagree returned %s flag %d\n", rank, class_name(rc), flag);
+    } else if (strcmp(what, "shrink") == 0) {
+        MPI_Comm small = MPI_COMM_NULL;
+        int n = 0, me = -1, sum = 0, expect = 0, rc;
+        const int dead = strcmp(how, "none") == 0 ? -1 : victim;
+        MPIX_Comm_revoke(MPI_COMM_WORLD);
+        rc = MPIX_Comm_shrink(MPI_COMM_WORLD, &small);
+        if (rc == MPI_SUCCESS) {
+            MPI_Comm_size(small, &n);
+            MPI_Comm_rank(small, &me);
+            for (int r = 0; r < size; ++r)
+                expect += r == dead ? 0 : r;
+            MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
+            rc = MPI_Barrier(small);
+        }
+        printf("rank %d: shrink: size %d, rank %s, sum %s, barrier %s\n", rank, n,
+               me == (dead >= 0 && rank > dead ? rank - 1 : rank) ? "ok" : "wrong",
+               sum == expect ? "ok" : "wrong", class_name(rc));
+        if (small != MPI_COMM_NULL)
+            MPI_Comm_free(&small);
     } else if (strcmp(what, "coll") == 0) {
         const int root = victim == 0 ? 1 : 0, n = 100000;
         int *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n * 1);

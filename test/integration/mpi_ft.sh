@@ -60,6 +60,10 @@ ft() {
             [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
         done
         ;;
+    shrink)
+        n=$(echo "$out" | grep -c "^rank [0-9]*: shrink: size $survivors, rank ok, sum ok, barrier MPI_SUCCESS$")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank right, not $survivors: $out"
+        ;;
     any)
         for line in "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
             "blocking any-source recv returned MPIX_ERR_PROC_FAILED$" \
@@ -99,6 +103,16 @@ for btl in self,sm self,tcp; do
     ft 4 $btl none 0 agree
 done
 ft 12 self,sm kill 0 agree
+# MPIX_Comm_revoke then MPIX_Comm_shrink while a member dies (rank 0, the agreement's first
+# coordinator, or another), and with no failure: the survivors in the old order, a working
+# communicator.
+for btl in self,sm self,tcp; do
+    ft 5 $btl kill 0 shrink
+    ft 6 $btl kill 4 shrink
+    ft 4 $btl none 1 shrink
+done
+ft 16 self,sm kill 7 shrink
+ft 5 self,tcp kill 2 shrink bfo
 ft 16 self,sm kill 5 recv
 # bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
 for btl in self,sm self,tcp; do
@@ -168,4 +182,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

@@ -105,9 +105,10 @@ std::vector<Dependency> dependencies()
     };
 }
 
-// Fault tolerance (ULFM) as built: what a job run with --with-ft ulfm gets. Partial until
-// revoke, shrink, agreement and the failure queries exist.
-const char ft_support[] = "partial: failures detected, MPI_Finalize goes on without the failed";
+// Fault tolerance (ULFM) as built: what a job run with --with-ft ulfm gets (docs/
+// fault-tolerance.md). Partial until the rest of issue 16 is in.
+const char ft_support[] = "partial: detection, MPIX_ERR_PROC_FAILED(_PENDING), revoke, agree, "
+                          "shrink, failure acknowledgement; no ishrink or heartbeat yet";
 
 void print_build(bool parsable)
 {

@@ -106,6 +106,17 @@ weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
         for (const auto &f : frags)
             handle(f.data(), f.size(), nullptr, 0);
     }
+    // A member already known failed (ULFM): its collectives are revoked from the start.
+    if (weft_runtime_failure_epoch() != 0) [[unlikely]] {
+        const weft_comm_view_t *v = weft_comm_view(comm);
+        bool any = false;
+        for (int r = 0; r < v->peer_size; ++r)
+            any |= weft_runtime_proc_failed(v->peer_world[r]) != 0;
+        for (int r = 0; r < v->size; ++r)
+            any |= weft_runtime_proc_failed(v->local_world[r]) != 0;
+        if (any)
+            revoke_collectives(comm);
+    }
     // Revoked by another member before this one had it (ULFM).
     if (auto r = std::find(P->revoked_early.begin(), P->revoked_early.end(), weft_comm_cid(comm));
         r != P->revoked_early.end()) [[unlikely]] {
