@@ -13,7 +13,8 @@
 // a member follows only its current coordinator's decision. So every member that returns gets
 // the same decision, even when coordinators die midway, and nothing waits for a dead process.
 // Members keep their last two agreements' state, since a coordinator may still need a member's
-// contribution to the previous one after the member went on.
+// contribution to the previous one after the member went on. Every message travels on
+// MPI_COMM_WORLD, on a tag of the fault-tolerant protocols, naming its communicator.
 #include <coll/coll.h>
 #include <pml/pml.h>
 #include <weft/comm.h>
@@ -53,7 +54,7 @@ struct Header {
     int32_t flag;
     uint64_t seq;
     uint32_t words; // each bitmap's 64-bit words (both follow the header: failed, then acked)
-    uint32_t reserved2;
+    uint32_t cid;   // the communicator agreeing (the messages travel on MPI_COMM_WORLD)
 };
 static_assert(sizeof(Header) == 24, "part of the wire format");
 
@@ -91,8 +92,6 @@ struct Module {
     uint64_t next_seq = 1;
     std::deque<Agreement> recent;    // the last two started here, oldest first
     std::vector<std::string> future; // messages of agreements not started here yet
-    weft_request_t *listen = nullptr;
-    std::vector<char> in;
     // Messages sent and not yet complete, with their bytes (nothing waits for them: a send to
     // a process that fails ends in error).
     std::list<std::pair<weft_request_t *, std::string>> outbox;
@@ -101,6 +100,14 @@ struct Module {
 
 std::vector<Module *> g_modules;
 bool g_progress_registered = false;
+// Every agreement's messages travel on MPI_COMM_WORLD (context id 0, never destroyed), on one
+// receive posted there: a receive posted on each communicator would hold it alive.
+weft_comm_t *g_world = nullptr;
+weft_request_t *g_listen = nullptr;
+std::vector<char> g_in;
+// Messages for communicators whose module is not enabled here yet, with their sender's world
+// rank appended (bounded: they come from peers).
+std::vector<std::string> g_early;
 
 Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
 weft_pml_module_t *pml() { return weft_pml_selected(); }
@@ -139,14 +146,17 @@ void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t 
              .flag = flag,
              .seq = seq,
              .words = uint32_t(m->words),
-             .reserved2 = 0};
+             .cid = weft_comm_cid(m->comm)};
     std::memcpy(msg.data(), &h, sizeof h);
     std::memcpy(msg.data() + sizeof h, failed_bits.data(), 8 * m->words);
     std::memcpy(msg.data() + sizeof h + 8 * m->words, acked_bits.data(), 8 * m->words);
+    if (!g_world)
+        return;
     m->outbox.emplace_back(nullptr, std::move(msg));
     auto &[r, bytes] = m->outbox.back();
-    if (pml()->pml_isend(pml(), bytes.data(), bytes.size(), weft_datatype_bytes(), to, kTag,
-                         WEFT_SEND_STANDARD, m->comm, &r) != WEFT_SUCCESS ||
+    if (pml()->pml_isend(pml(), bytes.data(), bytes.size(), weft_datatype_bytes(),
+                         weft_comm_local_world_rank(m->comm, to), kTag, WEFT_SEND_STANDARD, g_world,
+                         &r) != WEFT_SUCCESS ||
         !r)
         m->outbox.pop_back();
 }
@@ -278,7 +288,7 @@ void handle(Module *m, int from, const char *msg, size_t len)
         return;
     std::memcpy(&h, msg, sizeof h);
     if (h.words != m->words || len != sizeof h + 16 * m->words || from < 0 || from >= m->n ||
-        (h.type != msg_contrib && h.type != msg_decide)) {
+        h.cid != weft_comm_cid(m->comm) || (h.type != msg_contrib && h.type != msg_decide)) {
         weft_output(WEFT_OUTPUT_ERROR,
                     "coll/ftagree: a malformed agreement message from rank %d "
                     "(%zu bytes) was dropped",
@@ -318,11 +328,49 @@ void handle(Module *m, int from, const char *msg, size_t len)
     try_finish(m, *a);
 }
 
-void post_listen(Module *m)
+void post_listen()
 {
-    m->listen = nullptr;
-    pml()->pml_irecv(pml(), m->in.data(), m->in.size(), weft_datatype_bytes(), WEFT_ANY_SOURCE,
-                     kTag, m->comm, &m->listen);
+    g_listen = nullptr;
+    pml()->pml_irecv(pml(), g_in.data(), g_in.size(), weft_datatype_bytes(), WEFT_ANY_SOURCE, kTag,
+                     g_world, &g_listen);
+}
+
+// A message from world rank `world`: to its communicator's module, or kept for it.
+void dispatch(int world, const std::string &msg)
+{
+    Header h;
+    if (msg.size() < sizeof h)
+        return;
+    std::memcpy(&h, msg.data(), sizeof h);
+    for (Module *m : g_modules) {
+        if (weft_comm_cid(m->comm) != h.cid)
+            continue;
+        int from = -1;
+        for (int r = 0; r < m->n; ++r)
+            if (weft_comm_local_world_rank(m->comm, r) == world)
+                from = r;
+        handle(m, from, msg.data(), msg.size());
+        return;
+    }
+    if (g_early.size() < 4096)
+        g_early.push_back(msg + std::string(reinterpret_cast<const char *>(&world), sizeof world));
+}
+
+int progress_listen()
+{
+    int n = 0;
+    while (g_listen && g_listen->complete) {
+        weft_request_t *r = g_listen;
+        const int from = r->status.source;
+        const bool ok = r->status.error == WEFT_SUCCESS;
+        const std::string msg(g_in.data(), std::min(size_t(r->status.count), g_in.size()));
+        r->pml_free(r);
+        post_listen();
+        if (ok)
+            dispatch(from, msg);
+        ++n;
+    }
+    return n;
 }
 
 // Progress: messages, and coordinators that failed.
@@ -331,18 +379,6 @@ int progress_module(Module *m)
     int n = 0;
     if (!m->outbox.empty())
         reap(m);
-    while (m->listen && m->listen->complete) {
-        weft_request_t *r = m->listen;
-        const int from = r->status.source;
-        const size_t len = r->status.count;
-        const bool ok = r->status.error == WEFT_SUCCESS;
-        std::string msg(m->in.data(), std::min(len, m->in.size()));
-        r->pml_free(r);
-        post_listen(m);
-        if (ok)
-            handle(m, from, msg.data(), msg.size());
-        ++n;
-    }
     if (const uint64_t e = weft_runtime_failure_epoch(); e != m->epoch) {
         m->epoch = e;
         for (Agreement &a : m->recent) {
@@ -357,7 +393,7 @@ int progress_module(Module *m)
 
 int progress()
 {
-    int n = 0;
+    int n = progress_listen();
     for (size_t i = 0; i < g_modules.size(); ++i)
         n += progress_module(g_modules[i]);
     return n;
@@ -462,7 +498,6 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
     m->comm = comm;
     m->n = weft_comm_size(comm);
     m->words = (size_t(m->n) + 63) / 64;
-    m->in.assign(sizeof(Header) + 16 * m->words, '\0');
     m->epoch = weft_runtime_failure_epoch();
     if (!g_progress_registered) {
         if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
@@ -470,7 +505,19 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         g_progress_registered = true;
     }
     g_modules.push_back(m);
-    post_listen(m);
+    if (weft_comm_cid(comm) == 0 && !g_world) { // MPI_COMM_WORLD: the transport
+        g_world = comm;
+        g_in.assign(sizeof(Header) + 16 * m->words, '\0');
+        post_listen();
+    }
+    // What came for this communicator before it existed here.
+    std::vector<std::string> early;
+    early.swap(g_early);
+    for (const std::string &e : early) {
+        int world;
+        std::memcpy(&world, e.data() + e.size() - sizeof world, sizeof world);
+        dispatch(world, e.substr(0, e.size() - sizeof world));
+    }
     return WEFT_SUCCESS;
 }
 
@@ -489,13 +536,16 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
     });
     for (auto &[r, bytes] : m->outbox)
         r->freed = true;
-    if (m->listen) {
-        if (m->listen->pml_cancel)
-            m->listen->pml_cancel(m->listen);
-        if (m->listen->complete)
-            m->listen->pml_free(m->listen);
+    if (m->comm == g_world && g_listen) {
+        if (g_listen->pml_cancel)
+            g_listen->pml_cancel(g_listen);
+        if (g_listen->complete)
+            g_listen->pml_free(g_listen);
         else
-            m->listen->freed = true;
+            g_listen->freed = true;
+        g_listen = nullptr;
+        g_world = nullptr;
+        g_early.clear();
     }
     if (g_modules.empty() && g_progress_registered) {
         weft_progress_unregister(progress);
