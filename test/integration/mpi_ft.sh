@@ -147,6 +147,15 @@ for ft in ulfm none; do
     revokes=$((revokes + 1))
 done
 
+# examples/ulfm_recover: a rank dies in round 3 of 10 allreduces; the others revoke, shrink and
+# redo the round; the job succeeds.
+for btl in self,sm self,tcp; do
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm --mca btl $btl \
+        "$WEFT_TEST_BUILDDIR/examples/ulfm_recover" 2>&1) || fail "ulfm_recover over $btl: $out"
+    expect_in "round 3: a process failed; going on with 3" "$out" "ulfm_recover over $btl"
+    expect_in "round 9: sum of the ranks left 3" "$out" "ulfm_recover over $btl"
+done
+
 # MPI_Abort ends the job with fault tolerance on too.
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm "$PROG" abort 3 2>&1)
 rc=$?
@@ -182,4 +191,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
