@@ -147,6 +147,14 @@ for ft in ulfm none; do
     revokes=$((revokes + 1))
 done
 
+# A broken tcp connection to the failed rank is quiet, unless btl_base_warn_peer_error asks.
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm --mca btl self,tcp \
+    "$PROG" kill 1 send 2>&1) || fail "quiet peer errors: $out"
+expect_not_in "is taken as failed" "$out" "a peer error under fault tolerance, by default"
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm --mca btl self,tcp \
+    --mca btl_base_warn_peer_error 1 "$PROG" kill 1 send 2>&1) || fail "warned peer errors: $out"
+expect_in "rank 1 (host localhost) is taken as failed: btl/tcp" "$out" "btl_base_warn_peer_error 1"
+
 # examples/ulfm_recover: a rank dies in round 3 of 10 allreduces; the others revoke, shrink and
 # redo the round; the job succeeds.
 for btl in self,sm self,tcp; do
@@ -191,4 +199,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

@@ -419,7 +419,24 @@ weft_status_t register_fault_params()
          .synonyms = nullptr,
          .range = "-1.."},
     };
-    return weft_mca_param_register_table("btl", "base", defs, P_N, sizeof defs[0], params);
+    if (weft_status_t rc =
+            weft_mca_param_register_table("btl", "base", defs, P_N, sizeof defs[0], params);
+        rc != WEFT_SUCCESS)
+        return rc;
+    const weft_mca_param_def_t warn = {
+        .name = "warn_peer_error",
+        .type = WEFT_MCA_PARAM_BOOL,
+        .default_value = "0",
+        .help = "With fault tolerance on (mpi_ft_enable), a connection that breaks with a peer "
+                "is that peer's failure, which the program handles: it is not reported on the "
+                "error output unless this is set (or the PML's verbose level is). Without fault "
+                "tolerance such an error ends the job with a message either way.",
+        .level = 4,
+        .scope = WEFT_MCA_SCOPE_LOCAL,
+        .enum_values = nullptr,
+        .synonyms = nullptr,
+        .range = nullptr};
+    return weft_mca_param_register_table("btl", "base", &warn, 1, sizeof warn, nullptr);
 }
 
 void fault_wrap(std::vector<weft_btl_module_t *> &modules)

@@ -570,11 +570,13 @@ struct Failover : engine::NoFailover {
                 int(w) != weft_runtime_world_rank()) {
                 // With fault tolerance (ULFM), a peer that no rail reaches any more is a
                 // failed process: the job goes on without it.
+                const std::string gone =
+                    "its last rail, " + E::rail_name(btl) + ", failed (" + why + ")";
                 if (weft_runtime_ft_enabled() &&
-                    weft_runtime_report_failure(
-                        int(w), ("its last rail, " + E::rail_name(btl) + ", failed (" + why + ")")
-                                    .c_str()) == WEFT_SUCCESS)
+                    weft_runtime_report_failure(int(w), gone.c_str()) == WEFT_SUCCESS) {
+                    E::warn_peer_error(int(w), gone);
                     continue;
+                }
                 E::unreachable(int(w), "its last rail, " + E::rail_name(btl) + ", failed (" + why +
                                            ") and no other rail to it is left to fail over to");
             }

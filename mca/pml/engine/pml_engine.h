@@ -327,6 +327,7 @@ template <class Policy> class Engine {
     // ---- process failures (pml_engine_ft.h)
     static void proc_failed(int world, void *);
     static bool peer_failed(int world);
+    static void warn_peer_error(int world, const std::string &what);
     static void revoke_here(weft_comm_t *comm);
     static void refuse_rndv(int world, uint64_t send_id, weft_status_t why);
     static void revoke_collectives(weft_comm_t *comm);

@@ -17,6 +17,15 @@
 
 namespace weft::pml::engine {
 
+// A peer's connection broke with fault tolerance on: its failure, which the program handles;
+// said on the error output only when btl_base_warn_peer_error or the PML's verbose level asks.
+template <class Policy> void Engine<Policy>::warn_peer_error(int world, const std::string &what)
+{
+    static const weft_mca_param_t *warn = weft_mca_param_find("btl_base_warn_peer_error");
+    if ((warn && weft_mca_param_bool(warn)) || P->verbose >= 1)
+        say(WEFT_OUTPUT_WARNING, who() + ": " + peer_name(world) + " is taken as failed: " + what);
+}
+
 template <class Policy> bool Engine<Policy>::peer_failed(int world)
 {
     return world >= 0 && size_t(world) < P->peers.size() && P->peers[size_t(world)].failed;

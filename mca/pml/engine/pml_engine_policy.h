@@ -176,8 +176,10 @@ struct NoFailover {
         if (proc && weft_runtime_ft_enabled() &&
             weft_runtime_report_failure(weft_proc_rank(proc),
                                         (E::rail_name(btl) + ": " + description).c_str()) ==
-                WEFT_SUCCESS)
+                WEFT_SUCCESS) {
+            E::warn_peer_error(weft_proc_rank(proc), E::rail_name(btl) + ": " + description);
             return;
+        }
         E::unreachable(proc ? weft_proc_rank(proc) : -1, "the link over " + E::rail_name(btl) +
                                                              " failed and " + E::who() +
                                                              " cannot fail over: " + description);
