@@ -39,11 +39,16 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
 echo "bfo against ob1, two tcp rails between two namespace hosts, median of $rounds interleaved rounds ($(date +%F))"
 echo "lat: half round trip in us (lower is better); bw: MB/s (higher is better)"
 echo
-echo "| test | size | ob1 | bfo | bfo/ob1 |"
-echo "|---|---|---|---|---|"
+echo "paired: the median of each round's bfo/ob1 (the two ran one after the other, so a slow"
+echo "drift of the host's speed, which moves both, cancels out of it)"
+echo
+echo "| test | size | ob1 | bfo | bfo/ob1 | paired |"
+echo "|---|---|---|---|---|---|"
 for c in $cases; do
     t=${c%%:*} s=${c#*:}
     o=$(awk -v t="$t" -v s="$s" '$1=="ob1" && $2==t && $3==s {print $4}' "$out" | median)
     b=$(awk -v t="$t" -v s="$s" '$1=="bfo" && $2==t && $3==s {print $4}' "$out" | median)
-    echo "| $t | $s | $o | $b | $(awk -v a="$b" -v c="$o" 'BEGIN {printf "%.3f", a / c}') |"
+    p=$(awk -v t="$t" -v s="$s" '$2==t && $3==s { if ($1=="ob1") o[++n]=$4; else r[++m]=$4 }
+        END { for (i = 1; i <= m; ++i) print r[i] / o[i] }' "$out" | median)
+    echo "| $t | $s | $o | $b | $(awk -v a="$b" -v c="$o" 'BEGIN {printf "%.3f", a / c}') | $(printf '%.3f' "$p") |"
 done
