@@ -25,6 +25,9 @@
  *            new communicator's size, this rank's place in it (the old order without the
  *            victim), an allreduce of the old ranks and a barrier on it: "rank R: shrink: size
  *            S, rank ok|wrong, sum ok|wrong, barrier CLASS"
+ *   longjmp  an error handler on MPI_COMM_WORLD that revokes it and longjmps out; MPI_Recv from
+ *            the victim runs it; then MPIX_Comm_shrink and an allreduce on the result:
+ *            "rank R: longjmp: handler ran N, revoked F, shrink size S, sum ok|wrong"
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -38,6 +41,7 @@
 #include <mpi-ext.h>
 #include <mpi.h>
 
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +63,37 @@ static void compute(double seconds)
     while (now() < end)
         for (int i = 0; i < 100000; ++i)
             x += i * 1e-9;
+}
+
+static jmp_buf jump;
+static int handled;
+
+/* Revoke the communicator and leave the failed call by longjmp (ULFM allows both). */
+static void revoke_and_jump(MPI_Comm *comm, int *code, ...)
+{
+    (void)code;
+    ++handled;
+    MPIX_Comm_revoke(*comm);
+    longjmp(jump, 1);
+}
+
+/* What follows the jump: no local of the function that called setjmp is used after it. */
+static void after_jump(MPI_Errhandler eh, int rank, int size, int victim)
+{
+    MPI_Comm small = MPI_COMM_NULL;
+    int n = 0, revoked = 0, sum = 0, expect = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
+    MPIX_Comm_is_revoked(MPI_COMM_WORLD, &revoked);
+    if (MPIX_Comm_shrink(MPI_COMM_WORLD, &small) == MPI_SUCCESS) {
+        MPI_Comm_size(small, &n);
+        for (int r = 0; r < size; ++r)
+            expect += r == victim ? 0 : r;
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
+        MPI_Comm_free(&small);
+    }
+    printf("rank %d: longjmp: handler ran %d, revoked %d, shrink size %d, sum %s\n", rank, handled,
+           revoked, n, sum == expect ? "ok" : "wrong");
 }
 
 static const char *class_name(int rc)
@@ -86,7 +121,7 @@ int main(int argc, char **argv)
     const char *what = argc > 3 ? argv[3] : "compute";
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
                       strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
-                      strcmp(what, "shrink") == 0;
+                      strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
@@ -145,6 +180,14 @@ int main(int argc, char **argv)
                sum == expect ? "ok" : "wrong", class_name(rc));
         if (small != MPI_COMM_NULL)
             MPI_Comm_free(&small);
+    } else if (strcmp(what, "longjmp") == 0) {
+        static MPI_Errhandler eh;
+        static int v;
+        MPI_Comm_create_errhandler(revoke_and_jump, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+        if (setjmp(jump) == 0)
+            MPI_Recv(&v, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        after_jump(eh, rank, size, victim);
     } else if (strcmp(what, "coll") == 0) {
         const int root = victim == 0 ? 1 : 0, n = 100000;
         int *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n * 1);

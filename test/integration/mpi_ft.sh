@@ -60,6 +60,10 @@ ft() {
             [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
         done
         ;;
+    longjmp)
+        n=$(echo "$out" | grep -c "^rank [0-9]*: longjmp: handler ran 1, revoked 1, shrink size $survivors, sum ok$")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks recovered through the handler, not $survivors: $out"
+        ;;
     shrink)
         n=$(echo "$out" | grep -c "^rank [0-9]*: shrink: size $survivors, rank ok, sum ok, barrier MPI_SUCCESS$")
         [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank right, not $survivors: $out"
@@ -113,6 +117,9 @@ for btl in self,sm self,tcp; do
 done
 ft 16 self,sm kill 7 shrink
 ft 5 self,tcp kill 2 shrink bfo
+# An error handler that revokes and longjmps out of the failed call, then shrink.
+ft 4 self,sm kill 2 longjmp
+ft 5 self,tcp kill 0 longjmp
 ft 16 self,sm kill 5 recv
 # bfo: the same engine; over tcp a peer that no rail reaches any more is a failed process.
 for btl in self,sm self,tcp; do
@@ -199,4 +206,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
