@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* Feature macros: the fault-tolerance extension is here. OMPI_HAVE_MPI_EXT_FTMPI is the name
+ * programs written for Open MPI's ULFM test, so that their fault-tolerant path compiles here. */
+#define WEFT_HAVE_MPI_EXT_FTMPI 1
+#define OMPI_HAVE_MPI_EXT_FTMPI 1
+
 /* Attribute of MPI_COMM_WORLD (MPI_Comm_get_attr): *(int *)value is 1 when fault tolerance is on
  * for the job (mpirun --with-ft ulfm, or mpi_ft_enable), else 0. */
 #define MPIX_FT 7

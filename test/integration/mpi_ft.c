@@ -39,6 +39,12 @@
  * a line is not lost when the rank dies right after it (stdout is line-buffered under mpirun).
  */
 #include <mpi-ext.h>
+
+/* The feature macros programs test before they use the extension. */
+#if !defined(WEFT_HAVE_MPI_EXT_FTMPI) || !defined(OMPI_HAVE_MPI_EXT_FTMPI) ||                      \
+    !defined(MPIX_ERR_PROC_FAILED) || !defined(MPIX_ERR_REVOKED) || !defined(MPIX_FT)
+#error "mpi-ext.h lacks a feature macro of the fault-tolerance extension"
+#endif
 #include <mpi.h>
 
 #include <setjmp.h>
