@@ -38,16 +38,19 @@ const std::vector<int> &failed_members(weft_comm *comm)
 
 bool any_source_blocked(weft_comm *comm) { return failed_members(comm).size() > comm->ft_acked; }
 
-weft_group *acked_group(weft_comm *comm)
+// A new group of the first n failed members of comm, in the order learnt (NULL when n is 0).
+static weft_group *first_failed(weft_comm *comm, size_t n)
 {
-    if (comm->ft_acked == 0)
+    if (n == 0)
         return nullptr;
     const std::vector<int> &failed = failed_members(comm);
     std::vector<int> world;
-    for (size_t i = 0; i < comm->ft_acked && i < failed.size(); ++i)
+    for (size_t i = 0; i < n && i < failed.size(); ++i)
         world.push_back(comm->peer_group()->ranks[size_t(failed[i])]);
     return group_new(std::move(world));
 }
+
+weft_group *acked_group(weft_comm *comm) { return first_failed(comm, comm->ft_acked); }
 
 int raise_revoked(weft_comm *comm, const char *fn)
 {
@@ -60,13 +63,8 @@ namespace {
 // The group of the first n failed members of comm (MPI_GROUP_EMPTY itself when n is 0).
 MPI_Group failed_group(weft_comm *comm, size_t n)
 {
-    if (n == 0)
-        return MPI_GROUP_EMPTY;
-    const size_t acked = comm->ft_acked;
-    comm->ft_acked = n; // acked_group's view, for the first n
-    MPI_Group g = acked_group(comm);
-    comm->ft_acked = acked;
-    return g;
+    MPI_Group g = first_failed(comm, n);
+    return g ? g : MPI_GROUP_EMPTY;
 }
 
 int bad_ft_comm(MPI_Comm comm, const char *fn)

@@ -67,6 +67,8 @@ template <class Policy> class Engine {
         std::unordered_map<uint32_t, weft_comm_t *> comms;
         // Fragments for communicators this process has not created yet.
         std::unordered_map<uint32_t, std::vector<std::string>> early;
+        // A process failed (fault tolerance): receives posted from then on look at their peer.
+        bool any_failed = false;
         // Revoke notices for communicators this process has not created (yet).
         std::vector<uint32_t> revoked_early;
         LiveTable<Req> live;

@@ -40,6 +40,7 @@ template <class Policy> void Engine<Policy>::proc_failed(int world, void *)
         return;
     peer.failed = true;
     peer.eager_limit = 0;
+    P->any_failed = true;
     if (P->verbose >= 10)
         trace("rank " + std::to_string(world) + " failed: its traffic ends");
     // Receives posted for it alone, not matched: nothing of theirs is in flight.

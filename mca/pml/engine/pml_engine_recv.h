@@ -65,7 +65,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
     }
     // A receive for a process that failed (fault tolerance) fails once nothing it sent is
     // left to match.
-    if ((r->src >= 0 && peer_failed(weft_comm_peer_world_rank(r->comm, r->src))) ||
+    if ((P->any_failed && r->src >= 0 && peer_failed(weft_comm_peer_world_rank(r->comm, r->src))) ||
         (s.coll_revoked && library_tag(r->tag))) [[unlikely]] {
         r->status.error = WEFT_ERR_PROC_FAILED;
         r->status.source = r->src;
