@@ -36,6 +36,8 @@ int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
  * at every one of them, with comm's error handler. Collective over the survivors; completes
  * when members fail before or during it, and on a revoked comm. Intracommunicators. */
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+/* Non-blocking MPIX_Comm_shrink: *newcomm is set when *request completes. */
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 
 /* Failure acknowledgement and queries (ULFM). MPIX_Comm_failure_ack acknowledges every failure of
  * a member of comm this process knows of, which lets receives from MPI_ANY_SOURCE on comm go on
@@ -47,9 +49,11 @@ int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
-/* *flag becomes the bitwise AND of flag over the members of comm. Collective. Not yet fault
- * tolerant unless a coll component provides the agreement (coll/base's does not): ULFM's rules
- * for failed members come with the rest of ULFM. */
+/* *flag becomes the bitwise AND of flag over the members of comm that did not fail, the same at
+ * every member that returns, with the same error: MPIX_ERR_PROC_FAILED while some failure agreed
+ * is not acknowledged (MPIX_Comm_failure_ack) by every member, else MPI_SUCCESS. Collective;
+ * completes when members fail before or during it, and on a revoked comm. Fault tolerant with
+ * fault tolerance on (coll/ftagree); without it, an allreduce (coll/base). */
 int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 

@@ -115,6 +115,21 @@ weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group)
     return found ? rc : WEFT_ERR_NOT_SUPPORTED;
 }
 
+weft_status_t iagree_group_status(weft_comm *comm, int *flag, weft_group_t **failed,
+                                  weft_request_t **request)
+{
+    bool found = false;
+    const weft_status_t rc = call_op(
+        comm, WEFT_COLL_SLOT(coll_iagree_group),
+        [&](weft_coll_module_t *m) {
+            return m->coll_iagree_group
+                       ? m->coll_iagree_group(flag, nullptr, failed, comm, request, m)
+                       : WEFT_ERR_NOT_SUPPORTED;
+        },
+        found);
+    return found ? rc : WEFT_ERR_NOT_SUPPORTED;
+}
+
 } // namespace weft::mpi
 
 namespace {

@@ -331,83 +331,286 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return comm_activate(c);
 }
 
-// MPIX_Comm_shrink (mpi-ext.h): agree on the failed members (coll/ftagree), take the largest
-// next context id of the survivors through the lowest of them on a tag of the fault-tolerant
-// protocols, and agree that this worked everywhere; a member that failed midway makes every
-// survivor try again. The survivors, in the old rank order, make the new communicator.
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+// MPIX_Comm_ishrink and MPIX_Comm_shrink (mpi-ext.h), one state machine driven by progress:
+// agree on the failed members (coll_iagree_group), take the largest next context id of the
+// survivors through the lowest of them on a tag of the fault-tolerant protocols, and agree that
+// this worked everywhere; a member that failed midway makes every survivor try again. The
+// survivors, in the old rank order, then make the new communicator.
+namespace {
+
+constexpr int tag_shrink = WEFT_FT_TAG_FIRST - 3;
+
+struct Offer {
+    uint32_t attempt;
+    uint32_t cid;
+};
+
+struct Shrink : weft_request_t {
+    weft_comm *comm = nullptr; // retained
+    MPI_Comm *out = nullptr;
+    enum { agree_failed, exchange, agree_ok, done } phase = agree_failed;
+    uint32_t attempt = 0;
+    int flag = 1;
+    weft_group_t *failed = nullptr;
+    weft_request_t *agreement = nullptr;
+    std::vector<int> survivors;
+    uint32_t cid = 0;
+    bool ok = true;
+    Offer mine{}, result{};
+    std::vector<Offer> offers;        // at the root: each survivor's (by index in survivors)
+    std::vector<weft_request_t *> io; // the exchange's sends and receives
+};
+
+std::vector<Shrink *> g_shrinks;
+bool g_shrink_busy = false;
+
+void finish_shrink(Shrink *s, weft_status_t rc)
 {
-    const char *fn = "MPIX_Comm_shrink";
+    s->phase = Shrink::done;
+    s->status.error = rc;
+    s->active = false;
+    s->complete = true;
+}
+
+bool start_agreement(Shrink *s)
+{
+    s->failed = nullptr;
+    s->agreement = nullptr;
+    const weft_status_t rc = iagree_group_status(s->comm, &s->flag, &s->failed, &s->agreement);
+    if (rc != WEFT_SUCCESS || !s->agreement) {
+        finish_shrink(s, rc != WEFT_SUCCESS ? rc : WEFT_ERR_NOT_SUPPORTED);
+        return false;
+    }
+    return true;
+}
+
+// The agreement's outcome (PROC_FAILED is an outcome like success here), its request freed.
+bool take_agreement(Shrink *s)
+{
+    const weft_status_t rc = s->agreement->status.error;
+    s->agreement->pml_free(s->agreement);
+    s->agreement = nullptr;
+    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_PROC_FAILED) {
+        if (s->failed)
+            group_release(s->failed);
+        finish_shrink(s, rc);
+        return false;
+    }
+    return true;
+}
+
+void post(Shrink *s, bool send, void *buf, int peer)
+{
+    weft_request_t *r = nullptr;
+    const weft_status_t rc =
+        send ? pml()->pml_isend(pml(), buf, sizeof(Offer), MPI_BYTE, peer, tag_shrink,
+                                WEFT_SEND_STANDARD, s->comm, &r)
+             : pml()->pml_irecv(pml(), buf, sizeof(Offer), MPI_BYTE, peer, tag_shrink, s->comm, &r);
+    if (rc == WEFT_SUCCESS && r)
+        s->io.push_back(r);
+    else
+        s->ok = false;
+}
+
+// The exchange's requests: true once all are complete (each then freed); ok says whether each
+// succeeded.
+bool io_done(Shrink *s)
+{
+    for (weft_request_t *r : s->io)
+        if (!r->complete)
+            return false;
+    for (weft_request_t *r : s->io) {
+        s->ok = s->ok && r->status.error == WEFT_SUCCESS;
+        r->pml_free(r);
+    }
+    s->io.clear();
+    return true;
+}
+
+// One step further if it can go; false while it waits.
+bool step(Shrink *s)
+{
+    switch (s->phase) {
+    case Shrink::agree_failed: {
+        if (!s->agreement->complete)
+            return false;
+        if (!take_agreement(s))
+            return true;
+        s->survivors.clear();
+        for (int r = 0; r < s->comm->size; ++r) {
+            const int w = s->comm->group->ranks[size_t(r)];
+            bool gone = false;
+            for (int i = 0; s->failed && i < weft_group_size(s->failed); ++i)
+                gone |= weft_group_world_rank(s->failed, i) == w;
+            if (!gone)
+                s->survivors.push_back(r);
+        }
+        if (s->failed)
+            group_release(s->failed);
+        s->failed = nullptr;
+        // The largest next context id of the survivors, through the lowest of them.
+        s->ok = true;
+        s->cid = next_cid;
+        s->mine = Offer{s->attempt, next_cid};
+        const int root = s->survivors.front();
+        if (s->comm->rank == root) {
+            s->offers.assign(s->survivors.size(), Offer{});
+            for (size_t i = 0; i < s->survivors.size(); ++i)
+                if (s->survivors[i] != root)
+                    post(s, false, &s->offers[i], s->survivors[i]);
+        } else {
+            post(s, true, &s->mine, root);
+            post(s, false, &s->result, root);
+        }
+        s->phase = Shrink::exchange;
+        return true;
+    }
+    case Shrink::exchange: {
+        if (!io_done(s))
+            return false;
+        const int root = s->survivors.front();
+        if (s->comm->rank == root && s->offers.size()) {
+            for (size_t i = 0; i < s->survivors.size(); ++i)
+                if (s->survivors[i] != root) {
+                    s->ok = s->ok && s->offers[i].attempt == s->attempt;
+                    s->cid = std::max(s->cid, s->offers[i].cid);
+                }
+            s->result = Offer{s->attempt, s->ok ? s->cid : 0};
+            s->offers.clear();
+            for (int r : s->survivors)
+                if (r != root)
+                    post(s, true, &s->result, r);
+            return true; // this phase again, for the sends
+        }
+        if (s->comm->rank != root) {
+            s->ok = s->ok && s->result.attempt == s->attempt && s->result.cid != 0;
+            s->cid = s->result.cid;
+        }
+        if (s->ok) // taken here, whatever the others say: a retry offers a larger one
+            next_cid = std::max(next_cid, s->cid + 1);
+        s->flag = s->ok ? 1 : 0;
+        s->phase = Shrink::agree_ok;
+        start_agreement(s);
+        return true;
+    }
+    case Shrink::agree_ok: {
+        if (!s->agreement->complete)
+            return false;
+        if (!take_agreement(s))
+            return true;
+        if (s->failed)
+            group_release(s->failed);
+        s->failed = nullptr;
+        if (!s->flag) { // a member failed midway: again
+            ++s->attempt;
+            s->flag = 1;
+            s->phase = Shrink::agree_failed;
+            start_agreement(s);
+            return true;
+        }
+        std::vector<int> world;
+        for (int r : s->survivors)
+            world.push_back(s->comm->group->ranks[size_t(r)]);
+        weft_comm *c = make_comm(s->cid, group_new(world), s->comm->errhandler);
+        // Blocking (the coll components' set-up talks to the other members); this progress
+        // callback does not run again inside it.
+        const int rc = comm_activate(c);
+        *s->out = c;
+        finish_shrink(s, rc == MPI_SUCCESS ? WEFT_SUCCESS : WEFT_ERROR);
+        return true;
+    }
+    case Shrink::done: return false;
+    }
+    return false;
+}
+
+void free_shrink(weft_request_t *r);
+
+int progress_shrinks()
+{
+    if (g_shrink_busy)
+        return 0;
+    g_shrink_busy = true;
+    int n = 0;
+    const std::vector<Shrink *> now = g_shrinks;
+    for (Shrink *s : now) {
+        while (s->phase != Shrink::done && step(s))
+            ++n;
+        if (s->phase == Shrink::done) {
+            std::erase(g_shrinks, s);
+            if (s->freed) // by MPI_Request_free while under way
+                free_shrink(s);
+        }
+    }
+    if (g_shrinks.empty())
+        weft_progress_unregister(progress_shrinks);
+    g_shrink_busy = false;
+    return n;
+}
+
+void free_shrink(weft_request_t *r)
+{
+    auto *s = static_cast<Shrink *>(r);
+    if (!s->complete) { // it goes when it completes
+        s->freed = true;
+        return;
+    }
+    comm_release(s->comm);
+    delete s;
+}
+
+weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; }
+
+int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *fn)
+{
     if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
     if (!newcomm)
         return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (request == nullptr)
+        return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
     if (comm->is_inter())
         return raise(comm, MPI_ERR_COMM, fn, "not supported on an intercommunicator yet");
-    constexpr int tag_shrink = WEFT_FT_TAG_FIRST - 3;
-    std::vector<int> survivors;
-    uint32_t cid = 0;
-    for (uint32_t attempt = 0;; ++attempt) {
-        int flag = 1;
-        weft_group_t *agreed = nullptr;
-        const weft_status_t rc = agree_status(comm, &flag, &agreed);
-        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_PROC_FAILED)
-            return raise_status(comm, rc, fn);
-        survivors.clear();
-        for (int r = 0; r < comm->size; ++r) {
-            const int w = comm->group->ranks[size_t(r)];
-            bool gone = false;
-            for (int i = 0; agreed && i < weft_group_size(agreed); ++i)
-                gone |= weft_group_world_rank(agreed, i) == w;
-            if (!gone)
-                survivors.push_back(r);
-        }
-        if (agreed)
-            group_release(agreed);
-        // The largest next context id of the survivors, through the lowest of them.
-        struct Offer {
-            uint32_t attempt;
-            uint32_t cid;
-        } mine{attempt, next_cid}, got{};
-        const int root = survivors.front();
-        bool ok = true;
-        cid = next_cid;
-        if (comm->rank == root) {
-            for (int r : survivors) {
-                if (r == root)
-                    continue;
-                ok = ok && internal_recv(comm, &got, sizeof got, r, tag_shrink) == WEFT_SUCCESS &&
-                     got.attempt == attempt;
-                if (ok)
-                    cid = std::max(cid, got.cid);
-            }
-            const Offer result{attempt, ok ? cid : 0};
-            for (int r : survivors)
-                if (r != root)
-                    internal_send(comm, &result, sizeof result, r, tag_shrink);
-        } else {
-            ok = internal_send(comm, &mine, sizeof mine, root, tag_shrink) == WEFT_SUCCESS &&
-                 internal_recv(comm, &got, sizeof got, root, tag_shrink) == WEFT_SUCCESS &&
-                 got.attempt == attempt && got.cid != 0;
-            cid = got.cid;
-        }
-        flag = ok ? 1 : 0;
-        weft_group_t *none = nullptr;
-        if (weft_status_t arc = agree_status(comm, &flag, &none);
-            arc != WEFT_SUCCESS && arc != WEFT_ERR_PROC_FAILED)
-            return raise_status(comm, arc, fn);
-        if (none)
-            group_release(none);
-        if (flag)
-            break;
+    auto *s = new Shrink;
+    weft_request_init(s, WEFT_REQUEST_COMM, comm, WEFT_PROC_NULL, tag_shrink);
+    s->active = true;
+    s->pml_free = free_shrink;
+    s->pml_cancel = no_cancel;
+    comm_retain(comm);
+    s->comm = comm;
+    s->out = newcomm;
+    *newcomm = MPI_COMM_NULL;
+    *request = s;
+    weft_progress(); // the failures learnt while the program computed
+    if (!start_agreement(s)) {
+        *request = nullptr;
+        const weft_status_t rc = s->status.error;
+        free_shrink(s);
+        return raise_status(comm, rc, fn);
     }
-    next_cid = cid + 1;
-    std::vector<int> world;
-    for (int r : survivors)
-        world.push_back(comm->group->ranks[size_t(r)]);
-    weft_comm *c = make_comm(cid, group_new(world), comm->errhandler);
-    *newcomm = c;
-    return comm_activate(c);
+    if (g_shrinks.empty())
+        weft_progress_register(progress_shrinks);
+    g_shrinks.push_back(s);
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return ishrink(comm, newcomm, request, "MPIX_Comm_ishrink");
+}
+
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    const char *fn = "MPIX_Comm_shrink";
+    MPI_Request r = nullptr;
+    if (int rc = ishrink(comm, newcomm, &r, fn); rc != MPI_SUCCESS)
+        return rc;
+    weft::progress_wait([&] { return r->complete; });
+    const weft_status_t rc = r->status.error;
+    free_shrink(r);
+    return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

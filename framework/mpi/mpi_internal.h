@@ -70,6 +70,10 @@ void coll_comm_disable(weft_comm *comm);
 // The agreement of comm's coll component (coll_agree: *group in, the acknowledged failures; out,
 // those agreed), with its status, nothing raised.
 weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group);
+// The non-blocking agreement that reports the failures agreed (coll_iagree_group): *failed
+// (a new group, or NULL for none) when *request completes.
+weft_status_t iagree_group_status(weft_comm *comm, int *flag, weft_group_t **failed,
+                                  weft_request_t **request);
 // A barrier over the library's own tags that needs no coll component (MPI_Finalize).
 weft_status_t internal_barrier(weft_comm *comm);
 // A barrier that does not wait for failed processes (MPI_Finalize with fault tolerance on).

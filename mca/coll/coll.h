@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 #define WEFT_COLL_ABI_MAJOR 1
-#define WEFT_COLL_ABI_MINOR 0
+#define WEFT_COLL_ABI_MINOR 1
 
 typedef struct weft_coll_module weft_coll_module_t;
 typedef struct weft_coll_component weft_coll_component_t;
@@ -297,6 +297,16 @@ struct weft_coll_module {
                                  weft_request_t **request, weft_coll_module_t *module);
 
     /* Operations added in 1.1 and later go here, at the end. */
+
+    /* (1.1) Non-blocking coll_agree that reports the agreed failures too (MPIX_Comm_ishrink):
+     * *flag as coll_iagree's; acked (borrowed, may be NULL) is read at the call; when *request
+     * completes, *failed (which must stay valid until then) is a new group, the caller's to
+     * release, of the processes all survivors agree have failed. The error (as coll_agree's) is
+     * reported in the request. Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM,
+     * WEFT_ERR_OUT_OF_RESOURCE. Thread: mpi. */
+    weft_status_t (*coll_iagree_group)(int *flag, weft_group_t *acked, weft_group_t **failed,
+                                       weft_comm_t *comm, weft_request_t **request,
+                                       weft_coll_module_t *module);
 };
 
 struct weft_coll_component {

@@ -107,6 +107,25 @@ for btl in self,sm self,tcp; do
     ft 4 $btl none 0 agree
 done
 ft 12 self,sm kill 0 agree
+# Many agreements in a row (test/integration/mpi_agree.c) while 1 to 5 drawn ranks die before or
+# inside drawn ones, on trees of radix 2, 3 and 4 and with the coordinator: every survivor
+# gets the same flag and error from each, the AND of its contributors; then MPIX_Comm_ishrink.
+# Without fault tolerance, coll/base's agreement and the same ishrink.
+AGREE="$WEFT_TEST_BUILDDIR/test/integration/mpi_agree"
+agreements=0
+for seed in $(seq 1 ${WEFT_AGREE_SEEDS:-12}); do
+    np=$((8 + 8 * (seed % 2))) radix=$((2 + seed % 3)) kills=$((1 + seed % 5)) btl=self,sm
+    [ $((seed % 3)) -eq 0 ] && btl=self,tcp
+    name="mpi_agree np $np btl $btl radix $radix seed $seed kills $kills"
+    out=$(run "$MPIRUN" -np $np --oversubscribe --timeout 60 --with-ft ulfm --mca btl $btl \
+        --mca coll_ftagree_tree_radix $radix "$AGREE" 200 $seed $kills 2>&1) || fail "$name: $out"
+    expect_in "agree: 200 agreements, $kills failures, " "$out" "$name"
+    expect_in ", uniform" "$out" "$name"
+    agreements=$((agreements + 200)) jobs=$((jobs + 1))
+done
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$AGREE" 100 1 0 2>&1) ||
+    fail "mpi_agree without fault tolerance: $out"
+expect_in "agree: 100 agreements, 0 failures, 0 in error, uniform" "$out" "mpi_agree without FT"
 # MPIX_Comm_revoke then MPIX_Comm_shrink while a member dies (rank 0, the agreement's first
 # coordinator, or another), and with no failure: the survivors in the old order, a working
 # communicator.
@@ -206,4 +225,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"

@@ -99,6 +99,16 @@ weft_status_t base_iagree(int *flag, weft_group_t **group, weft_comm_t *comm,
                                               agree_objects.band, comm, request, c->table.owner[k]);
 }
 
+weft_status_t base_iagree_group(int *flag, weft_group_t *, weft_group_t **failed, weft_comm_t *comm,
+                                weft_request_t **request, weft_coll_module_t *module)
+{
+    weft_group_t *none = nullptr;
+    if (weft_status_t rc = base_iagree(flag, &none, comm, request, module); rc != WEFT_SUCCESS)
+        return rc;
+    *failed = agree_objects.empty_group; // nobody failed: nothing to agree on
+    return WEFT_SUCCESS;
+}
+
 // The index in Table::owner of the operation at byte offset `offset`, or Op::count.
 size_t op_index(size_t offset)
 {
@@ -165,6 +175,7 @@ weft_status_t comm_enable(weft_comm_t *comm, const char *label, CommColl **choic
     base_module->struct_size = sizeof(weft_coll_module_t);
     base_module->coll_agree = base_agree;
     base_module->coll_iagree = base_iagree;
+    base_module->coll_iagree_group = base_iagree_group;
     c->base.choice = c;
     std::vector<Offer> offers;
     std::vector<std::pair<weft_coll_module_t *, std::string>> names;

@@ -25,7 +25,7 @@ namespace weft::coll::base {
                         X(coll_iallgather) X(coll_iallgatherv) X(coll_ialltoall)                   \
                             X(coll_ialltoallv) X(coll_ialltoallw) X(coll_ireduce_scatter)          \
                                 X(coll_ireduce_scatter_block) X(coll_iscan) X(coll_iexscan)        \
-                                    X(coll_agree) X(coll_iagree)
+                                    X(coll_agree) X(coll_iagree) X(coll_iagree_group)
 
 enum class Op : size_t {
 #define WEFT_COLL_ENUM(name) name,

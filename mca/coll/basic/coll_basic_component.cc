@@ -732,6 +732,7 @@ weft_coll_module_t the_module = {
     .coll_iexscan = iexscan,
     .coll_agree = nullptr, // coll/base's serves
     .coll_iagree = nullptr,
+    .coll_iagree_group = nullptr,
 };
 
 weft_status_t query(int *priority, char *, size_t)

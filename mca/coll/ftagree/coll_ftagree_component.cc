@@ -1,20 +1,30 @@
 // coll/ftagree: MPIX_Comm_agree and MPIX_Comm_iagree that complete despite process failures
 // (ULFM), for intracommunicators when fault tolerance is on (README.md).
 //
-// A rotating coordinator over a perfect failure detector (the runtime: only a process that
-// ended is declared failed). Each agreement of a communicator has a sequence number, the same
-// at every member (they call it in the same order). Each member sends its contribution (its
-// flag, the members it knows failed, those it acknowledged) to the coordinator, the lowest rank
-// it does not know failed. The coordinator waits until every member has contributed or is known
-// failed, decides (the AND of the flags; the failed set: every failure contributed or known; the
-// acknowledged set: what every contributor acknowledged) and sends the decision to every member.
-// When a member learns that its coordinator failed, it contributes again to the next one, with
-// the decision if it had one; a coordinator that gets a decided contribution decides that, and
-// a member follows only its current coordinator's decision. So every member that returns gets
-// the same decision, even when coordinators die midway, and nothing waits for a dead process.
-// Members keep their last two agreements' state, since a coordinator may still need a member's
-// contribution to the previous one after the member went on. Every message travels on
-// MPI_COMM_WORLD, on a tag of the fault-tolerant protocols, naming its communicator.
+// Two ways, over a perfect failure detector (the runtime: only a process that ended is
+// declared failed):
+//
+// - The tree (the failure-free path, logarithmic). Agreement k runs on a binomial tree over the
+//   members that agreement k-1 did not agree failed (the same set at every member: agreements
+//   are uniform). Parts (flag, known failures, acknowledged failures) are combined up the tree;
+//   the root decides and the decision goes down it.
+// - The rotating coordinator (linear, after a failure). A member goes over to it for agreement
+//   k when it knows a member of k's tree failed, when it started k before k-1 was decided here,
+//   or when it hears that another member went over. It sends its part (with its decision, if it
+//   has one) to the coordinator, the lowest rank it does not know failed; a member that becomes
+//   coordinator tells every member to go over, waits until each member contributed or is known
+//   failed, and decides: a decision carried by a part (the tree's, or an earlier coordinator's)
+//   if there is one, else the AND of the flags, every failure contributed or known, and what
+//   every contributor acknowledged. A member that learns its coordinator failed contributes
+//   again to the next one; it follows only its current coordinator's decision.
+//
+// While the tree's root lives it is also the coordinator (every member below it failed), so it
+// decides once; after it fails, a member that has the tree's decision carries it to the next
+// coordinator, which adopts it. So every member that returns gets the same decision, and
+// nothing waits for a dead process. Members keep their last two agreements' state, since a
+// coordinator may still need a member's part of the previous one after the member went on.
+// Every message travels on MPI_COMM_WORLD, on a tag of the fault-tolerant protocols, naming its
+// communicator.
 #include <coll/coll.h>
 #include <pml/pml.h>
 #include <weft/comm.h>
@@ -41,11 +51,15 @@ namespace weft::coll::ftagree {
 
 namespace {
 
-weft_mca_param_t *p_priority = nullptr;
+weft_mca_param_t *g_params[2] = {};
+weft_mca_param_t *&p_priority = g_params[0];
+weft_mca_param_t *&p_radix = g_params[1];
 
 // A fault-tolerant protocol's tag: neither a failure nor a revoke stops it.
 constexpr int kTag = WEFT_FT_TAG_FIRST - 2;
-enum : uint8_t { msg_contrib = 1, msg_decide = 2 };
+// Messages: the coordinator's (contrib: a part to the coordinator; decide: its decision; linear:
+// go over to the coordinator) and the tree's (up: the parts of a subtree; down: the decision).
+enum : uint8_t { msg_contrib = 1, msg_decide = 2, msg_linear = 3, msg_up = 4, msg_down = 5 };
 
 struct Header {
     uint8_t type;
@@ -69,11 +83,20 @@ struct Agreement {
     int flag = ~0;
     Bits failed, acked;
     bool decided = false;
-    int coordinator = -1; // whom this member's part went to last
+    bool linear = false; // gone over to the coordinator (else on the tree)
+    // On the tree: its members (in rank order), this member's parent (-1 at the root) and
+    // children, which children's parts came, and the parts combined so far.
+    std::vector<int> tree;
+    int parent = -1;
+    std::vector<int> children;
+    std::vector<uint8_t> child_have;
+    bool sent_up = false;
+    // With the coordinator: whom this member's part went to last.
+    int coordinator = -1;
     // As coordinator: who has contributed, and what.
     bool coordinating = false;
     std::vector<uint8_t> have;
-    int acc_flag = ~0;
+    int acc_flag = ~0; // (on the tree: the subtree's parts combined)
     Bits acc_failed, acc_acked;
     bool adopt = false; // a contribution carried a decision: it is the decision
     int adopt_flag = 0;
@@ -90,8 +113,12 @@ struct Module {
     int n = 0;
     size_t words = 0;
     uint64_t next_seq = 1;
+    // The last agreement decided here and the members it agreed failed: the next agreement's
+    // tree leaves them out.
+    uint64_t last_decided = 0;
+    Bits last_failed;
     std::deque<Agreement> recent;    // the last two started here, oldest first
-    std::vector<std::string> future; // messages of agreements not started here yet
+    std::vector<std::string> future; // messages this member cannot take yet (sender appended)
     // Messages sent and not yet complete, with their bytes (nothing waits for them: a send to
     // a process that fails ends in error).
     std::list<std::pair<weft_request_t *, std::string>> outbox;
@@ -161,6 +188,11 @@ void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t 
         m->outbox.pop_back();
 }
 
+void send_decision(Module *m, const Agreement &a, int to)
+{
+    send_msg(m, to, msg_decide, true, a.flag, a.seq, a.failed, a.acked);
+}
+
 // Give back the sends that completed.
 void reap(Module *m)
 {
@@ -174,6 +206,55 @@ void reap(Module *m)
 }
 
 void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack);
+void handle(Module *m, int from, const char *msg, size_t len);
+
+// Take again the kept messages of agreement seq (those still not for now are kept again).
+void replay(Module *m, uint64_t seq)
+{
+    std::vector<std::string> kept;
+    kept.swap(m->future);
+    for (const std::string &msg : kept) {
+        Header h;
+        std::memcpy(&h, msg.data(), sizeof h);
+        if (h.seq != seq) {
+            m->future.push_back(msg);
+            continue;
+        }
+        int from;
+        std::memcpy(&from, msg.data() + msg.size() - sizeof from, sizeof from);
+        handle(m, from, msg.data(), msg.size() - sizeof from);
+    }
+}
+
+void keep(Module *m, int from, const char *msg, size_t len)
+{
+    if (m->future.size() >= 4096) // bounded: they come from peers
+        return;
+    std::string kept(msg, len);
+    kept.append(reinterpret_cast<const char *>(&from), sizeof from);
+    m->future.push_back(std::move(kept));
+}
+
+void combine(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
+{
+    a.acc_flag &= flag;
+    for (size_t w = 0; w < m->words; ++w) {
+        a.acc_failed[w] |= f[w];
+        a.acc_acked[w] &= ack[w];
+    }
+}
+
+// The decision from the combined parts: the AND of the flags, every failure contributed or
+// known here, what every contributor acknowledged.
+void decide_combined(Module *m, Agreement &a)
+{
+    Bits f = known_failed(m);
+    for (size_t w = 0; w < m->words; ++w)
+        f[w] |= a.acc_failed[w];
+    decide(m, a, a.acc_flag, f, a.acc_acked);
+}
+
+// ---------------------------------------------------------------- the coordinator
 
 // As coordinator: decide once every member has contributed or failed.
 void try_finish(Module *m, Agreement &a)
@@ -183,14 +264,10 @@ void try_finish(Module *m, Agreement &a)
     for (int r = 0; r < m->n; ++r)
         if (!a.have[size_t(r)] && !failed(m, r))
             return;
-    if (a.adopt) {
+    if (a.adopt)
         decide(m, a, a.adopt_flag, a.adopt_failed, a.adopt_acked);
-        return;
-    }
-    Bits f = known_failed(m);
-    for (size_t w = 0; w < m->words; ++w)
-        f[w] |= a.acc_failed[w];
-    decide(m, a, a.acc_flag, f, a.acc_acked);
+    else
+        decide_combined(m, a);
 }
 
 // A contribution to agreement a from member `from` (this member's own included).
@@ -206,49 +283,115 @@ void contribute(Module *m, Agreement &a, int from, bool decided, int flag, const
         a.adopt_failed = f;
         a.adopt_acked = ack;
     }
-    a.acc_flag &= flag;
-    for (size_t w = 0; w < m->words; ++w) {
-        a.acc_failed[w] |= f[w];
-        a.acc_acked[w] &= ack[w];
-    }
+    combine(m, a, flag, f, ack);
 }
 
-// Send this member's part of a to the coordinator it sees now (itself: start coordinating).
+// Send this member's part of a to the coordinator it sees now (itself: start coordinating,
+// and tell every member to go over).
 void route(Module *m, Agreement &a)
 {
     const int c = lowest_live(m);
+    const int me = weft_comm_rank(m->comm);
     if (c < 0 || c == a.coordinator)
         return;
     a.coordinator = c;
-    if (c == weft_comm_rank(m->comm)) {
-        a.coordinating = true;
-        a.have.assign(size_t(m->n), 0);
-        a.acc_flag = ~0;
-        a.acc_failed.assign(m->words, 0);
-        a.acc_acked.assign(m->words, ~uint64_t(0));
-        contribute(m, a, c, a.decided, a.flag, a.failed, a.acked);
-        // What others sent before this member knew it would coordinate.
-        std::vector<std::string> kept;
-        kept.swap(m->future);
-        for (const std::string &msg : kept) {
-            Header h;
-            std::memcpy(&h, msg.data(), sizeof h);
-            if (h.seq != a.seq || h.type != msg_contrib) {
-                m->future.push_back(msg);
-                continue;
-            }
-            int from;
-            std::memcpy(&from, msg.data() + msg.size() - sizeof from, sizeof from);
-            Bits f(m->words), ack(m->words);
-            std::memcpy(f.data(), msg.data() + sizeof h, 8 * m->words);
-            std::memcpy(ack.data(), msg.data() + sizeof h + 8 * m->words, 8 * m->words);
-            contribute(m, a, from, h.decided, h.flag, f, ack);
-        }
-        try_finish(m, a);
+    if (c != me) {
+        send_msg(m, c, msg_contrib, a.decided, a.flag, a.seq, a.failed, a.acked);
         return;
     }
-    send_msg(m, c, msg_contrib, a.decided, a.flag, a.seq, a.failed, a.acked);
+    a.coordinating = true;
+    a.have.assign(size_t(m->n), 0);
+    a.acc_flag = ~0;
+    a.acc_failed.assign(m->words, 0);
+    a.acc_acked.assign(m->words, ~uint64_t(0));
+    for (int r = 0; r < m->n; ++r)
+        if (r != me)
+            send_msg(m, r, msg_linear, false, 0, a.seq, a.failed, a.acked);
+    if (a.decided) { // on the tree, or a coordinator's before: that is the decision
+        for (int r = 0; r < m->n; ++r)
+            if (r != me)
+                send_decision(m, a, r);
+        return;
+    }
+    contribute(m, a, c, a.decided, a.flag, a.failed, a.acked);
+    replay(m, a.seq); // what others sent before this member knew it would coordinate
+    try_finish(m, a);
 }
+
+void go_linear(Module *m, Agreement &a)
+{
+    if (a.linear)
+        return;
+    a.linear = true;
+    route(m, a);
+}
+
+// ---------------------------------------------------------------- the tree
+
+bool tree_failed(const Module *m, const Agreement &a)
+{
+    return std::any_of(a.tree.begin(), a.tree.end(), [&](int r) { return failed(m, r); });
+}
+
+// Every child's part is in: up to the parent, or decide at the root.
+void tree_try_up(Module *m, Agreement &a)
+{
+    if (a.linear || a.decided || a.sent_up)
+        return;
+    if (std::find(a.child_have.begin(), a.child_have.end(), 0) != a.child_have.end())
+        return;
+    if (a.parent < 0) {
+        decide_combined(m, a);
+        return;
+    }
+    a.sent_up = true;
+    send_msg(m, a.parent, msg_up, false, a.acc_flag, a.seq, a.acc_failed, a.acc_acked);
+}
+
+// Agreement a on the binomial tree over the members agreement a-1 did not agree failed.
+void tree_start(Module *m, Agreement &a)
+{
+    for (int r = 0; r < m->n; ++r)
+        if (!test(m->last_failed, r))
+            a.tree.push_back(r);
+    const int me = weft_comm_rank(m->comm);
+    const auto at = std::find(a.tree.begin(), a.tree.end(), me);
+    if (at == a.tree.end() || tree_failed(m, a)) {
+        go_linear(m, a);
+        return;
+    }
+    // The k-nomial tree of radix k rooted at position 0: position p's parent clears p's lowest
+    // nonzero base-k digit; its children set each digit below that one.
+    const size_t p = size_t(at - a.tree.begin()), n = a.tree.size();
+    const size_t k = size_t(std::max<int64_t>(2, weft_mca_param_int(p_radix)));
+    for (size_t unit = 1; unit < n; unit *= k) {
+        if (const size_t digit = p / unit % k; digit != 0) {
+            a.parent = a.tree[p - digit * unit];
+            break;
+        }
+        for (size_t j = 1; j < k && p + j * unit < n; ++j)
+            a.children.push_back(a.tree[p + j * unit]);
+        if (unit > n / k)
+            break;
+    }
+    a.child_have.assign(a.children.size(), 0);
+    a.acc_flag = a.flag;
+    a.acc_failed = a.failed;
+    a.acc_acked = a.acked;
+    tree_try_up(m, a);
+}
+
+void tree_up(Module *m, Agreement &a, int from, int flag, const Bits &f, const Bits &ack)
+{
+    const auto c = std::find(a.children.begin(), a.children.end(), from);
+    if (c == a.children.end() || a.child_have[size_t(c - a.children.begin())])
+        return;
+    a.child_have[size_t(c - a.children.begin())] = 1;
+    combine(m, a, flag, f, ack);
+    tree_try_up(m, a);
+}
+
+// ---------------------------------------------------------------- both
 
 void complete_request(Module *m, Agreement &a);
 
@@ -265,11 +408,18 @@ void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
             if (test(f, r) && !failed(m, r))
                 weft_runtime_report_failure(weft_comm_local_world_rank(m->comm, r),
                                             "agreed failed by MPIX_Comm_agree");
+        if (a.seq > m->last_decided) {
+            m->last_decided = a.seq;
+            m->last_failed = f;
+        }
     }
-    if (a.coordinating) // everyone gets it, the members that decided already too
+    if (!a.linear) // down the tree
+        for (int c : a.children)
+            send_msg(m, c, msg_down, true, a.flag, a.seq, a.failed, a.acked);
+    else if (a.coordinating) // everyone gets it, the members that decided already too
         for (int r = 0; r < m->n; ++r)
             if (r != weft_comm_rank(m->comm))
-                send_msg(m, r, msg_decide, true, a.flag, a.seq, a.failed, a.acked);
+                send_decision(m, a, r);
     complete_request(m, a);
 }
 
@@ -288,44 +438,48 @@ void handle(Module *m, int from, const char *msg, size_t len)
         return;
     std::memcpy(&h, msg, sizeof h);
     if (h.words != m->words || len != sizeof h + 16 * m->words || from < 0 || from >= m->n ||
-        h.cid != weft_comm_cid(m->comm) || (h.type != msg_contrib && h.type != msg_decide)) {
+        h.cid != weft_comm_cid(m->comm) || h.type < msg_contrib || h.type > msg_down) {
         weft_output(WEFT_OUTPUT_ERROR,
                     "coll/ftagree: a malformed agreement message from rank %d "
                     "(%zu bytes) was dropped",
                     from, len);
         return;
     }
+    Agreement *a = find(m, h.seq);
+    if (!a) {
+        if (h.seq >= m->next_seq) // not started here yet
+            keep(m, from, msg, len);
+        return; // else: one long over everywhere
+    }
     Bits f(m->words), ack(m->words);
     std::memcpy(f.data(), msg + sizeof h, 8 * m->words);
     std::memcpy(ack.data(), msg + sizeof h + 8 * m->words, 8 * m->words);
-    Agreement *a = find(m, h.seq);
-    if (!a) {
-        if (h.seq >= m->next_seq && m->future.size() < 4096) { // not started here yet
-            std::string kept(msg, len);
-            kept.append(reinterpret_cast<const char *>(&from), sizeof from);
-            m->future.push_back(std::move(kept));
-        }
-        return; // else: one long over everywhere
-    }
-    if (h.type == msg_decide) {
-        // Only the coordinator this member follows decides for it.
-        if (from == a->coordinator && !a->decided)
+    switch (h.type) {
+    case msg_linear: go_linear(m, *a); return;
+    case msg_up:
+        if (!a->linear)
+            tree_up(m, *a, from, h.flag, f, ack);
+        return;
+    case msg_down:
+        if (!a->linear && from == a->parent && !a->decided)
             decide(m, *a, h.flag, f, ack);
         return;
-    }
-    if (a->decided && !a->coordinating) {
-        // A coordinator that came after this member decided: tell it.
-        send_msg(m, from, msg_decide, true, a->flag, a->seq, a->failed, a->acked);
-    }
-    if (!a->coordinating) {
-        std::string kept(msg, len);
-        kept.append(reinterpret_cast<const char *>(&from), sizeof from);
-        if (m->future.size() < 4096)
-            m->future.push_back(std::move(kept));
+    case msg_decide:
+        // Only the coordinator this member follows decides for it.
+        if (a->linear && from == a->coordinator && !a->decided)
+            decide(m, *a, h.flag, f, ack);
         return;
+    default: // msg_contrib: some member went over to the coordinator
+        go_linear(m, *a);
+        if (a->decided) // a coordinator that came after this member decided: tell it
+            send_decision(m, *a, from);
+        if (!a->coordinating) {
+            keep(m, from, msg, len);
+            return;
+        }
+        contribute(m, *a, from, h.decided, h.flag, f, ack);
+        try_finish(m, *a);
     }
-    contribute(m, *a, from, h.decided, h.flag, f, ack);
-    try_finish(m, *a);
 }
 
 void post_listen()
@@ -382,7 +536,9 @@ int progress_module(Module *m)
     if (const uint64_t e = weft_runtime_failure_epoch(); e != m->epoch) {
         m->epoch = e;
         for (Agreement &a : m->recent) {
-            if (a.coordinator >= 0 && failed(m, a.coordinator))
+            if (!a.linear && tree_failed(m, a))
+                go_linear(m, a); // a member of the tree failed: over to the coordinator
+            else if (a.linear && a.coordinator >= 0 && failed(m, a.coordinator))
                 route(m, a);
             try_finish(m, a);
         }
@@ -470,7 +626,13 @@ weft_status_t begin(int *flag, weft_group_t *acked, weft_group_t **out_group, we
     a.out_flag = flag;
     a.out_group = out_group;
     *request = r;
-    route(m, a);
+    // On the tree if the agreement before this one was decided here (its failures are the
+    // tree's: the same at every member), else with the coordinator.
+    if (a.seq == m->last_decided + 1)
+        tree_start(m, a);
+    else
+        go_linear(m, a);
+    replay(m, a.seq); // what came before this member started it
     return WEFT_SUCCESS;
 }
 
@@ -478,6 +640,12 @@ weft_status_t iagree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_re
                      weft_coll_module_t *module)
 {
     return begin(flag, group ? *group : nullptr, nullptr, comm, request, self(module));
+}
+
+weft_status_t iagree_group(int *flag, weft_group_t *acked, weft_group_t **failed, weft_comm_t *comm,
+                           weft_request_t **request, weft_coll_module_t *module)
+{
+    return begin(flag, acked, failed, comm, request, self(module));
 }
 
 weft_status_t agree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_coll_module_t *module)
@@ -498,6 +666,7 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
     m->comm = comm;
     m->n = weft_comm_size(comm);
     m->words = (size_t(m->n) + 63) / 64;
+    m->last_failed.assign(m->words, 0);
     m->epoch = weft_runtime_failure_epoch();
     if (!g_progress_registered) {
         if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
@@ -557,7 +726,7 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
 
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[1] = {
+    const weft_mca_param_def_t defs[2] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "50",
@@ -569,8 +738,19 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "tree_radix",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "4",
+         .help = "Radix of the k-nomial tree of the failure-free agreement: a member hears from "
+                 "at most (radix - 1) * log_radix(size) others, and the tree is log_radix(size) "
+                 "deep (2 is binomial; the size or more is one level, all to the root).",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "2..65536"},
     };
-    return weft_mca_param_register_table("coll", "ftagree", defs, 1, sizeof defs[0], &p_priority);
+    return weft_mca_param_register_table("coll", "ftagree", defs, 2, sizeof defs[0], g_params);
 }
 
 weft_status_t query(int *priority, char *why, size_t why_len)
@@ -594,6 +774,7 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
     m->base.coll_module_disable = disable;
     m->base.coll_agree = agree;
     m->base.coll_iagree = iagree;
+    m->base.coll_iagree_group = iagree_group;
     *priority = int(weft_mca_param_int(p_priority));
     return &m->base;
 }
