@@ -362,8 +362,32 @@ static weft_status_t register_mpi_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0..100"},
+        {.name = "ft_detector_period",
+         .type = WEFT_MCA_PARAM_DOUBLE,
+         .default_value = "0",
+         .help = "Fault tolerance's failure detector for processes that hang or stop (mpirun "
+                 "only): every process tells mpirun it is alive every this many seconds, from "
+                 "a thread of its own (so a process that computes for long without MPI calls "
+                 "is never declared failed); 0 (the default) turns it off. Processes that end "
+                 "are detected without it.",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..3600"},
+        {.name = "ft_detector_timeout",
+         .type = WEFT_MCA_PARAM_DOUBLE,
+         .default_value = "0",
+         .help = "With the failure detector on (mpi_ft_detector_period), mpirun declares "
+                 "failed, and kills, a process it has not heard from for this many seconds; 0 "
+                 "means four periods. At least twice the period.",
+         .level = 4,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..3600"},
     };
-    return weft_mca_param_register_table("mpi", nullptr, defs, 3, sizeof defs[0], nullptr);
+    return weft_mca_param_register_table("mpi", nullptr, defs, 5, sizeof defs[0], nullptr);
 }
 
 weft_status_t register_all()

@@ -40,9 +40,12 @@ constexpr int table_entry_size = 6;
 // it holds the job's secret (docs/security.md) with the HMAC-SHA-256, keyed
 // with the secret, of event_mac_label, the nonce and the rank (int, host
 // order): event_mac_size bytes. Then mpirun writes Event records on it; the
-// rank writes event_finalized once. A claim without the proof is closed.
+// rank writes event_finalized once, and with the failure detector on
+// (WEFT_PMGR_HEARTBEAT_MS in its environment) event_heartbeat every that many
+// milliseconds. A claim without the proof is closed.
 constexpr int event_magic = 0x57454654; // "WEFT"
 constexpr int event_finalized = 1;
+constexpr int event_heartbeat = 2;
 constexpr size_t event_nonce_size = 16;
 constexpr size_t event_mac_size = 32;
 constexpr char event_mac_label[] = "weft-event-channel";

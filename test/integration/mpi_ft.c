@@ -6,6 +6,8 @@
  *   kill     it prints "rank V: dying" and sends itself SIGKILL
  *   exit     it prints "rank V: leaving" and exits with status 0 without MPI_Finalize
  *   abort    it calls MPI_Abort(MPI_COMM_WORLD, 7): the job ends, fault tolerance or not
+ *   stop     it prints "rank V: stopping" and sends itself SIGSTOP: a hung process, which
+ *            only the failure detector (mpi_ft_detector_period) finds
  *   none     nobody fails
  * after SECONDS (default 0.3) when the others wait in MPI_Recv, at once otherwise. The others
  * (MPI_ERRORS_RETURN on MPI_COMM_WORLD) do WHAT:
@@ -119,7 +121,7 @@ static const char *class_name(int rc)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: mpi_ft kill|exit|abort|none VICTIM [compute|recv|send [S]]\n");
+        fprintf(stderr, "usage: mpi_ft kill|exit|abort|stop|none VICTIM [WHAT [S]]\n");
         return 2;
     }
     const char *how = argv[1];
@@ -147,6 +149,10 @@ int main(int argc, char **argv)
             exit(0);
         } else if (strcmp(how, "abort") == 0) {
             MPI_Abort(MPI_COMM_WORLD, 7);
+        } else if (strcmp(how, "stop") == 0) {
+            printf("rank %d: stopping\n", rank);
+            fflush(stdout);
+            raise(SIGSTOP);
         }
     } else if (strcmp(what, "recv") == 0) {
         int v = 0;

@@ -215,6 +215,34 @@ out=$(WEFT_MCA_mpi_ft_enable=maybe run "$MPIRUN" -np 2 "$PROG" none 0 2>&1) &&
     fail "WEFT_MCA_mpi_ft_enable=maybe ran: $out"
 expect_in "WEFT_MCA_mpi_ft_enable 'maybe': expected a boolean" "$out" "mpi_ft_enable=maybe"
 
+# The failure detector (mpi_ft_detector_period): a stopped rank, which nothing else would
+# find, is declared failed and killed; the others' receives from it fail. Ranks that compute
+# for 2 s without an MPI call (20 periods) are not declared failed. Its parameters are checked.
+for btl in self,sm self,tcp; do
+    name="failure detector, btl $btl, rank 1 stopped"
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm --mca btl "$btl" \
+        --mca mpi_ft_detector_period 0.1 --mca mpi_ft_detector_timeout 0.5 \
+        "$PROG" stop 1 recv 2>&1) || fail "$name: $out"
+    expect_in "sent no heartbeat for" "$out" "$name"
+    [ "$(echo "$out" | grep -c "recv returned MPIX_ERR_PROC_FAILED$")" -eq 3 ] || fail "$name: $out"
+    [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "$name: $out"
+    jobs=$((jobs + 1))
+done
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 60 --with-ft ulfm \
+    --mca mpi_ft_detector_period 0.1 --mca mpi_ft_detector_timeout 0.5 "$PROG" none 0 compute 2 2>&1) ||
+    fail "failure detector, ranks computing: $out"
+expect_not_in "heartbeat" "$out" "failure detector, ranks computing for 2 s"
+[ "$(echo "$out" | grep -c "finalized$")" -eq 4 ] || fail "failure detector, ranks computing: $out"
+out=$(run "$MPIRUN" -np 2 --mca mpi_ft_detector_period 1 "$PROG" none 0 2>&1) &&
+    fail "the detector without fault tolerance ran: $out"
+expect_in "mpi_ft_detector_period needs fault tolerance" "$out" "detector without --with-ft"
+out=$(run "$MPIRUN" -np 2 --with-ft ulfm --mca mpi_ft_detector_period 1 --mca mpi_ft_detector_timeout 1.5 "$PROG" none 0 2>&1) &&
+    fail "a detector timeout under two periods ran: $out"
+expect_in "at least twice" "$out" "detector timeout"
+out=$(run "$MPIRUN" -np 2 --with-ft ulfm --mca mpi_ft_detector_period soon "$PROG" none 0 2>&1) &&
+    fail "mpi_ft_detector_period soon ran: $out"
+expect_in "mpi_ft_detector_period" "$out" "detector period soon"
+
 # Launches in a row, each with a rank killed at once (a random one): none may hang.
 loops=${WEFT_FT_LOOPS:-20}
 i=0
@@ -225,4 +253,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"

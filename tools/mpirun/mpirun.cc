@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -147,6 +148,7 @@ class Job {
     void defer_error(const std::string &err, Clock::time_point now);
     void check_bootstrap(Clock::time_point now);
     void judge_ft(Clock::time_point now);
+    void judge_heartbeats(Clock::time_point now);
     bool done() const;
     std::vector<std::string> job_file_dirs() const;
     void remove_job_files();
@@ -291,6 +293,9 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
     // mpirun completes a barrier without the dead.
     if (opt_.ft)
         env.push_back("MPIRUN_USE_TREES=0");
+    if (opt_.detector_period > 0) // the failure detector: how often to beat
+        env.push_back("WEFT_PMGR_HEARTBEAT_MS=" +
+                      std::to_string(std::max(1L, std::lround(opt_.detector_period * 1000))));
     for (const auto &[name, value] : opt_.exports) {
         if (value)
             env.push_back(name + "=" + *value);
@@ -581,9 +586,35 @@ void Job::judge_ft(Clock::time_point now)
     }
 }
 
+// The failure detector (mpi_ft_detector_period): a rank whose event channel is open and that
+// has not beaten for mpi_ft_detector_timeout seconds (stopped, hung, its host unreachable) is
+// declared failed: it is killed, which makes it fail-stop (it cannot come back and speak for a
+// process the others gave up on), and judge_ft tells the others once it is reaped.
+void Job::judge_heartbeats(Clock::time_point now)
+{
+    const auto timeout = std::chrono::duration<double>(opt_.detector_timeout);
+    for (auto &r : ranks_) {
+        if (r.exited || r.pid <= 0 || r.ft_killed)
+            continue;
+        const auto beat = server_->last_beat(r.rank);
+        if (!beat || now - *beat < timeout)
+            continue;
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.3g",
+                      std::chrono::duration<double>(now - *beat).count());
+        say("rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) + ") on host " +
+            r.host->name + " sent no heartbeat for " + secs +
+            " s (mpi_ft_detector_timeout); declaring it failed and killing it");
+        r.ft_killed = true;
+        kill(-r.pid, SIGKILL);
+    }
+}
+
 void Job::check_bootstrap(Clock::time_point now)
 {
     defer_error(server_->tick(), now);
+    if (opt_.ft && opt_.detector_period > 0)
+        judge_heartbeats(now);
     if (opt_.ft)
         judge_ft(now);
     // When a bootstrap error is due, a rank that died explains it better:
@@ -730,6 +761,8 @@ int Job::run()
             wait_ms = std::min(wait_ms, 50);
         if (server_->has_timers() || !accepting)
             wait_ms = std::min(wait_ms, 100);
+        if (opt_.detector_period > 0) // the failure detector looks at least every period
+            wait_ms = std::min(wait_ms, std::max(1, int(opt_.detector_period * 1000)));
         if (kill_at_)
             wait_ms = int(std::clamp<int64_t>(
                 std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - now).count(), 0,

@@ -399,6 +399,27 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
             return fail(ft->first + "mpi_ft_enable '" + ft->second + "': expected " + expected);
         o.ft = v->b;
     }
+    // The failure detector: a period turns it on; the timeout defaults to four periods.
+    for (auto [name, out] : {std::pair{"mpi_ft_detector_period", &o.detector_period},
+                             std::pair{"mpi_ft_detector_timeout", &o.detector_timeout}}) {
+        auto v = ranks_value(o, name, differs);
+        if (!v)
+            continue;
+        if (!differs.empty())
+            return fail(std::string(name) + " is given twice, differently (" + differs + " and " +
+                        v->second + ")");
+        std::string err;
+        if (!parse_seconds(v->first + name, v->second, 3600, *out, err))
+            return fail(err);
+    }
+    if (o.detector_period > 0 && !o.ft)
+        return fail("mpi_ft_detector_period needs fault tolerance (--with-ft ulfm)");
+    if (o.detector_period > 0 && o.detector_period < 0.001)
+        return fail("mpi_ft_detector_period is below a millisecond");
+    if (o.detector_period > 0 && o.detector_timeout == 0)
+        o.detector_timeout = 4 * o.detector_period;
+    if (o.detector_period > 0 && o.detector_timeout < 2 * o.detector_period)
+        return fail("mpi_ft_detector_timeout must be at least twice mpi_ft_detector_period");
     if (!o.hostfile.empty()) {
         std::string err;
         if (!parse_hostfile(o.hostfile, o.hosts, err))

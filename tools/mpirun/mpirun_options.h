@@ -37,6 +37,11 @@ struct Options {
     // or mpirun's environment). Then a rank that dies does not end the job: the others are
     // told, and the job succeeds when every surviving rank exits 0.
     bool ft = false;
+    // The failure detector (fault tolerance only): every rank beats on its event channel every
+    // detector_period seconds, and mpirun declares failed (and kills) a rank silent for
+    // detector_timeout seconds (mpi_ft_detector_period and _timeout). 0: off.
+    double detector_period = 0;
+    double detector_timeout = 0;
 };
 
 // Parse argv. On a usage error prints a message naming the problem and

@@ -138,7 +138,8 @@ struct Server::Conn {
 Server::Server(int nprocs, int debug, const ServerLimits &limits)
     : nprocs_(nprocs), debug_(debug), limits_(limits), by_rank_(size_t(nprocs), nullptr),
       events_by_rank_(size_t(nprocs), nullptr), finalized_(size_t(nprocs), false),
-      closed_(size_t(nprocs), false), joined_(size_t(nprocs), false), gone_(size_t(nprocs), false)
+      beat_(size_t(nprocs)), closed_(size_t(nprocs), false), joined_(size_t(nprocs), false),
+      gone_(size_t(nprocs), false)
 {
 }
 
@@ -296,6 +297,13 @@ bool Server::all_closed() const
 }
 
 bool Server::finalized(int rank) const { return finalized_[size_t(rank)]; }
+
+std::optional<std::chrono::steady_clock::time_point> Server::last_beat(int rank) const
+{
+    if (!events_by_rank_[size_t(rank)] || finalized_[size_t(rank)] || gone_[size_t(rank)])
+        return std::nullopt;
+    return beat_[size_t(rank)];
+}
 
 bool Server::has_event_channel(int rank) const { return ever_events_.count(rank) > 0; }
 
@@ -656,6 +664,7 @@ std::string Server::advance(Conn *c)
             c->in.erase(0, event_mac_size);
             events_by_rank_[size_t(c->rank)] = c;
             ever_events_.insert(c->rank);
+            beat_[size_t(c->rank)] = std::chrono::steady_clock::now();
             note("the job-event channel of " + who(c->rank) + " proved the job's secret");
             // The failures it missed, in order: a rank learns of every one however late its
             // channel opened.
@@ -669,10 +678,13 @@ std::string Server::advance(Conn *c)
                 const int v = int_at(c->in, 0);
                 if (v == event_finalized)
                     finalized_[size_t(c->rank)] = true;
+                else if (v == event_heartbeat)
+                    beat_[size_t(c->rank)] = std::chrono::steady_clock::now();
                 else
                     err = who(c->rank) + " sent " + std::to_string(v) +
                           " on its job-event channel, which carries only FINALIZED (" +
-                          std::to_string(event_finalized) + ")";
+                          std::to_string(event_finalized) + ") and HEARTBEAT (" +
+                          std::to_string(event_heartbeat) + ")";
                 c->in.erase(0, 4);
             }
             break;

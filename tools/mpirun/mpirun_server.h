@@ -11,6 +11,7 @@
 #ifndef WEFT_MPIRUN_SERVER_H
 #define WEFT_MPIRUN_SERVER_H
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -83,6 +84,9 @@ class Server {
     bool started() const { return started_; }
     // Whether `rank` said FINALIZED on its event channel.
     bool finalized(int rank) const;
+    // When `rank` last beat (event_heartbeat) or opened its event channel; nullopt while it
+    // has no event channel open or after it finalized (the failure detector watches only those).
+    std::optional<std::chrono::steady_clock::time_point> last_beat(int rank) const;
     // Whether `rank` ever opened an event channel (it is a Weft MPI process).
     bool has_event_channel(int rank) const;
     // Queue "rank failed" on every other event channel still open.
@@ -128,6 +132,7 @@ class Server {
     std::vector<Conn *> events_by_rank_;
     std::set<int> ever_events_;
     std::vector<bool> finalized_;
+    std::vector<std::chrono::steady_clock::time_point> beat_;
     std::vector<bool> closed_;
     std::vector<bool> joined_;
     std::vector<bool> gone_;

@@ -92,6 +92,17 @@ int open_event_channel()
     return fd;
 }
 
+// The failure detector's period that mpirun asked for (mpi_ft_detector_period), or 0.
+int heartbeat_ms()
+{
+    const char *v = std::getenv("WEFT_PMGR_HEARTBEAT_MS");
+    if (!v)
+        return 0;
+    char *end = nullptr;
+    const long ms = std::strtol(v, &end, 10);
+    return end != v && *end == '\0' && ms > 0 && ms <= 3600 * 1000 ? int(ms) : 0;
+}
+
 weft_status_t boot_init(weft_boot_module_t *m, int *rank, int *size, char *jobid, size_t jobid_len)
 {
     int id = 0;
@@ -110,7 +121,7 @@ weft_status_t boot_init(weft_boot_module_t *m, int *rank, int *size, char *jobid
     m->boot_flags = S.event_fd >= 0 ? WEFT_BOOT_FLAG_FAILURE_EVENTS : 0;
     // From here until finalize, a lost mpirun ends this rank (boot_pmgr_watchdog.h).
     if (S.size > 1 && !weft::pmgr::uses_pmi())
-        watchdog_start(S.rank, weft::pmgr::mpirun_socket(), S.event_fd);
+        watchdog_start(S.rank, weft::pmgr::mpirun_socket(), S.event_fd, heartbeat_ms());
     return WEFT_SUCCESS;
 }
 

@@ -2,8 +2,11 @@
 
 #include <weft/runtime.h>
 
+#include "pmgr_protocol.h"
+
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +34,7 @@ struct Watchdog {
     std::mutex events_lock;
     std::string events;
     std::atomic<bool> events_new{false};
+    int heartbeat_ms = 0; // the failure detector's period (0: off)
 } W;
 
 // Read what the event channel holds now. False when the channel closed or failed.
@@ -69,8 +73,22 @@ void keepalive(int fd)
     // an mpirun that is alive but slow to read (a zero window).
 }
 
+// One heartbeat record on the event channel (fds[1]): this process is alive and not stopped.
+// A full socket buffer drops it (mpirun not reading is mpirun's problem, not a reason to block).
+void heartbeat()
+{
+    const int v = weft::pmgr::event_heartbeat;
+    ssize_t w;
+    do {
+        w = send(W.fds[1], &v, sizeof v, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (w < 0 && errno == EINTR);
+}
+
 void *watch(void *)
 {
+    using Clock = std::chrono::steady_clock;
+    const bool beats = W.heartbeat_ms > 0 && W.fds[1] >= 0;
+    auto next_beat = Clock::now();
     pollfd p[3];
     nfds_t n = 0;
     p[n++] = {W.stop_pipe[0], POLLIN, 0};
@@ -78,8 +96,19 @@ void *watch(void *)
         if (W.fds[i] >= 0)
             p[n++] = {W.fds[i], short(i == 1 ? POLLRDHUP | POLLIN : POLLRDHUP), 0};
     for (;;) {
-        int rc = poll(p, n, -1);
+        int wait_ms = -1;
+        if (beats) {
+            const auto now = Clock::now();
+            if (now >= next_beat) {
+                heartbeat();
+                next_beat = now + std::chrono::milliseconds(W.heartbeat_ms);
+            }
+            wait_ms = int(std::chrono::ceil<std::chrono::milliseconds>(next_beat - now).count());
+        }
+        int rc = poll(p, n, wait_ms);
         if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc == 0)
             continue;
         if (rc < 0 || p[0].revents || W.disarmed.load())
             return nullptr;
@@ -112,11 +141,12 @@ void *watch(void *)
 
 } // namespace
 
-bool watchdog_start(int rank, int fd_a, int fd_b)
+bool watchdog_start(int rank, int fd_a, int fd_b, int heartbeat_ms)
 {
     if (W.running)
         return true;
     W.rank = rank;
+    W.heartbeat_ms = heartbeat_ms;
     W.disarmed = false;
     int in[2] = {fd_a, fd_b};
     for (int i = 0; i < 2; ++i) {

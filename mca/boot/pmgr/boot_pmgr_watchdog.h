@@ -27,10 +27,13 @@ constexpr int keepalive_idle_s = 2;
 constexpr int keepalive_interval_s = 1;
 constexpr int keepalive_count = 3;
 
-// Start watching fd_a and fd_b (either may be -1). The descriptors stay the caller's: the
-// watchdog works on duplicates. Returns false (with a message) if it cannot start; the rank
-// then runs unwatched. Thread: init.
-bool watchdog_start(int rank, int fd_a, int fd_b);
+// Start watching fd_a and fd_b (either may be -1; fd_b is the event channel). The descriptors
+// stay the caller's: the watchdog works on duplicates. With heartbeat_ms > 0 it also writes
+// event_heartbeat on the event channel every heartbeat_ms milliseconds (mpirun's failure
+// detector: a thread of its own, so a rank that computes for long without MPI calls still
+// beats; a stopped or hung process does not). Returns false (with a message) if it cannot
+// start; the rank then runs unwatched. Thread: init.
+bool watchdog_start(int rank, int fd_a, int fd_b, int heartbeat_ms = 0);
 
 // Stop watching, before the rank closes its connections on purpose (finalize), and join the
 // thread. Idempotent. Thread: init.
