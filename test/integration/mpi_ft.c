@@ -30,6 +30,12 @@
  *   longjmp  an error handler on MPI_COMM_WORLD that revokes it and longjmps out; MPI_Recv from
  *            the victim runs it; then MPIX_Comm_shrink and an allreduce on the result:
  *            "rank R: longjmp: handler ran N, revoked F, shrink size S, sum ok|wrong"
+ *   rndv     a rendezvous cut in the middle: the victim starts MPI_Isend of 256 MiB to the last
+ *            survivor and MPI_Irecv of 256 MiB from the first, drives them with MPI_Test for
+ *            SECONDS (default 0.003; the transfers take tens of ms), and dies; the first
+ *            survivor's MPI_Send (unless the victim's receive was done: "rank V: its receive
+ *            done|under way when dying") and the last's MPI_Recv must return MPIX_ERR_PROC_FAILED:
+ *            "rank R: rndv send|recv returned CLASS"
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -130,7 +136,9 @@ int main(int argc, char **argv)
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
                       strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
                       strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0;
-    const double seconds = argc > 4 ? atof(argv[4]) : waits ? 0.3 : 1.0;
+    const int rndv = strcmp(what, "rndv") == 0;
+    const double seconds = argc > 4 ? atof(argv[4]) : rndv ? 0.003 : waits ? 0.3 : 1.0;
+    const size_t big = (size_t)256 << 20;
     int rank, size, flag = 0, *ft = NULL;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -141,6 +149,21 @@ int main(int argc, char **argv)
     if (rank == victim && strcmp(how, "none") != 0) {
         if (waits)
             compute(seconds);
+        if (rndv) {
+            const int first = victim == 0 ? 1 : 0, last = victim == size - 1 ? size - 2 : size - 1;
+            char *out = malloc(big), *in = malloc(big);
+            memset(out, 1, big);
+            memset(in, 0, big);
+            MPI_Request rq[2];
+            int done = 0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Isend(out, (int)big, MPI_BYTE, last, 1, MPI_COMM_WORLD, &rq[0]);
+            MPI_Irecv(in, (int)big, MPI_BYTE, first, 2, MPI_COMM_WORLD, &rq[1]);
+            for (const double end = now() + seconds; now() < end;)
+                MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+            MPI_Request_get_status(rq[1], &done, MPI_STATUS_IGNORE);
+            printf("rank %d: its receive %s when dying\n", rank, done ? "done" : "under way");
+        }
         if (strcmp(how, "kill") == 0) {
             printf("rank %d: dying\n", rank);
             raise(SIGKILL);
@@ -277,6 +300,21 @@ int main(int argc, char **argv)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         printf("rank %d: pending receive completed: %s, %s\n", rank, class_name(rc),
                v == 1000 + rank ? "data right" : "data wrong");
+    } else if (rndv) {
+        const int first = victim == 0 ? 1 : 0, last = victim == size - 1 ? size - 2 : size - 1;
+        char *buf = malloc(big);
+        memset(buf, 2, big);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == first) {
+            const int rc = MPI_Send(buf, (int)big, MPI_BYTE, victim, 2, MPI_COMM_WORLD);
+            printf("rank %d: rndv send returned %s\n", rank, class_name(rc));
+        }
+        if (rank == last) {
+            const int rc =
+                MPI_Recv(buf, (int)big, MPI_BYTE, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("rank %d: rndv recv returned %s\n", rank, class_name(rc));
+        }
+        free(buf);
     } else if (strcmp(what, "send") == 0) {
         static char buf[65536];
         compute(seconds);

@@ -40,6 +40,14 @@ ft() {
         [ "$what" = send ] && want=$((2 * survivors))
         [ "$n" -eq $want ] || fail "$name: $n calls returned MPIX_ERR_PROC_FAILED, not $want: $out"
         ;;
+    rndv)
+        expect_in "rndv recv returned MPIX_ERR_PROC_FAILED" "$out" "$name"
+        if echo "$out" | grep -q "its receive under way when dying"; then
+            expect_in "rndv send returned MPIX_ERR_PROC_FAILED" "$out" "$name"
+        else
+            expect_in "rndv send returned M" "$out" "$name"
+        fi
+        ;;
     coll)
         for op in barrier bcast reduce allreduce "large allreduce" allgather alltoall comm_dup; do
             n=$(echo "$out" | grep -c "^rank [0-9]*: $op returned ")
@@ -99,6 +107,13 @@ for btl in self,sm self,tcp; do
     ft 8 $btl kill 0 coll
 done
 ft 5 self,tcp kill 3 coll bfo
+# A rank killed in the middle of two 256 MiB rendezvous transfers (one to it, one from it).
+for btl in self,sm self,tcp; do
+    for pml in ob1 bfo; do
+        ft 4 $btl kill 2 rndv $pml
+    done
+done
+ft 6 self,sm exit 0 rndv
 # The fault-tolerant agreement (coll/ftagree): a member dies while the others agree (the
 # coordinator, rank 0, or another), and with no failure.
 for btl in self,sm self,tcp; do
@@ -253,4 +268,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, in the middle of 256 MiB rendezvous transfers to and from it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"

@@ -348,7 +348,11 @@ struct Failover : engine::NoFailover {
     // be sent again.
     template <class E> static bool may_complete(const typename E::Req *r)
     {
-        return r->extra.outstanding == 0 && !r->extra.error && !r->extra.restarting;
+        if (r->extra.outstanding)
+            return false;
+        // A send to a process that failed (fault tolerance: the engine ended it) ends in that
+        // error, whatever its restart dance was doing: there is nobody to restart with.
+        return r->status.error == WEFT_ERR_PROC_FAILED || (!r->extra.error && !r->extra.restarting);
     }
     template <class E> static uint8_t attempt(const typename E::Req *r) { return r->extra.attempt; }
     template <class E> static bool accept_attempt(const typename E::Req *r, uint8_t attempt)
@@ -374,10 +378,18 @@ struct Failover : engine::NoFailover {
         h.recv_id = recv_id;
         say30<E>(std::string(restart_name(type)) + " to rank " + std::to_string(world) +
                  " (attempt " + std::to_string(attempt) + ")");
-        if (weft_status_t rc = E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
-            rc != WEFT_SUCCESS)
-            E::unreachable(world, std::string("a ") + restart_name(type) +
-                                      " could not be sent: " + weft_status_string(rc));
+        weft_status_t rc = E::send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra);
+        if (rc == WEFT_SUCCESS)
+            return;
+        const std::string why = std::string("a ") + restart_name(type) +
+                                " could not be sent: " + weft_status_string(rc);
+        // With fault tolerance on, a peer no rail reaches is a failed process: the engine ends
+        // its requests (this one too) with MPIX_ERR_PROC_FAILED.
+        if (weft_runtime_ft_enabled() &&
+            (weft_runtime_proc_failed(world) ||
+             weft_runtime_report_failure(world, why.c_str()) == WEFT_SUCCESS))
+            return;
+        E::unreachable(world, why);
     }
 
     // Send s failed (its error flag) and nothing of it is in flight: ask the receiver to
@@ -595,12 +607,21 @@ struct Failover : engine::NoFailover {
                            const std::string &description)
     {
         const int world = proc ? weft_proc_rank(proc) : -1;
-        if (!(btl->btl_flags & WEFT_BTL_FLAG_FAILOVER_SUPPORT))
+        if (!(btl->btl_flags & WEFT_BTL_FLAG_FAILOVER_SUPPORT)) {
+            // With fault tolerance on, a broken link that cannot be failed over from is its
+            // peer's failure (as under ob1): the job goes on without the peer.
+            const std::string why = E::rail_name(btl) + ": " + description;
+            if (world >= 0 && weft_runtime_ft_enabled() &&
+                weft_runtime_report_failure(world, why.c_str()) == WEFT_SUCCESS) {
+                E::warn_peer_error(world, why);
+                return;
+            }
             E::unreachable(world, "the link over " + E::rail_name(btl) + " failed (" + description +
                                       ") and that BTL does not report errors per "
                                       "fragment (WEFT_BTL_FLAG_FAILOVER_SUPPORT; btl/openib has "
                                       "it when configured with --enable-btl-openib-failover), so "
                                       "pml/bfo cannot fail over from it");
+        }
         const bool whole = world < 0 || (flags & WEFT_BTL_ERROR_FLAG_FATAL);
         map_out<E>(btl, whole ? -1 : world, description);
     }

@@ -54,6 +54,15 @@ template <class Policy> void Engine<Policy>::release_request(Req *r)
 
 template <class Policy> void Engine<Policy>::complete(Req *r)
 {
+    // With fault tolerance, a transfer that a broken link ended (the link's error marked the
+    // peer failed in the runtime first, seam 7, maybe before the engine heard of it) ended
+    // because its peer failed, and says so.
+    if (r->status.error != WEFT_SUCCESS && weft_runtime_ft_enabled()) [[unlikely]]
+        if (const weft_status_t e = r->status.error;
+            e != WEFT_ERR_TRUNCATE && e != WEFT_ERR_PROC_FAILED &&
+            e != WEFT_ERR_PROC_FAILED_PENDING && e != WEFT_ERR_REVOKED &&
+            weft_runtime_proc_failed(r->is_send ? send_world(r) : r->world_peer))
+            r->status.error = WEFT_ERR_PROC_FAILED;
     if (r->chooser) [[unlikely]]
         chosen_done(r, r->status.error == WEFT_SUCCESS);
     untrack(r);
