@@ -11,8 +11,9 @@
  *
  * Prints one line, "agree A detect D shrink S agree2 B", from rank 0.
  *   ft_bench [ITERS]      (run with fault tolerance on: mpirun --with-ft ulfm) */
-#include <mpi-ext.h>
 #include <mpi.h>
+
+#include <mpi-ext.h> /* after mpi.h: Open MPI's needs it first */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -288,10 +288,15 @@ std::string describe_event(const weft_boot_event_t &ev)
 }
 
 // The launcher's events, then the announcement of every failure not yet announced.
+// weft_runtime_boot_events_ready: whether the boot component says when events wait, and
+// whether some do.
+std::atomic<bool> g_events_notified{false}, g_events_waiting{false};
+
 int poll_failures()
 {
     int n = 0;
-    if (S.events) {
+    if (S.events && (!g_events_notified.load(std::memory_order_relaxed) ||
+                     g_events_waiting.exchange(false, std::memory_order_acq_rel))) {
         for (;;) {
             weft_boot_event_t ev{};
             ev.struct_size = sizeof ev;
@@ -478,6 +483,12 @@ int weft_progress(void)
 }
 
 int weft_runtime_ft_enabled(void) { return S.ft; }
+
+void weft_runtime_boot_events_ready(void)
+{
+    weft::rt::g_events_waiting.store(true, std::memory_order_release);
+    weft::rt::g_events_notified.store(true, std::memory_order_release);
+}
 
 int weft_runtime_proc_failed(int rank)
 {

@@ -134,6 +134,11 @@ uint64_t weft_runtime_failure_epoch(void);
  * next progress call. Without: WEFT_ERR_NOT_SUPPORTED, nothing changes (the caller handles the
  * error as it always did). Blocking: no. Thread: the one that drives MPI. */
 weft_status_t weft_runtime_report_failure(int rank, const char *why);
+/* For a boot component whose own thread reads the launcher's events (boot/pmgr's watchdog):
+ * "events are waiting for boot_poll_event". Once a component has called it, progress asks
+ * boot_poll_event only after a call (so the fault-free progress loop costs one load); a
+ * component that never calls it is asked at every progress call. Thread: any. */
+void weft_runtime_boot_events_ready(void);
 /* Called once for each failed process, from progress, in the order they were learnt. Register
  * from init; at most 8 functions. */
 typedef void (*weft_failure_fn_t)(int rank, void *arg);

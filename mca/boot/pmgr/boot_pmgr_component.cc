@@ -122,6 +122,9 @@ weft_status_t boot_init(weft_boot_module_t *m, int *rank, int *size, char *jobid
     // From here until finalize, a lost mpirun ends this rank (boot_pmgr_watchdog.h).
     if (S.size > 1 && !weft::pmgr::uses_pmi())
         watchdog_start(S.rank, weft::pmgr::mpirun_socket(), S.event_fd, heartbeat_ms());
+    // The watchdog says when events wait: progress need not ask every time.
+    if (watchdog_reads_events())
+        weft_runtime_boot_events_ready();
     return WEFT_SUCCESS;
 }
 

@@ -47,6 +47,7 @@ bool read_events(int fd)
             std::lock_guard<std::mutex> hold(W.events_lock);
             W.events.append(buf, size_t(n));
             W.events_new.store(true, std::memory_order_release);
+            weft_runtime_boot_events_ready(); // progress asks boot_poll_event
             continue;
         }
         if (n < 0 && errno == EINTR)
