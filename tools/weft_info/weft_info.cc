@@ -107,8 +107,9 @@ std::vector<Dependency> dependencies()
 
 // Fault tolerance (ULFM) as built: what a job run with --with-ft ulfm gets (docs/
 // fault-tolerance.md). Partial until the rest of issue 16 is in.
-const char ft_support[] = "partial: detection, MPIX_ERR_PROC_FAILED(_PENDING), revoke, agree, "
-                          "shrink, failure acknowledgement; no ishrink or heartbeat yet";
+const char ft_support[] = "partial: detection (and a heartbeat detector), "
+                          "MPIX_ERR_PROC_FAILED(_PENDING), revoke, agree, shrink, ishrink, "
+                          "failure acknowledgement; intracommunicators only for agree and shrink";
 
 void print_build(bool parsable)
 {
