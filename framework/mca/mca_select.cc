@@ -365,11 +365,12 @@ static weft_status_t register_mpi_params()
         {.name = "ft_detector_period",
          .type = WEFT_MCA_PARAM_DOUBLE,
          .default_value = "0",
-         .help = "Fault tolerance's failure detector for processes that hang or stop (mpirun "
+         .help = "Fault tolerance's failure detector for processes that stop (mpirun "
                  "only): every process tells mpirun it is alive every this many seconds, from "
                  "a thread of its own (so a process that computes for long without MPI calls "
-                 "is never declared failed); 0 (the default) turns it off. Processes that end "
-                 "are detected without it.",
+                 "is never declared failed); 0 (the default) turns it off, else at least 0.01. "
+                 "It finds stopped processes and unreachable hosts; processes that end are "
+                 "detected without it.",
          .level = 4,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,

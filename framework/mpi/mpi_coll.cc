@@ -103,18 +103,6 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
 
 namespace weft::mpi {
 
-weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group)
-{
-    bool found = false;
-    const weft_status_t rc = call_op(
-        comm, WEFT_COLL_SLOT(coll_agree),
-        [&](weft_coll_module_t *m) {
-            return m->coll_agree ? m->coll_agree(flag, group, comm, m) : WEFT_ERR_NOT_SUPPORTED;
-        },
-        found);
-    return found ? rc : WEFT_ERR_NOT_SUPPORTED;
-}
-
 weft_status_t iagree_group_status(weft_comm *comm, int *flag, weft_group_t **failed,
                                   weft_request_t **request)
 {
@@ -710,6 +698,9 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     Check k(comm, "MPIX_Comm_agree", nullptr, false);
     if (!k.array(flag, "flag").ok())
         return k.rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPIX_Comm_agree",
+                     "not supported on an intercommunicator yet");
     // In: the failures this rank acknowledged; out: those agreed.
     weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
     weft_group_t *agreed = acked;
@@ -728,6 +719,9 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, "MPIX_Comm_iagree",
+                     "not supported on an intercommunicator yet");
     // The failures this rank acknowledged, read at the call.
     weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
     weft_group_t *in = acked;

@@ -54,7 +54,7 @@ weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
         rc != WEFT_SUCCESS)
         return rc;
     cid = *std::max_element(all.begin(), all.end());
-    next_cid = cid + 1;
+    next_cid = std::max(next_cid, cid + 1); // a shrink under way may have taken more
     return WEFT_SUCCESS;
 }
 
@@ -348,7 +348,9 @@ struct Offer {
 struct Shrink : weft_request_t {
     weft_comm *comm = nullptr; // retained
     MPI_Comm *out = nullptr;
-    enum { agree_failed, exchange, agree_ok, done } phase = agree_failed;
+    // queued: behind an earlier shrink of the same communicator (they run one at a time, in
+    // the order they were called, which is the same at every member).
+    enum { queued, agree_failed, exchange, agree_ok, done } phase = queued;
     uint32_t attempt = 0;
     int flag = 1;
     weft_group_t *failed = nullptr;
@@ -431,6 +433,16 @@ bool io_done(Shrink *s)
 bool step(Shrink *s)
 {
     switch (s->phase) {
+    case Shrink::queued:
+        for (Shrink *e : g_shrinks) {
+            if (e == s)
+                break;
+            if (e->comm == s->comm)
+                return false;
+        }
+        s->phase = Shrink::agree_failed;
+        start_agreement(s);
+        return true;
     case Shrink::agree_failed: {
         if (!s->agreement->complete)
             return false;
@@ -512,8 +524,11 @@ bool step(Shrink *s)
         for (int r : s->survivors)
             world.push_back(s->comm->group->ranks[size_t(r)]);
         weft_comm *c = make_comm(s->cid, group_new(world), s->comm->errhandler);
-        // Blocking (the coll components' set-up talks to the other members); this progress
-        // callback does not run again inside it.
+        // Blocking (the coll components' set-up, coll/sm's, talks to the other members), from
+        // inside progress: no shrink steps until it returns (this callback is not re-entered).
+        // So ishrinks of two communicators under way at once must be completed in the same
+        // order at every member (docs/fault-tolerance.md), or two members could each wait in
+        // the other's activation.
         const int rc = comm_activate(c);
         *s->out = c;
         finish_shrink(s, rc == MPI_SUCCESS ? WEFT_SUCCESS : WEFT_ERROR);
@@ -581,16 +596,10 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
     s->out = newcomm;
     *newcomm = MPI_COMM_NULL;
     *request = s;
-    weft_progress(); // the failures learnt while the program computed
-    if (!start_agreement(s)) {
-        *request = nullptr;
-        const weft_status_t rc = s->status.error;
-        free_shrink(s);
-        return raise_status(comm, rc, fn);
-    }
     if (g_shrinks.empty())
         weft_progress_register(progress_shrinks);
     g_shrinks.push_back(s);
+    weft_progress(); // the failures learnt while the program computed; and it starts
     return MPI_SUCCESS;
 }
 

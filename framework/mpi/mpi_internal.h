@@ -67,9 +67,6 @@ void coll_finalize();
 // Choose comm's collective functions (after the PML knows comm), and release them.
 weft_status_t coll_comm_enable(weft_comm *comm);
 void coll_comm_disable(weft_comm *comm);
-// The agreement of comm's coll component (coll_agree: *group in, the acknowledged failures; out,
-// those agreed), with its status, nothing raised.
-weft_status_t agree_status(weft_comm *comm, int *flag, weft_group_t **group);
 // The non-blocking agreement that reports the failures agreed (coll_iagree_group): *failed
 // (a new group, or NULL for none) when *request completes.
 weft_status_t iagree_group_status(weft_comm *comm, int *flag, weft_group_t **failed,

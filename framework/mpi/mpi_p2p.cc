@@ -66,11 +66,13 @@ int result(weft_status_t rc, MPI_Comm comm, const char *fn)
 }
 
 // ---- fault tolerance (mpi_ft.cc): receives and probes that a failure stops
-// Why waiting for a message from src on comm is pointless now: its source failed
-// (MPIX_ERR_PROC_FAILED), or src is MPI_ANY_SOURCE and a member's failure is not acknowledged
-// (MPIX_ERR_PROC_FAILED_PENDING). MPI_SUCCESS otherwise.
+// Why waiting for a message from src on comm is pointless now: comm was revoked
+// (MPIX_ERR_REVOKED), its source failed (MPIX_ERR_PROC_FAILED), or src is MPI_ANY_SOURCE and a
+// member's failure is not acknowledged (MPIX_ERR_PROC_FAILED_PENDING). MPI_SUCCESS otherwise.
 int ft_stop(MPI_Comm comm, int src)
 {
+    if (weft_comm_is_revoked(comm))
+        return MPIX_ERR_REVOKED;
     if (src == MPI_ANY_SOURCE)
         return any_source_blocked(comm) ? MPIX_ERR_PROC_FAILED_PENDING : MPI_SUCCESS;
     return weft_runtime_proc_failed(weft_comm_peer_world_rank(comm, src)) ? MPIX_ERR_PROC_FAILED
@@ -79,6 +81,8 @@ int ft_stop(MPI_Comm comm, int src)
 
 int raise_stop(MPI_Comm comm, int why, bool blocking, const char *fn)
 {
+    if (why == MPIX_ERR_REVOKED)
+        return raise_revoked(comm, fn);
     // A blocking call from MPI_ANY_SOURCE reports the failure itself (ULFM).
     if (blocking && why == MPIX_ERR_PROC_FAILED_PENDING)
         why = MPIX_ERR_PROC_FAILED;
@@ -115,8 +119,8 @@ int recv_any_ft(void *buf, int count, MPI_Datatype type, int tag, MPI_Comm comm,
     return result(st.error, comm, "MPI_Recv");
 }
 
-// A probe (matched probe: message not NULL) that a failure may stop: flag says whether a
-// message matched; blocking waits for one or for the failure.
+// A probe (matched probe: message not NULL) that a revoke or a failure may stop: flag says
+// whether a message matched; blocking waits for one, or for the revoke or failure.
 int probe_ft(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status,
              bool blocking, const char *fn)
 {
@@ -443,12 +447,8 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
         proc_null_status(status);
         return MPI_SUCCESS;
     }
-    if (ft_enabled())
-        return probe_ft(src, tag, comm, nullptr, nullptr, status, true, "MPI_Probe");
-    weft_msg_status_t st{};
-    weft_status_t rc = pml()->pml_probe(pml(), src, tag, comm, &st);
-    to_status(st, status);
-    return result(rc, comm, "MPI_Probe");
+    // Stopped by a revoke too (fault tolerance or not), and by a failure.
+    return probe_ft(src, tag, comm, nullptr, nullptr, status, true, "MPI_Probe");
 }
 
 int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
@@ -482,12 +482,8 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status
         proc_null_status(status);
         return MPI_SUCCESS;
     }
-    if (ft_enabled())
-        return probe_ft(src, tag, comm, nullptr, message, status, true, "MPI_Mprobe");
-    weft_msg_status_t st{};
-    weft_status_t rc = pml()->pml_mprobe(pml(), src, tag, comm, message, &st);
-    to_status(st, status);
-    return result(rc, comm, "MPI_Mprobe");
+    // Stopped by a revoke too (fault tolerance or not), and by a failure.
+    return probe_ft(src, tag, comm, nullptr, message, status, true, "MPI_Mprobe");
 }
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)

@@ -269,7 +269,8 @@ void mark_failed(int rank, const std::string &why)
 {
     if (rank < 0 || rank >= S.size || rank == S.rank || S.failed[size_t(rank)])
         return;
-    S.failed[size_t(rank)] = 1;
+    // Read from any thread (weft_runtime_proc_failed): set through an atomic reference.
+    std::atomic_ref<uint8_t>(S.failed[size_t(rank)]).store(1, std::memory_order_release);
     S.failures.push_back(rank);
     g_failure_epoch.fetch_add(1, std::memory_order_release);
     if (S.ft_verbose >= 1)
@@ -295,8 +296,10 @@ std::atomic<bool> g_events_notified{false}, g_events_waiting{false};
 int poll_failures()
 {
     int n = 0;
+    // (A load first: the exchange, a locked instruction, only when events wait.)
     if (S.events && (!g_events_notified.load(std::memory_order_relaxed) ||
-                     g_events_waiting.exchange(false, std::memory_order_acq_rel))) {
+                     (g_events_waiting.load(std::memory_order_relaxed) &&
+                      g_events_waiting.exchange(false, std::memory_order_acq_rel)))) {
         for (;;) {
             weft_boot_event_t ev{};
             ev.struct_size = sizeof ev;
@@ -492,7 +495,8 @@ void weft_runtime_boot_events_ready(void)
 
 int weft_runtime_proc_failed(int rank)
 {
-    return rank >= 0 && size_t(rank) < S.failed.size() && S.failed[size_t(rank)];
+    return rank >= 0 && size_t(rank) < S.failed.size() &&
+           std::atomic_ref<uint8_t>(S.failed[size_t(rank)]).load(std::memory_order_acquire);
 }
 
 uint64_t weft_runtime_failure_epoch(void)

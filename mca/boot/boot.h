@@ -20,9 +20,11 @@
  *   3. boot_init               the runtime, once: connects to the launcher, learns rank, size
  *                              and job id. boot_event_fd and boot_flags are valid from here on.
  *   4. use                     the runtime calls barrier/allgather/bcast during init (modex)
- *                              and finalize; its progress thread watches boot_event_fd and calls
- *                              poll_event, turning each PROC_FAILED event into the error
- *                              manager's process-failure handling; the error paths call abort.
+ *                              and finalize; with fault tolerance its progress (weft_progress)
+ *                              calls poll_event (at every call, or when the module said events
+ *                              wait: weft_runtime_boot_events_ready), turning each PROC_FAILED
+ *                              event into the process-failure handling; the error paths call
+ *                              abort.
  *   5. boot_finalize, close    at MPI finalize (the module frees itself), then boot/base closes
  *                              the component (weft_boot_close).
  *

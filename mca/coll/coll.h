@@ -301,9 +301,12 @@ struct weft_coll_module {
     /* (1.1) Non-blocking coll_agree that reports the agreed failures too (MPIX_Comm_ishrink):
      * *flag as coll_iagree's; acked (borrowed, may be NULL) is read at the call; when *request
      * completes, *failed (which must stay valid until then) is a new group, the caller's to
-     * release, of the processes all survivors agree have failed. The error (as coll_agree's) is
-     * reported in the request. Blocking: no. Returns WEFT_SUCCESS, WEFT_ERR_BAD_PARAM,
-     * WEFT_ERR_OUT_OF_RESOURCE. Thread: mpi. */
+     * release, of the processes all survivors agree have failed (NULL, or MPI_GROUP_EMPTY,
+     * which releasing leaves alone, when none has; a component may write it at the call). Its
+     * agreements are ordered among themselves, apart from coll_agree and coll_iagree's: the
+     * library runs them (MPIX_Comm_ishrink) while the program may be agreeing. The error (as
+     * coll_agree's) is reported in the request. Blocking: no. Returns WEFT_SUCCESS,
+     * WEFT_ERR_BAD_PARAM, WEFT_ERR_OUT_OF_RESOURCE. Thread: mpi. */
     weft_status_t (*coll_iagree_group)(int *flag, weft_group_t *acked, weft_group_t **failed,
                                        weft_comm_t *comm, weft_request_t **request,
                                        weft_coll_module_t *module);

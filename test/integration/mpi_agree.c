@@ -11,10 +11,11 @@
  * i % 31 is clear when rank i % size lived to contribute), the error MPI_SUCCESS or
  * MPIX_ERR_PROC_FAILED. At the end the survivors shrink and compare what each saw: every
  * agreement must have given every survivor the same flag and the same error (the survivors come
- * from MPIX_Comm_ishrink, waited on by MPI_Test). Without fault tolerance (KILLS 0) the
- * agreements are coll/base's. Rank 0 of the
- * survivors prints "agree: COUNT agreements, K failures, E in error, uniform".
- * A survivor that finds otherwise prints "agree: FAIL ..." and exits 1. */
+ * from MPIX_Comm_ishrink, under way beside an MPIX_Comm_iagree whose AND is checked too). Without
+ * fault tolerance (KILLS 0) the agreements are coll/base's. Rank 0 of the survivors prints "agree:
+ * COUNT agreements, K failures, E in error, uniform". A survivor that finds otherwise prints
+ * "agree: FAIL
+ * ..." and calls MPI_Abort (which ends the job even with fault tolerance on). */
 #include <mpi-ext.h>
 #include <mpi.h>
 #include <signal.h>
@@ -81,14 +82,14 @@ int main(int argc, char **argv)
             MPI_Error_class(rc, &eclass);
         if (eclass != MPI_SUCCESS && eclass != MPIX_ERR_PROC_FAILED) {
             printf("agree: FAIL rank %d: agreement %d returned error class %d\n", rank, i, eclass);
-            return 1;
+            MPI_Abort(MPI_COMM_WORLD, 1);
         }
         /* The AND of the contributors: every bit but i % 31 set; that one clear if the rank
          * clearing it contributed, which it did if it lives. */
         const int contributed = die_at[i % size] < 0 || die_at[i % size] > i;
         if ((flag | (1 << (i % 31))) != ~0 || (contributed && flag == ~0)) {
             printf("agree: FAIL rank %d: agreement %d gave flag %#x\n", rank, i, (unsigned)flag);
-            return 1;
+            MPI_Abort(MPI_COMM_WORLD, 1);
         }
         flags[i] = flag;
         errs[i] = eclass;
@@ -97,23 +98,34 @@ int main(int argc, char **argv)
             MPIX_Comm_failure_ack(MPI_COMM_WORLD);
         }
     }
-    /* The survivors, by the non-blocking shrink, waited on with an MPI_Test loop. */
+    /* The survivors, by the non-blocking shrink, with the program's own MPIX_Comm_iagree
+     * under way beside it (each has its own agreements), both waited on by MPI_Testall. */
     MPI_Comm alive;
-    MPI_Request req;
-    int done = 0;
-    if (MPIX_Comm_ishrink(MPI_COMM_WORLD, &alive, &req) != MPI_SUCCESS) {
-        printf("agree: FAIL rank %d: ishrink\n", rank);
-        return 1;
+    MPI_Request req[2];
+    int done = 0, last = rank % 2 ? ~0 : ~2, want = ~0;
+    for (int r = 0; r < size; r += 2)
+        if (die_at[r] < 0) /* an even rank lives: it cleared bit 1 */
+            want = ~2;
+    if (MPIX_Comm_ishrink(MPI_COMM_WORLD, &alive, &req[0]) != MPI_SUCCESS ||
+        MPIX_Comm_iagree(MPI_COMM_WORLD, &last, &req[1]) != MPI_SUCCESS) {
+        printf("agree: FAIL rank %d: ishrink or iagree\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     while (!done)
-        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            (done && alive == MPI_COMM_NULL)) {
-            printf("agree: FAIL rank %d: ishrink's request\n", rank);
-            return 1;
+        if (MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS ||
+            (done && (alive == MPI_COMM_NULL || last != want))) {
+            printf("agree: FAIL rank %d: ishrink and iagree: flag %#x\n", rank, (unsigned)last);
+            MPI_Abort(MPI_COMM_WORLD, 1);
         }
     int n, me;
     MPI_Comm_size(alive, &n);
     MPI_Comm_rank(alive, &me);
+    MPI_Errhandler eh;
+    MPI_Comm_get_errhandler(alive, &eh);
+    if (eh != MPI_ERRORS_RETURN) { /* the shrunk communicator keeps MPI_COMM_WORLD's */
+        printf("agree: FAIL rank %d: the shrunk communicator's error handler\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     /* Everyone's results at everyone, compared with the first survivor's. */
     int *all = malloc(sizeof(int) * 2 * (size_t)count * (size_t)n),
         *both = malloc(sizeof(int) * 2 * (size_t)count);
@@ -121,14 +133,14 @@ int main(int argc, char **argv)
     memcpy(both + count, errs, sizeof(int) * (size_t)count);
     if (MPI_Allgather(both, 2 * count, MPI_INT, all, 2 * count, MPI_INT, alive) != MPI_SUCCESS) {
         printf("agree: FAIL rank %d: allgather\n", rank);
-        return 1;
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int r = 1; r < n; ++r)
         for (int i = 0; i < 2 * count; ++i)
             if (all[(size_t)r * 2 * (size_t)count + (size_t)i] != all[i]) {
                 printf("agree: FAIL rank %d: survivors %d and 0 disagree on agreement %d's %s\n",
                        rank, r, i % count, i < count ? "flag" : "error");
-                return 1;
+                MPI_Abort(MPI_COMM_WORLD, 1);
             }
     if (me == 0)
         printf("agree: %d agreements, %d failures, %d in error, uniform\n", count, size - n,

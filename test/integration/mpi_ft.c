@@ -32,10 +32,15 @@
  *            "rank R: longjmp: handler ran N, revoked F, shrink size S, sum ok|wrong"
  *   rndv     a rendezvous cut in the middle: the victim starts MPI_Isend of 256 MiB to the last
  *            survivor and MPI_Irecv of 256 MiB from the first, drives them with MPI_Test for
- *            SECONDS (default 0.003; the transfers take tens of ms), and dies; the first
- *            survivor's MPI_Send (unless the victim's receive was done: "rank V: its receive
- *            done|under way when dying") and the last's MPI_Recv must return MPIX_ERR_PROC_FAILED:
+ *            SECONDS (default 0.003; the transfers take tens of ms), and dies ("rank V: its
+ *            receive done|under way when dying"); the last survivor's MPI_Recv must return
+ *            MPIX_ERR_PROC_FAILED, the first's MPI_Send that or MPI_SUCCESS (its data all
+ *            written before the victim died):
  *            "rank R: rndv send|recv returned CLASS"
+ *   late     a rendezvous left behind: the victim starts MPI_Isend of 1 MiB to the first
+ *            survivor and dies 0.2 s later; the first survivor computes for 1 s (the message
+ *            waits unmatched, the failure is learnt), then MPI_Recv of it must return
+ *            MPIX_ERR_PROC_FAILED, not wait for the rest: "rank R: late recv returned CLASS"
  *   any      MPI_Irecv from MPI_ANY_SOURCE, then MPI_Wait: MPIX_ERR_PROC_FAILED_PENDING, the
  *            receive left pending; a blocking MPI_Recv from MPI_ANY_SOURCE: MPIX_ERR_PROC_FAILED;
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
@@ -136,7 +141,7 @@ int main(int argc, char **argv)
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
                       strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
                       strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0;
-    const int rndv = strcmp(what, "rndv") == 0;
+    const int rndv = strcmp(what, "rndv") == 0, late = strcmp(what, "late") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : rndv ? 0.003 : waits ? 0.3 : 1.0;
     const size_t big = (size_t)256 << 20;
     int rank, size, flag = 0, *ft = NULL;
@@ -149,11 +154,19 @@ int main(int argc, char **argv)
     if (rank == victim && strcmp(how, "none") != 0) {
         if (waits)
             compute(seconds);
+        if (late) {
+            static char msg[1 << 20];
+            MPI_Request rq;
+            MPI_Isend(msg, sizeof msg, MPI_BYTE, victim == 0 ? 1 : 0, 3, MPI_COMM_WORLD, &rq);
+            for (const double end = now() + 0.2; now() < end;) {
+                int done = 0;
+                MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            }
+        }
         if (rndv) {
             const int first = victim == 0 ? 1 : 0, last = victim == size - 1 ? size - 2 : size - 1;
             char *out = malloc(big), *in = malloc(big);
             memset(out, 1, big);
-            memset(in, 0, big);
             MPI_Request rq[2];
             int done = 0;
             MPI_Barrier(MPI_COMM_WORLD);
@@ -300,10 +313,19 @@ int main(int argc, char **argv)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         printf("rank %d: pending receive completed: %s, %s\n", rank, class_name(rc),
                v == 1000 + rank ? "data right" : "data wrong");
+    } else if (late) {
+        if (rank == (victim == 0 ? 1 : 0)) {
+            static char msg[1 << 20];
+            compute(1.0);
+            const int rc =
+                MPI_Recv(msg, sizeof msg, MPI_BYTE, victim, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("rank %d: late recv returned %s\n", rank, class_name(rc));
+        }
     } else if (rndv) {
         const int first = victim == 0 ? 1 : 0, last = victim == size - 1 ? size - 2 : size - 1;
-        char *buf = malloc(big);
-        memset(buf, 2, big);
+        char *buf = rank == first || rank == last ? malloc(big) : NULL;
+        if (buf)
+            memset(buf, 2, big);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == first) {
             const int rc = MPI_Send(buf, (int)big, MPI_BYTE, victim, 2, MPI_COMM_WORLD);

@@ -12,6 +12,13 @@
  *   inter      an intercommunicator (even and odd ranks): receives pending on it end with
  *              MPIX_ERR_REVOKED at every rank of both groups when one rank revokes it
  *   storm      every rank revokes the same communicator at once
+ *   probe      a blocking MPI_Probe, and an MPI_Mprobe, for messages nobody sends end with
+ *              MPIX_ERR_REVOKED when rank 0 revokes (fault tolerance or not)
+ *   gap        rank 0 streams eager messages to rank 2, which revokes after the first: those
+ *              arriving after the revoke are dropped in their turn, and MPIX_Comm_shrink of the
+ *              revoked communicator (whose messages from rank 0 come after them) completes,
+ *              with every rank, and an allreduce on it adds up; without fault tolerance the
+ *              shrink cannot agree on a revoked communicator and returns MPIX_ERR_REVOKED
  * The cases are separated by barriers on MPI_COMM_WORLD. With the argument "world", rank 0
  * then revokes MPI_COMM_WORLD itself before MPI_Finalize, which must still complete.
  */
@@ -198,6 +205,61 @@ static void storm(void)
     MPI_Comm_free(&c);
 }
 
+static void probe(void)
+{
+    MPI_Comm c = dup_world();
+    int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    MPI_Message m;
+    if (rank == 0)
+        MPIX_Comm_revoke(c);
+    else if (rank == 1)
+        rc = MPI_Mprobe(0, 9, c, &m, MPI_STATUS_IGNORE);
+    else
+        rc = MPI_Probe(MPI_ANY_SOURCE, 9, c, MPI_STATUS_IGNORE);
+    if (rank != 0) /* and once revoked, at once */
+        rc2 = MPI_Probe(0, 9, c, MPI_STATUS_IGNORE);
+    char why[100];
+    snprintf(why, sizeof why, "classes %d and %d", cls(rc), cls(rc2));
+    report("probe", rank == 0 || (cls(rc) == MPIX_ERR_REVOKED && cls(rc2) == MPIX_ERR_REVOKED),
+           why);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&c);
+}
+
+static void gap(void)
+{
+    MPI_Comm c = dup_world(), s = MPI_COMM_NULL;
+    int n = 0, sum = 0, sent = 0;
+    static char msg[2048]; /* eager; 2000 of them fill the transports' buffers */
+    if (rank == 0) {
+        for (int i = 0; i < 2000; ++i, ++sent)
+            if (MPI_Send(msg, sizeof msg, MPI_BYTE, 2, 8, c) != MPI_SUCCESS)
+                break;
+    } else if (rank == 2) {
+        MPI_Recv(msg, sizeof msg, MPI_BYTE, 0, 8, c, MPI_STATUS_IGNORE);
+        MPIX_Comm_revoke(c);
+    }
+    int rc = MPIX_Comm_shrink(c, &s);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(s, MPI_ERRORS_RETURN);
+        MPI_Comm_size(s, &n);
+        rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, s);
+    }
+    int *ft = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag);
+    char why[120];
+    snprintf(why, sizeof why, "shrink/allreduce class %d, size %d, sum %d (rank 0 sent %d)",
+             cls(rc), n, sum, sent);
+    if (flag && *ft)
+        report("gap", rc == MPI_SUCCESS && n == size && sum == size * (size - 1) / 2, why);
+    else
+        report("gap", cls(rc) == MPIX_ERR_REVOKED, why);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (s != MPI_COMM_NULL)
+        MPI_Comm_free(&s);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -214,6 +276,8 @@ int main(int argc, char **argv)
     matched();
     inter();
     storm();
+    probe();
+    gap();
     if (argc > 1 && strcmp(argv[1], "world") == 0 && rank == 0)
         MPIX_Comm_revoke(MPI_COMM_WORLD);
     printf("mpi_revoke: rank %d done\n", rank);

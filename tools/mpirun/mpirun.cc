@@ -172,6 +172,9 @@ class Job {
     // Out of file descriptors: accept() waits until then, and the job ends when it lasts
     // longer than --bootstrap-timeout.
     Clock::time_point accept_after_{};
+    // When poll() last returned: the failure detector judges silence up to then, never
+    // counting time mpirun itself spent elsewhere (a stdout pipe that blocked) against a rank.
+    Clock::time_point polled_at_{};
     std::optional<Clock::time_point> fds_exhausted_since_;
     bool warned_fds_ = false;
     void accept_connections(Clock::time_point now);
@@ -587,7 +590,7 @@ void Job::judge_ft(Clock::time_point now)
 }
 
 // The failure detector (mpi_ft_detector_period): a rank whose event channel is open and that
-// has not beaten for mpi_ft_detector_timeout seconds (stopped, hung, its host unreachable) is
+// has not beaten for mpi_ft_detector_timeout seconds (stopped, its host frozen or unreachable) is
 // declared failed: it is killed, which makes it fail-stop (it cannot come back and speak for a
 // process the others gave up on), and judge_ft tells the others once it is reaped.
 void Job::judge_heartbeats(Clock::time_point now)
@@ -614,7 +617,7 @@ void Job::check_bootstrap(Clock::time_point now)
 {
     defer_error(server_->tick(), now);
     if (opt_.ft && opt_.detector_period > 0)
-        judge_heartbeats(now);
+        judge_heartbeats(polled_at_);
     if (opt_.ft)
         judge_ft(now);
     // When a bootstrap error is due, a rank that died explains it better:
@@ -774,6 +777,7 @@ int Job::run()
             return 1;
         }
         now = Clock::now();
+        polled_at_ = now;
         if (has_deadline && !failing_ && now >= deadline) {
             char secs[32];
             std::snprintf(secs, sizeof secs, "%g", opt_.timeout);

@@ -390,13 +390,15 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
     }
     // Fault tolerance, as the ranks will see it (--with-ft is an --mca).
     if (auto ft = ranks_value(o, "mpi_ft_enable", differs); ft) {
-        if (!differs.empty())
-            return fail("--with-ft and --mca mpi_ft_enable disagree (" + differs + " and " +
-                        ft->second + ")");
         std::string expected;
         auto v = mca::parse_value(WEFT_MCA_PARAM_BOOL, ft->second, {}, expected);
         if (!v)
             return fail(ft->first + "mpi_ft_enable '" + ft->second + "': expected " + expected);
+        // Two spellings of one value (--with-ft ulfm and --mca mpi_ft_enable 1) agree.
+        if (auto d = mca::parse_value(WEFT_MCA_PARAM_BOOL, differs, {}, expected);
+            !differs.empty() && (!d || d->b != v->b))
+            return fail("--with-ft and --mca mpi_ft_enable disagree (" + differs + " and " +
+                        ft->second + ")");
         o.ft = v->b;
     }
     // The failure detector: a period turns it on; the timeout defaults to four periods.
@@ -409,13 +411,19 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
             return fail(std::string(name) + " is given twice, differently (" + differs + " and " +
                         v->second + ")");
         std::string err;
-        if (!parse_seconds(v->first + name, v->second, 3600, *out, err))
-            return fail(err);
+        char *end = nullptr;
+        if (const double zero = std::strtod(v->second.c_str(), &end);
+            !v->second.empty() && !*end && zero == 0) // 0: off (the period), or four periods
+            *out = 0;
+        else if (!parse_seconds(v->first + name, v->second, 3600, *out, err))
+            return fail(err + " (or 0)");
     }
     if (o.detector_period > 0 && !o.ft)
         return fail("mpi_ft_detector_period needs fault tolerance (--with-ft ulfm)");
-    if (o.detector_period > 0 && o.detector_period < 0.001)
-        return fail("mpi_ft_detector_period is below a millisecond");
+    if (o.detector_period == 0 && o.detector_timeout > 0)
+        return fail("mpi_ft_detector_timeout needs mpi_ft_detector_period (the detector is off)");
+    if (o.detector_period > 0 && o.detector_period < 0.01)
+        return fail("mpi_ft_detector_period is below 0.01 seconds");
     if (o.detector_period > 0 && o.detector_timeout == 0)
         o.detector_timeout = 4 * o.detector_period;
     if (o.detector_period > 0 && o.detector_timeout < 2 * o.detector_period)

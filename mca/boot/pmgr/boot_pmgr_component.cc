@@ -172,12 +172,13 @@ weft_status_t boot_poll_event(weft_boot_module_t *m, weft_boot_event_t *ev)
 {
     if (S.event_fd < 0) // an mpirun without the event channel: as a module without events
         return weft_boot_default_poll_event(m, ev);
-    // The watchdog reads the channel as records come (it also sees mpirun go); without it,
-    // this reads the socket itself.
+    // The watchdog reads the channel as records come (it also sees mpirun go); without it (or
+    // once it ended), this reads the socket itself, after what the watchdog had read.
     if (watchdog_reads_events()) {
         if (S.event_in.size() < sizeof(Event) && !watchdog_take_events(S.event_in))
             return WEFT_ERR_NOT_FOUND;
     } else {
+        watchdog_take_events(S.event_in);
         char buf[256];
         for (;;) {
             ssize_t n = recv(S.event_fd, buf, sizeof buf, MSG_DONTWAIT);

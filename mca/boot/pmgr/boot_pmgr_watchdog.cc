@@ -34,7 +34,9 @@ struct Watchdog {
     std::mutex events_lock;
     std::string events;
     std::atomic<bool> events_new{false};
-    int heartbeat_ms = 0; // the failure detector's period (0: off)
+    int heartbeat_ms = 0;              // the failure detector's period (0: off)
+    size_t beat_sent = 0;              // bytes of the current heartbeat record sent (a short send)
+    std::atomic<bool> watching{false}; // the thread runs (it ends on a poll() error)
 } W;
 
 // Read what the event channel holds now. False when the channel closed or failed.
@@ -75,14 +77,21 @@ void keepalive(int fd)
 }
 
 // One heartbeat record on the event channel (fds[1]): this process is alive and not stopped.
-// A full socket buffer drops it (mpirun not reading is mpirun's problem, not a reason to block).
-void heartbeat()
+// A full socket buffer skips it (mpirun not reading is no reason to block); a short send is
+// finished first next time (or by watchdog_stop), so the records stay whole.
+void heartbeat(int flags = MSG_DONTWAIT)
 {
     const int v = weft::pmgr::event_heartbeat;
-    ssize_t w;
-    do {
-        w = send(W.fds[1], &v, sizeof v, MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (w < 0 && errno == EINTR);
+    const char *bytes = reinterpret_cast<const char *>(&v);
+    while (W.beat_sent < sizeof v) {
+        const ssize_t w =
+            send(W.fds[1], bytes + W.beat_sent, sizeof v - W.beat_sent, MSG_NOSIGNAL | flags);
+        if (w > 0)
+            W.beat_sent += size_t(w);
+        else if (!(w < 0 && errno == EINTR))
+            return;
+    }
+    W.beat_sent = 0;
 }
 
 void *watch(void *)
@@ -111,10 +120,13 @@ void *watch(void *)
             continue;
         if (rc == 0)
             continue;
-        if (rc < 0 || p[0].revents || W.disarmed.load())
+        if (rc < 0 || p[0].revents || W.disarmed.load()) {
+            W.watching = false; // boot_poll_event reads the event channel itself from here
             return nullptr;
+        }
         for (nfds_t i = 1; i < n; ++i) {
-            // Records first: a failure notice that came just before mpirun went is kept.
+            // Records first: a failure notice that came with the hang-up is read before the
+            // rank ends.
             if ((p[i].revents & POLLIN) && p[i].fd == W.fds[1] && read_events(p[i].fd) &&
                 !(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
                 continue;
@@ -165,6 +177,7 @@ bool watchdog_start(int rank, int fd_a, int fd_b, int heartbeat_ms)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    W.watching = true;
     int rc = pthread_create(&W.thread, nullptr, watch, nullptr);
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (rc != 0) {
@@ -188,6 +201,9 @@ void watchdog_stop()
         } while (w < 0 && errno == EINTR);
         pthread_join(W.thread, nullptr);
         W.running = false;
+        W.watching = false;
+        if (W.beat_sent > 0 && W.fds[1] >= 0) // a record begun: whole before the channel's next
+            heartbeat(0);
     }
     for (int &fd : W.fds)
         close_fd(fd);
@@ -197,7 +213,7 @@ void watchdog_stop()
 
 void watchdog_disarm() { W.disarmed = true; }
 
-bool watchdog_reads_events() { return W.running && W.fds[1] >= 0; }
+bool watchdog_reads_events() { return W.running && W.watching.load() && W.fds[1] >= 0; }
 
 bool watchdog_take_events(std::string &out)
 {

@@ -31,7 +31,8 @@ constexpr int keepalive_count = 3;
 // stay the caller's: the watchdog works on duplicates. With heartbeat_ms > 0 it also writes
 // event_heartbeat on the event channel every heartbeat_ms milliseconds (mpirun's failure
 // detector: a thread of its own, so a rank that computes for long without MPI calls still
-// beats; a stopped or hung process does not). Returns false (with a message) if it cannot
+// beats; a stopped process, or one on a host that froze or is cut off, does not; nor does
+// it catch a process whose main thread loops for ever). Returns false (with a message) if it cannot
 // start; the rank then runs unwatched. Thread: init.
 bool watchdog_start(int rank, int fd_a, int fd_b, int heartbeat_ms = 0);
 

@@ -4,7 +4,7 @@
 // Two ways, over a perfect failure detector (the runtime: only a process that ended is
 // declared failed):
 //
-// - The tree (the failure-free path, logarithmic). Agreement k runs on a binomial tree over the
+// - The tree (the failure-free path, logarithmic). Agreement k runs on a k-nomial tree over the
 //   members that agreement k-1 did not agree failed (the same set at every member: agreements
 //   are uniform). Parts (flag, known failures, acknowledged failures) are combined up the tree;
 //   the root decides and the decision goes down it.
@@ -21,8 +21,10 @@
 // While the tree's root lives it is also the coordinator (every member below it failed), so it
 // decides once; after it fails, a member that has the tree's decision carries it to the next
 // coordinator, which adopts it. So every member that returns gets the same decision, and
-// nothing waits for a dead process. Members keep their last two agreements' state, since a
-// coordinator may still need a member's part of the previous one after the member went on.
+// nothing waits for a dead process. Members keep every undecided agreement and the last kKeep
+// decided ones, since a coordinator may still need a member's part of one after the member
+// went on. The program's agreements and the library's (coll_iagree_group, MPIX_Comm_ishrink)
+// are numbered apart (Module::next).
 // Every message travels on MPI_COMM_WORLD, on a tag of the fault-tolerant protocols, naming its
 // communicator.
 #include <coll/coll.h>
@@ -57,6 +59,13 @@ weft_mca_param_t *&p_radix = g_params[1];
 
 // A fault-tolerant protocol's tag: neither a failure nor a revoke stops it.
 constexpr int kTag = WEFT_FT_TAG_FIRST - 2;
+// Decided agreements a member keeps: a member is never further ahead of another than the
+// agreements it has under way at once (MPIX_Comm_iagree without waiting), plus one.
+constexpr size_t kKeep = 8;
+// The two lines of agreements (Module::next).
+enum Line : uint64_t { line_program = 0, line_library = 1 };
+Line line_of(uint64_t seq) { return Line(seq & 1); }
+uint64_t number_of(uint64_t seq) { return seq >> 1; }
 // Messages: the coordinator's (contrib: a part to the coordinator; decide: its decision; linear:
 // go over to the coordinator) and the tree's (up: the parts of a subtree; down: the decision).
 enum : uint8_t { msg_contrib = 1, msg_decide = 2, msg_linear = 3, msg_up = 4, msg_down = 5 };
@@ -112,22 +121,34 @@ struct Module {
     weft_comm_t *comm = nullptr;
     int n = 0;
     size_t words = 0;
-    uint64_t next_seq = 1;
-    // The last agreement decided here and the members it agreed failed: the next agreement's
-    // tree leaves them out.
-    uint64_t last_decided = 0;
-    Bits last_failed;
-    std::deque<Agreement> recent;    // the last two started here, oldest first
+    // Two lines of agreements, each numbered on its own (an agreement's seq is its number times
+    // 2 plus its line): coll_agree and coll_iagree's (the program's), and coll_iagree_group's
+    // (the library's own, MPIX_Comm_ishrink), so that a shrink progressing in the background
+    // never takes a number the program's next agreement takes elsewhere.
+    uint64_t next[2] = {1, 1};
+    // Per line, the last agreement decided here and the members it agreed failed: the next
+    // agreement's tree leaves them out.
+    uint64_t last_decided[2] = {0, 0};
+    Bits last_failed[2];
+    // Agreements started here, oldest first: every undecided one, and the newest kKeep decided
+    // (a coordinator may still need this member's part of one after the member went on).
+    std::deque<Agreement> recent;
     std::vector<std::string> future; // messages this member cannot take yet (sender appended)
-    // Messages sent and not yet complete, with their bytes (nothing waits for them: a send to
-    // a process that fails ends in error).
+    // Messages sent and not yet complete, with their bytes (no agreement waits for them; a send
+    // to a process that fails ends in error; disable waits for those to live peers).
     std::list<std::pair<weft_request_t *, std::string>> outbox;
     uint64_t epoch = 0; // the runtime's failure epoch this module last looked at
 };
 
 std::vector<Module *> g_modules;
 bool g_progress_registered = false;
-size_t g_sends = 0;   // messages in every module's outbox
+size_t g_sends = 0; // messages in every module's outbox
+// Communicators an agreement's request held until it completed: released from progress (the
+// last release frees the communicator, and its module with it).
+std::vector<weft_comm_t *> g_release;
+// Context ids of communicators freed here: their late messages are dropped, not kept (ids are
+// never used twice in a process).
+std::vector<uint32_t> g_freed;
 uint64_t g_epoch = 0; // the runtime's failure epoch progress last looked at
 // Every agreement's messages travel on MPI_COMM_WORLD (context id 0, never destroyed), on one
 // receive posted there: a receive posted on each communicator would hold it alive.
@@ -353,11 +374,11 @@ void tree_try_up(Module *m, Agreement &a)
     send_msg(m, a.parent, msg_up, false, a.acc_flag, a.seq, a.acc_failed, a.acc_acked);
 }
 
-// Agreement a on the binomial tree over the members agreement a-1 did not agree failed.
+// Agreement a on the k-nomial tree over the members agreement a-1 did not agree failed.
 void tree_start(Module *m, Agreement &a)
 {
     for (int r = 0; r < m->n; ++r)
-        if (!test(m->last_failed, r))
+        if (!test(m->last_failed[line_of(a.seq)], r))
             a.tree.push_back(r);
     const int me = weft_comm_rank(m->comm);
     const auto at = std::find(a.tree.begin(), a.tree.end(), me);
@@ -413,9 +434,9 @@ void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
             if (test(f, r) && !failed(m, r))
                 weft_runtime_report_failure(weft_comm_local_world_rank(m->comm, r),
                                             "agreed failed by MPIX_Comm_agree");
-        if (a.seq > m->last_decided) {
-            m->last_decided = a.seq;
-            m->last_failed = f;
+        if (const Line l = line_of(a.seq); number_of(a.seq) > m->last_decided[l]) {
+            m->last_decided[l] = number_of(a.seq);
+            m->last_failed[l] = f;
         }
     }
     if (!a.linear) // down the tree
@@ -452,13 +473,18 @@ void handle(Module *m, int from, const char *msg, size_t len)
     }
     Agreement *a = find(m, h.seq);
     if (!a) {
-        if (h.seq >= m->next_seq) // not started here yet
+        if (number_of(h.seq) >= m->next[line_of(h.seq)]) // not started here yet
             keep(m, from, msg, len);
         return; // else: one long over everywhere
     }
     Bits f(m->words), ack(m->words);
     std::memcpy(f.data(), msg + sizeof h, 8 * m->words);
     std::memcpy(ack.data(), msg + sizeof h + 8 * m->words, 8 * m->words);
+    if (m->n % 64) { // no bits past the last member, whatever the peer sent
+        const uint64_t mask = (uint64_t(1) << (m->n % 64)) - 1;
+        f.back() &= mask;
+        ack.back() &= mask;
+    }
     switch (h.type) {
     case msg_linear: go_linear(m, *a); return;
     case msg_up:
@@ -490,8 +516,13 @@ void handle(Module *m, int from, const char *msg, size_t len)
 void post_listen()
 {
     g_listen = nullptr;
-    pml()->pml_irecv(pml(), g_in.data(), g_in.size(), weft_datatype_bytes(), WEFT_ANY_SOURCE, kTag,
-                     g_world, &g_listen);
+    if (weft_status_t rc = pml()->pml_irecv(pml(), g_in.data(), g_in.size(), weft_datatype_bytes(),
+                                            WEFT_ANY_SOURCE, kTag, g_world, &g_listen);
+        rc != WEFT_SUCCESS)
+        weft_output(WEFT_OUTPUT_ERROR,
+                    "coll/ftagree: cannot post the receive of agreement messages (%s): "
+                    "MPIX_Comm_agree will not complete",
+                    weft_status_string(rc));
 }
 
 // A message from world rank `world`: to its communicator's module, or kept for it.
@@ -511,6 +542,8 @@ void dispatch(int world, const std::string &msg)
         handle(m, from, msg.data(), msg.size());
         return;
     }
+    if (std::find(g_freed.begin(), g_freed.end(), h.cid) != g_freed.end())
+        return; // for a communicator freed here: late (a decision it no longer needs)
     if (g_early.size() < 4096)
         g_early.push_back(msg + std::string(reinterpret_cast<const char *>(&world), sizeof world));
 }
@@ -555,15 +588,21 @@ int progress_module(Module *m)
 int progress()
 {
     // The fast way out, from every progress call of the job: nothing arrived, nothing is being
-    // sent, no failure since the last look.
+    // sent, no failure since the last look, no communicator to give back.
     const uint64_t e = weft_runtime_failure_epoch();
-    if ((!g_listen || !g_listen->complete) && g_sends == 0 && e == g_epoch) [[likely]]
+    if ((!g_listen || !g_listen->complete) && g_sends == 0 && e == g_epoch && g_release.empty())
+        [[likely]]
         return 0;
     g_epoch = e;
     int n = progress_listen();
     for (size_t i = 0; i < g_modules.size(); ++i)
         n += progress_module(g_modules[i]);
-    return n;
+    // Last: giving one back may free the communicator, and its module.
+    std::vector<weft_comm_t *> done;
+    done.swap(g_release);
+    for (weft_comm_t *c : done)
+        weft_comm_release(c);
+    return n + int(done.size());
 }
 
 weft_group_t *failed_group(const Module *m, const Bits &f)
@@ -596,16 +635,30 @@ void complete_request(Module *m, Agreement &a)
     r->status.error = verdict(m, a);
     r->active = false;
     r->complete = true;
+    g_release.push_back(m->comm);
+    if (r->freed) // by MPI_Request_free while under way
+        delete r;
 }
 
-// Start agreement number next_seq with this member's part.
-Agreement &start(Module *m, int flag, weft_group_t *acked_group)
+// Start the next agreement of line l with this member's part.
+Agreement &start(Module *m, Line l, int flag, weft_group_t *acked_group)
 {
-    if (m->recent.size() == 2)
+    // Forget the oldest decided ones beyond kKeep, and what was kept for agreements over.
+    size_t decided = 0;
+    for (const Agreement &a : m->recent)
+        decided += a.decided && !a.request;
+    while (decided > kKeep && m->recent.front().decided && !m->recent.front().request) {
         m->recent.pop_front();
+        --decided;
+    }
+    std::erase_if(m->future, [&](const std::string &msg) {
+        Header h;
+        std::memcpy(&h, msg.data(), sizeof h);
+        return number_of(h.seq) < m->next[line_of(h.seq)] && !find(m, h.seq);
+    });
     m->recent.emplace_back();
     Agreement &a = m->recent.back();
-    a.seq = m->next_seq++;
+    a.seq = m->next[l]++ << 1 | l;
     a.flag = flag;
     a.failed = known_failed(m);
     a.acked.assign(m->words, 0);
@@ -618,16 +671,23 @@ Agreement &start(Module *m, int flag, weft_group_t *acked_group)
     return a;
 }
 
-void free_request(weft_request_t *r) { delete r; }
-weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; }
+void free_request(weft_request_t *r)
+{
+    if (r->complete)
+        delete r;
+    else
+        r->freed = true; // deleted when its agreement completes (complete_request)
+}
+
+weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; } // agreements are not cancelled
 
 // An agreement under way, reported through *request; the failed group goes to *out_group (if
 // not NULL) when it completes.
-weft_status_t begin(int *flag, weft_group_t *acked, weft_group_t **out_group, weft_comm_t *comm,
-                    weft_request_t **request, Module *m)
+weft_status_t begin(Line l, int *flag, weft_group_t *acked, weft_group_t **out_group,
+                    weft_comm_t *comm, weft_request_t **request, Module *m)
 {
-    weft_progress(); // the failures learnt while the program computed
-    Agreement &a = start(m, *flag, acked);
+    Agreement &a = start(m, l, *flag, acked);
+    weft_comm_retain(comm); // until it completes: the module must outlive it
     auto *r = new weft_request_t;
     weft_request_init(r, WEFT_REQUEST_COLL, comm, WEFT_PROC_NULL, kTag);
     r->active = true;
@@ -639,7 +699,7 @@ weft_status_t begin(int *flag, weft_group_t *acked, weft_group_t **out_group, we
     *request = r;
     // On the tree if the agreement before this one was decided here (its failures are the
     // tree's: the same at every member), else with the coordinator.
-    if (a.seq == m->last_decided + 1)
+    if (number_of(a.seq) == m->last_decided[l] + 1)
         tree_start(m, a);
     else
         go_linear(m, a);
@@ -650,19 +710,21 @@ weft_status_t begin(int *flag, weft_group_t *acked, weft_group_t **out_group, we
 weft_status_t iagree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_request_t **request,
                      weft_coll_module_t *module)
 {
-    return begin(flag, group ? *group : nullptr, nullptr, comm, request, self(module));
+    return begin(line_program, flag, group ? *group : nullptr, nullptr, comm, request,
+                 self(module));
 }
 
 weft_status_t iagree_group(int *flag, weft_group_t *acked, weft_group_t **failed, weft_comm_t *comm,
                            weft_request_t **request, weft_coll_module_t *module)
 {
-    return begin(flag, acked, failed, comm, request, self(module));
+    return begin(line_library, flag, acked, failed, comm, request, self(module));
 }
 
 weft_status_t agree(int *flag, weft_group_t **group, weft_comm_t *comm, weft_coll_module_t *module)
 {
     weft_request_t *r = nullptr;
-    if (weft_status_t rc = begin(flag, group ? *group : nullptr, group, comm, &r, self(module));
+    if (weft_status_t rc =
+            begin(line_program, flag, group ? *group : nullptr, group, comm, &r, self(module));
         rc != WEFT_SUCCESS)
         return rc;
     weft::progress_wait([&] { return r->complete; });
@@ -677,7 +739,8 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
     m->comm = comm;
     m->n = weft_comm_size(comm);
     m->words = (size_t(m->n) + 63) / 64;
-    m->last_failed.assign(m->words, 0);
+    for (Bits &b : m->last_failed)
+        b.assign(m->words, 0);
     m->epoch = weft_runtime_failure_epoch();
     if (!g_progress_registered) {
         if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
@@ -707,10 +770,17 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
     std::erase(g_modules, m);
     // Sends still under way belong to the PML from here (their bytes go with this module: the
     // eager ones were copied out; the rest are to peers that failed).
+    g_freed.push_back(weft_comm_cid(m->comm));
+    std::erase_if(g_early, [&](const std::string &e) {
+        Header h;
+        std::memcpy(&h, e.data(), sizeof h);
+        return h.cid == weft_comm_cid(m->comm);
+    });
+    // (r->peer is a rank of MPI_COMM_WORLD, where every message travels: a world rank.)
     weft::progress_wait([&] {
         reap(m);
         for (const auto &[r, bytes] : m->outbox)
-            if (!weft_runtime_proc_failed(weft_comm_peer_world_rank(m->comm, r->peer)))
+            if (!weft_runtime_proc_failed(r->peer))
                 return false;
         return true;
     });

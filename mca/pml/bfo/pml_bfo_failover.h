@@ -217,10 +217,10 @@ struct Failover : engine::NoFailover {
             return settled;
         const uint64_t interval = readmit_interval();
         if (interval == 0)
-            return 0;
+            return settled;
         const uint64_t now = now_ms();
         if (now < next_readmit_ms)
-            return 0;
+            return settled;
         next_readmit_ms = now + 50; // the clock is read at most every 50 ms
         int n = settled;
         // A failed process's rails (ULFM) are not tried again.

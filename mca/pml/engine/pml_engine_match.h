@@ -60,6 +60,14 @@ template <class Policy> void Engine<Policy>::deliver(Req *r, weft_comm_t *comm, 
         finish_recv(r);
         return;
     }
+    // A rendezvous from a process that failed (fault tolerance): the rest of it will never
+    // come, so the receive ends in that error instead of answering it.
+    if (P->any_failed && peer_failed(u.world_src)) [[unlikely]] {
+        r->status.error = WEFT_ERR_PROC_FAILED;
+        r->received = r->total;
+        finish_recv(r);
+        return;
+    }
     if constexpr (Policy::wants_match) {
         MatchHdr m{};
         m.type = u.type;
@@ -264,12 +272,9 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
     if (h.match.src < 0 || h.match.src >= weft_comm_peer_size(comm))
         return malformed("source rank " + std::to_string(h.match.src) + " outside communicator " +
                          std::to_string(h.match.cid));
-    if (weft_comm_is_revoked(comm) && !weft_tag_is_ft(h.match.tag)) [[unlikely]] {
-        // Revoked (ULFM): dropped; a rendezvous is refused to its sender.
-        if (rndv)
-            refuse_rndv(weft_comm_peer_world_rank(comm, h.match.src), h.send_id, WEFT_ERR_REVOKED);
-        return;
-    }
+    // (A message for a revoked communicator is dropped in its turn, by match_one: dropped here,
+    // its sequence number would leave a gap that every later message from that peer, on the
+    // fault-tolerant tags too, would wait behind for ever.)
     CommState &s = cs(comm);
     const size_t src = size_t(h.match.src);
     // The window (README.md): a number up to 2^15 behind the next expected one was delivered

@@ -54,6 +54,14 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
         complete(r);
         return WEFT_SUCCESS;
     }
+    // Posted on a revoked communicator (by the library: the MPI layer refuses the program's),
+    // off the fault-tolerant tags: nothing will come for it.
+    if (weft_comm_is_revoked(r->comm) && !weft_tag_is_ft(r->tag)) [[unlikely]] {
+        r->status.error = WEFT_ERR_REVOKED;
+        r->status.source = r->src;
+        complete(r);
+        return WEFT_SUCCESS;
+    }
     CommState &s = cs(r->comm);
     if (const auto [q, it] = unexpected_match(s, r->src, r->tag); q) {
         // Out of the queue first: delivering may send, and what it does must not find it.
