@@ -46,7 +46,9 @@
  *            MPIX_Comm_get_failed names the victim and MPIX_Comm_failure_get_acked gives
  *            MPI_GROUP_EMPTY; after MPIX_Comm_failure_ack (and MPIX_Comm_ack_failed) the acked
  *            group names it, and the pending receive completes with the message the lowest
- *            survivor then sends to every survivor
+ *            survivor then sends to every survivor; a second pending receive, also stopped
+ *            (MPIX_ERR_PROC_FAILED_PENDING), is cancelled: "the other CLASS, then cancel:
+ *            cancelled"
  * and print "rank R: <what> returned <error class name>", then call MPI_Finalize, which must
  * not wait for the failed rank, and print "rank R: finalized". Output is printf without fflush:
  * a line is not lost when the rank dies right after it (stdout is line-buffered under mpirun).
@@ -272,10 +274,21 @@ int main(int argc, char **argv)
         MPI_Request req;
         MPI_Group failed, acked, world_group;
         MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Request other;
+        int w = -1, cancelled = 0;
+        MPI_Status st;
         MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &req);
+        MPI_Irecv(&w, 1, MPI_INT, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, &other);
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         printf("rank %d: wait returned %s, request %s\n", rank, class_name(rc),
                req == MPI_REQUEST_NULL ? "freed" : "pending");
+        /* A stopped receive can be cancelled too. */
+        rc = MPI_Wait(&other, MPI_STATUS_IGNORE);
+        MPI_Cancel(&other);
+        MPI_Wait(&other, &st);
+        MPI_Test_cancelled(&st, &cancelled);
+        printf("rank %d: the other %s, then cancel: %s\n", rank, class_name(rc),
+               cancelled && other == MPI_REQUEST_NULL ? "cancelled" : "not cancelled");
         rc = MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank %d: blocking any-source recv returned %s\n", rank, class_name(rc));
         MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);

@@ -83,6 +83,7 @@ ft() {
     any)
         for line in "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
             "blocking any-source recv returned MPIX_ERR_PROC_FAILED$" \
+            "the other MPIX_ERR_PROC_FAILED_PENDING.*, then cancel: cancelled$" \
             "failed group 1 (rank $victim), acked group MPI_GROUP_EMPTY" \
             "after ack: acked group the failed one, 1 acked" \
             "pending receive completed: MPI_SUCCESS, data right"; do

@@ -5,7 +5,8 @@
  *   pending    receives posted on a communicator and never matched (one eager, one of 1 MiB)
  *              end with MPIX_ERR_REVOKED when rank 0 revokes it; MPIX_Comm_is_revoked then
  *              says so at every rank; later sends, receives and a barrier on it return
- *              MPIX_ERR_REVOKED; MPI_Comm_dup of it too
+ *              MPIX_ERR_REVOKED; MPI_Comm_dup, _split, _create and MPI_Intercomm_create from it
+ *              too
  *   refused    a 1 MiB send that rank 2 never receives ends with MPIX_ERR_REVOKED at rank 1 when
  *              rank 2 revokes (its rendezvous is refused); an eager send before it completed
  *   matched    a 4 MiB message whose receive matched before rank 1 revoked arrives whole
@@ -88,10 +89,18 @@ static void pending(void)
         snprintf(why, sizeof why, "an operation after the revoke did not return REVOKED");
     }
     MPI_Comm d;
-    if (cls(MPI_Comm_dup(c, &d)) != MPIX_ERR_REVOKED) {
+    MPI_Group g;
+    MPI_Comm_group(c, &g);
+    if (cls(MPI_Comm_dup(c, &d)) != MPIX_ERR_REVOKED ||
+        cls(MPI_Comm_split(c, 0, rank, &d)) != MPIX_ERR_REVOKED ||
+        cls(MPI_Comm_create(c, g, &d)) != MPIX_ERR_REVOKED ||
+        cls(MPI_Intercomm_create(c, 0, MPI_COMM_WORLD, 0, 99, &d)) != MPIX_ERR_REVOKED) {
         ok = 0;
-        snprintf(why, sizeof why, "MPI_Comm_dup of a revoked communicator");
+        snprintf(why, sizeof why,
+                 "MPI_Comm_dup, _split, _create or MPI_Intercomm_create of a "
+                 "revoked communicator");
     }
+    MPI_Group_free(&g);
     report("pending", ok, why);
     MPI_Comm_free(&c);
     MPI_Barrier(MPI_COMM_WORLD);

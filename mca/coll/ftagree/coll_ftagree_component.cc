@@ -187,7 +187,7 @@ Bits known_failed(const Module *m)
 void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t seq,
               const Bits &failed_bits, const Bits &acked_bits)
 {
-    if (failed(m, to))
+    if (failed(m, to) || !g_world)
         return;
     std::string msg(sizeof(Header) + 16 * m->words, '\0');
     Header h{.type = type,
@@ -200,8 +200,6 @@ void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t 
     std::memcpy(msg.data(), &h, sizeof h);
     std::memcpy(msg.data() + sizeof h, failed_bits.data(), 8 * m->words);
     std::memcpy(msg.data() + sizeof h + 8 * m->words, acked_bits.data(), 8 * m->words);
-    if (!g_world)
-        return;
     m->outbox.emplace_back(nullptr, std::move(msg));
     auto &[r, bytes] = m->outbox.back();
     if (pml()->pml_isend(pml(), bytes.data(), bytes.size(), weft_datatype_bytes(),
