@@ -681,9 +681,27 @@ weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; } // agreements
 
 // An agreement under way, reported through *request; the failed group goes to *out_group (if
 // not NULL) when it completes.
+// The service starts with this process's first agreement: until then nothing here needs it
+// (messages for agreements wait in the PML as unexpected ones), and a program that never agrees
+// pays nothing for it: no receive posted on MPI_COMM_WORLD, no progress function. From then on
+// it stays (a coordinator may need this member's part of an agreement long over here).
+weft_status_t start_service()
+{
+    if (!g_progress_registered) {
+        if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
+            return rc;
+        g_progress_registered = true;
+    }
+    if (g_world && !g_listen)
+        post_listen();
+    return WEFT_SUCCESS;
+}
+
 weft_status_t begin(Line l, int *flag, weft_group_t *acked, weft_group_t **out_group,
                     weft_comm_t *comm, weft_request_t **request, Module *m)
 {
+    if (weft_status_t rc = start_service(); rc != WEFT_SUCCESS)
+        return rc;
     Agreement &a = start(m, l, *flag, acked);
     weft_comm_retain(comm); // until it completes: the module must outlive it
     auto *r = new weft_request_t;
@@ -740,16 +758,10 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
     for (Bits &b : m->last_failed)
         b.assign(m->words, 0);
     m->epoch = weft_runtime_failure_epoch();
-    if (!g_progress_registered) {
-        if (weft_status_t rc = weft_progress_register(progress); rc != WEFT_SUCCESS)
-            return rc;
-        g_progress_registered = true;
-    }
     g_modules.push_back(m);
     if (weft_comm_cid(comm) == 0 && !g_world) { // MPI_COMM_WORLD: the transport
         g_world = comm;
         g_in.assign(sizeof(Header) + 16 * m->words, '\0');
-        post_listen();
     }
     // What came for this communicator before it existed here.
     std::vector<std::string> early;
@@ -785,12 +797,12 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
     for (auto &[r, bytes] : m->outbox)
         r->freed = true;
     g_sends -= m->outbox.size();
-    if (m->comm == g_world && g_listen) {
-        if (g_listen->pml_cancel)
+    if (m->comm == g_world) {
+        if (g_listen && g_listen->pml_cancel)
             g_listen->pml_cancel(g_listen);
-        if (g_listen->complete)
+        if (g_listen && g_listen->complete)
             g_listen->pml_free(g_listen);
-        else
+        else if (g_listen)
             g_listen->freed = true;
         g_listen = nullptr;
         g_world = nullptr;
