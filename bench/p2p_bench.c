@@ -2,7 +2,7 @@
  * Point-to-point benchmark, built unchanged against Weft, Open MPI and MPICH
  * (contrib/bench-p2p.sh): ping-pong latency (half round trip) and streaming
  * bandwidth between ranks 0 and 1, and the 8-byte message rate.
- *   p2p_bench lat SIZE | bw SIZE | rate
+ *   p2p_bench lat SIZE [ITERATIONS] | bw SIZE | rate
  * Prints one number: microseconds, MB/s (10^6 bytes) or messages/s.
  */
 #include <mpi.h>
@@ -27,7 +27,12 @@ int main(int argc, char **argv)
     memset(rbuf, 2, size ? size : 1);
     double result = 0;
     if (strcmp(what, "lat") == 0) {
-        const int iters = size >= (1 << 20) ? 100 : size >= 65536 ? 1000 : 10000, warm = iters / 10;
+        const int given = argc > 3 ? atoi(argv[3]) : 0; /* more for a steadier figure */
+        const int iters = given > 0           ? given
+                          : size >= (1 << 20) ? 100
+                          : size >= 65536     ? 1000
+                                              : 10000,
+                  warm = iters / 10;
         double t0 = 0;
         for (int i = 0; i < iters + warm; ++i) {
             if (i == warm)

@@ -33,7 +33,7 @@ ompi1() {
     (cd "$tmp" && timeout 120 bash "$chroot_sh" exec mpirun --with-ft ulfm --oversubscribe \
         -np 4 ./ft_bench_ompi5 2000 2>/dev/null | grep '^agree ') || true
 }
-lat() { timeout 120 "$build/mpirun" -np 2 "$@" "$build/bench/p2p_bench" lat 8 2>/dev/null | tail -n 1; }
+lat() { timeout 120 "$build/mpirun" -np 2 "$@" "$build/bench/p2p_bench" lat 8 1000000 2>/dev/null | tail -n 1; }
 : >"$tmp/weft" && : >"$tmp/ompi" && : >"$tmp/lat"
 r=1
 while [ "$r" -le "$rounds" ]; do

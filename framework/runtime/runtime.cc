@@ -49,6 +49,9 @@ struct State {
 };
 
 State S;
+// Whether progress has failure work (poll_failures): fault tolerance is on, and a launcher
+// event waits, or a failure is not announced yet, or the boot component never says.
+std::atomic<bool> g_attention{false};
 
 // The most modex data one rank may publish. The components publish a few hundred bytes each;
 // a length beyond this in a bootstrap reply is corruption, not data.
@@ -225,6 +228,8 @@ weft_status_t init()
     S.ft_verbose = int(weft_mca_param_int(weft_mca_param_find("mpi_ft_verbose")));
     S.events = (S.boot->boot_flags & WEFT_BOOT_FLAG_FAILURE_EVENTS) != 0;
     S.failed.assign(size_t(S.size), 0);
+    if (S.ft && S.events)
+        g_attention.store(true, std::memory_order_seq_cst); // the first progress looks
     if (weft_status_t rc = secret::init(S.boot, S.rank, S.size, S.jobid); rc != WEFT_SUCCESS)
         return rc;
     const char *host = std::getenv("WEFT_HOSTNAME");
@@ -273,6 +278,7 @@ void mark_failed(int rank, const std::string &why)
     std::atomic_ref<uint8_t>(S.failed[size_t(rank)]).store(1, std::memory_order_release);
     S.failures.push_back(rank);
     g_failure_epoch.fetch_add(1, std::memory_order_release);
+    g_attention.store(true, std::memory_order_seq_cst); // to announce
     if (S.ft_verbose >= 1)
         output::emit(output::Kind::verbose, "rank " + std::to_string(S.rank) + ": rank " +
                                                 std::to_string(rank) + " failed (" + why + ")");
@@ -296,10 +302,10 @@ std::atomic<bool> g_events_notified{false}, g_events_waiting{false};
 int poll_failures()
 {
     int n = 0;
-    // (A load first: the exchange, a locked instruction, only when events wait.)
-    if (S.events && (!g_events_notified.load(std::memory_order_relaxed) ||
-                     (g_events_waiting.load(std::memory_order_relaxed) &&
-                      g_events_waiting.exchange(false, std::memory_order_acq_rel)))) {
+    // Cleared before looking, so that a notice that comes while we look sets it again.
+    g_attention.store(false, std::memory_order_seq_cst);
+    const bool notified = g_events_notified.load(std::memory_order_seq_cst);
+    if (S.events && (!notified || g_events_waiting.exchange(false, std::memory_order_seq_cst))) {
         for (;;) {
             weft_boot_event_t ev{};
             ev.struct_size = sizeof ev;
@@ -316,6 +322,9 @@ int poll_failures()
             fn(rank, arg);
         ++n;
     }
+    // A component that never says when events wait is asked at every progress call.
+    if (S.events && !notified)
+        g_attention.store(true, std::memory_order_relaxed);
     return n;
 }
 
@@ -480,7 +489,9 @@ int weft_progress(void)
     int n = 0;
     for (size_t i = 0; i < S.progress.size(); ++i)
         n += S.progress[i]();
-    if (S.ft) [[unlikely]]
+    // One load, the same with fault tolerance off and on: set only while there is failure
+    // work (fault tolerance on, and a launcher event waits or a failure is not announced).
+    if (weft::rt::g_attention.load(std::memory_order_relaxed)) [[unlikely]]
         n += weft::rt::poll_failures();
     return n;
 }
@@ -489,8 +500,10 @@ int weft_runtime_ft_enabled(void) { return S.ft; }
 
 void weft_runtime_boot_events_ready(void)
 {
-    weft::rt::g_events_waiting.store(true, std::memory_order_release);
-    weft::rt::g_events_notified.store(true, std::memory_order_release);
+    weft::rt::g_events_waiting.store(true, std::memory_order_seq_cst);
+    weft::rt::g_events_notified.store(true, std::memory_order_seq_cst);
+    if (S.ft)
+        weft::rt::g_attention.store(true, std::memory_order_seq_cst);
 }
 
 int weft_runtime_proc_failed(int rank)
