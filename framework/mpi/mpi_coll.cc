@@ -698,9 +698,6 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     Check k(comm, "MPIX_Comm_agree", nullptr, false);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, "MPIX_Comm_agree",
-                     "not supported on an intercommunicator yet");
     // In: the failures this rank acknowledged; out: those agreed.
     weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
     weft_group_t *agreed = acked;
@@ -719,9 +716,6 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
-    if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, "MPIX_Comm_iagree",
-                     "not supported on an intercommunicator yet");
     // The failures this rank acknowledged, read at the call.
     weft_group_t *acked = ft_enabled() ? acked_group(comm) : nullptr;
     weft_group_t *in = acked;

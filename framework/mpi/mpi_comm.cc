@@ -336,6 +336,11 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 // survivors through the lowest of them on a tag of the fault-tolerant protocols, and agree that
 // this worked everywhere; a member that failed midway makes every survivor try again. The
 // survivors, in the old rank order, then make the new communicator.
+// An intercommunicator agrees over both groups at once (coll/ftagree); each group's lowest
+// survivor gathers its group's offers over the hidden local communicator, the two exchange
+// theirs over the intercommunicator, and each tells its group. The new intercommunicator
+// takes the id agreed, its hidden local communicator the next one (the two groups' hidden
+// communicators share that id: no process is in both).
 namespace {
 
 constexpr int tag_shrink = WEFT_FT_TAG_FIRST - 3;
@@ -361,6 +366,13 @@ struct Shrink : weft_request_t {
     Offer mine{}, result{};
     std::vector<Offer> offers;        // at the root: each survivor's (by index in survivors)
     std::vector<weft_request_t *> io; // the exchange's sends and receives
+    // The exchange's step at the root: 0 offers gathered, 1 (intercommunicator) the other
+    // group's root heard, 2 results sent.
+    int stage = 0;
+    // An intercommunicator's: the remote group's survivors (remote ranks), and what its root
+    // sent and this group's root sends it.
+    std::vector<int> remote_survivors;
+    Offer theirs{}, ours{};
 };
 
 std::vector<Shrink *> g_shrinks;
@@ -401,13 +413,16 @@ bool take_agreement(Shrink *s)
     return true;
 }
 
-void post(Shrink *s, bool send, void *buf, int peer)
+// On comm: a member of this group (for an intercommunicator, its hidden local communicator),
+// or with across, the other group's.
+void post(Shrink *s, bool send, void *buf, int peer, bool across = false)
 {
+    weft_comm *comm = s->comm->is_inter() && !across ? s->comm->local_comm : s->comm;
     weft_request_t *r = nullptr;
     const weft_status_t rc =
         send ? pml()->pml_isend(pml(), buf, sizeof(Offer), MPI_BYTE, peer, tag_shrink,
-                                WEFT_SEND_STANDARD, s->comm, &r)
-             : pml()->pml_irecv(pml(), buf, sizeof(Offer), MPI_BYTE, peer, tag_shrink, s->comm, &r);
+                                WEFT_SEND_STANDARD, comm, &r)
+             : pml()->pml_irecv(pml(), buf, sizeof(Offer), MPI_BYTE, peer, tag_shrink, comm, &r);
     if (rc == WEFT_SUCCESS && r)
         s->io.push_back(r);
     else
@@ -448,23 +463,34 @@ bool step(Shrink *s)
             return false;
         if (!take_agreement(s))
             return true;
-        s->survivors.clear();
-        for (int r = 0; r < s->comm->size; ++r) {
-            const int w = s->comm->group->ranks[size_t(r)];
-            bool gone = false;
-            for (int i = 0; s->failed && i < weft_group_size(s->failed); ++i)
-                gone |= weft_group_world_rank(s->failed, i) == w;
-            if (!gone)
-                s->survivors.push_back(r);
-        }
+        const auto live = [&](const weft_group *g) {
+            std::vector<int> out;
+            for (int r = 0; r < int(g->ranks.size()); ++r) {
+                bool gone = false;
+                for (int i = 0; s->failed && i < weft_group_size(s->failed); ++i)
+                    gone |= weft_group_world_rank(s->failed, i) == g->ranks[size_t(r)];
+                if (!gone)
+                    out.push_back(r);
+            }
+            return out;
+        };
+        s->survivors = live(s->comm->group);
+        if (s->comm->is_inter())
+            s->remote_survivors = live(s->comm->remote_group);
         if (s->failed)
             group_release(s->failed);
         s->failed = nullptr;
+        if (s->comm->is_inter() && s->remote_survivors.empty()) {
+            // Nobody left on the other side (agreed: the same in this whole group).
+            finish_shrink(s, WEFT_ERR_PROC_FAILED);
+            return true;
+        }
         // The largest next context id of the survivors, through the lowest of them.
         s->ok = true;
         s->cid = next_cid;
         s->mine = Offer{s->attempt, next_cid};
         const int root = s->survivors.front();
+        s->stage = 0;
         if (s->comm->rank == root) {
             s->offers.assign(s->survivors.size(), Offer{});
             for (size_t i = 0; i < s->survivors.size(); ++i)
@@ -481,14 +507,28 @@ bool step(Shrink *s)
         if (!io_done(s))
             return false;
         const int root = s->survivors.front();
-        if (s->comm->rank == root && s->offers.size()) {
+        if (s->comm->rank == root && s->stage == 0) {
             for (size_t i = 0; i < s->survivors.size(); ++i)
                 if (s->survivors[i] != root) {
                     s->ok = s->ok && s->offers[i].attempt == s->attempt;
                     s->cid = std::max(s->cid, s->offers[i].cid);
                 }
-            s->result = Offer{s->attempt, s->ok ? s->cid : 0};
             s->offers.clear();
+            s->stage = 1;
+            if (s->comm->is_inter()) { // this group's to the other's root, and theirs
+                s->ours = Offer{s->attempt, s->ok ? s->cid : 0};
+                post(s, true, &s->ours, s->remote_survivors.front(), true);
+                post(s, false, &s->theirs, s->remote_survivors.front(), true);
+                return true; // this phase again, for the other group's
+            }
+        }
+        if (s->comm->rank == root && s->stage == 1) {
+            if (s->comm->is_inter()) {
+                s->ok = s->ok && s->theirs.attempt == s->attempt && s->theirs.cid != 0;
+                s->cid = std::max(s->cid, s->theirs.cid);
+            }
+            s->result = Offer{s->attempt, s->ok ? s->cid : 0};
+            s->stage = 2;
             for (int r : s->survivors)
                 if (r != root)
                     post(s, true, &s->result, r);
@@ -499,7 +539,7 @@ bool step(Shrink *s)
             s->cid = s->result.cid;
         }
         if (s->ok) // taken here, whatever the others say: a retry offers a larger one
-            next_cid = std::max(next_cid, s->cid + 1);
+            next_cid = std::max(next_cid, s->cid + (s->comm->is_inter() ? 2 : 1));
         s->flag = s->ok ? 1 : 0;
         s->phase = Shrink::agree_ok;
         start_agreement(s);
@@ -520,16 +560,26 @@ bool step(Shrink *s)
             start_agreement(s);
             return true;
         }
-        std::vector<int> world;
-        for (int r : s->survivors)
-            world.push_back(s->comm->group->ranks[size_t(r)]);
+        const auto world_of = [](const std::vector<int> &ranks, const weft_group *g) {
+            std::vector<int> world;
+            for (int r : ranks)
+                world.push_back(g->ranks[size_t(r)]);
+            return world;
+        };
+        const std::vector<int> world = world_of(s->survivors, s->comm->group);
         weft_comm *c = make_comm(s->cid, group_new(world), s->comm->errhandler);
+        if (s->comm->is_inter()) {
+            c->local_comm = make_comm(s->cid + 1, group_new(world), s->comm->errhandler);
+            c->remote_group = group_new(world_of(s->remote_survivors, s->comm->remote_group));
+        }
         // Blocking (the coll components' set-up, coll/sm's, talks to the other members), from
         // inside progress: no shrink steps until it returns (this callback is not re-entered).
         // So ishrinks of two communicators under way at once must be completed in the same
         // order at every member (docs/fault-tolerance.md), or two members could each wait in
         // the other's activation.
-        const int rc = comm_activate(c);
+        const int rc = c->local_comm && comm_activate(c->local_comm) != MPI_SUCCESS
+                           ? MPI_ERR_INTERN
+                           : comm_activate(c);
         *s->out = c;
         finish_shrink(s, rc == MPI_SUCCESS ? WEFT_SUCCESS : WEFT_ERROR);
         return true;
@@ -584,8 +634,6 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
         return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
     if (request == nullptr)
         return raise(comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, fn, "not supported on an intercommunicator yet");
     auto *s = new Shrink;
     weft_request_init(s, WEFT_REQUEST_COMM, comm, WEFT_PROC_NULL, tag_shrink);
     s->active = true;

@@ -23,6 +23,18 @@
  *            "agree 1 returned CLASS flag F"; after MPIX_Comm_failure_ack, again with 255:
  *            "agree 2 ..."; then MPIX_Comm_iagree with 3 (1 at the first survivor):
  *            "iagree ..."
+ *   interagree  an intercommunicator between the even and the odd ranks of MPI_COMM_WORLD
+ *            (made by every rank, the victim too, before it dies); each rank contributes all
+ *            ones but bit (its world rank), and must get the AND of the remote group's live
+ *            members' flags: MPIX_Comm_agree while the victim dies ("interagree 1 returned
+ *            CLASS flag ok|wrong"), after MPIX_Comm_failure_ack again ("interagree 2 ..."), then
+ *            MPIX_Comm_iagree ("interiagree ..."; without fault tolerance, "interiagree
+ *            unsupported CLASS": coll/base has no non-blocking one on intercommunicators)
+ *   intershrink  the same intercommunicator, revoked and shrunk while the victim dies: both
+ *            groups' sizes, this rank's place (its group's old order without the victim), an
+ *            allreduce of the world ranks (each group gets the other's sum), an agreement and a
+ *            barrier on it: "rank R: intershrink: local L, remote M, rank ok|wrong,
+ *            sum ok|wrong, agree CLASS, barrier CLASS"
  *   shrink   MPIX_Comm_revoke(MPI_COMM_WORLD) and MPIX_Comm_shrink while the victim dies: the
  *            new communicator's size, this rank's place in it (the old order without the
  *            victim), an allreduce of the old ranks and a barrier on it: "rank R: shrink: size
@@ -142,7 +154,8 @@ int main(int argc, char **argv)
     const char *what = argc > 3 ? argv[3] : "compute";
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
                       strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
-                      strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0;
+                      strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0 ||
+                      strcmp(what, "interagree") == 0 || strcmp(what, "intershrink") == 0;
     const int rndv = strcmp(what, "rndv") == 0, late = strcmp(what, "late") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : rndv ? 0.003 : waits ? 0.3 : 1.0;
     const size_t big = (size_t)256 << 20;
@@ -153,6 +166,14 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag);
     printf("rank %d: MPIX_FT %s %d\n", rank, flag ? "set" : "unset", flag && ft ? *ft : -1);
+    MPI_Comm inter = MPI_COMM_NULL;
+    if (strcmp(what, "interagree") == 0 || strcmp(what, "intershrink") == 0) {
+        MPI_Comm half;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 9, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        MPI_Comm_free(&half);
+    }
     if (rank == victim && strcmp(how, "none") != 0) {
         if (waits)
             compute(seconds);
@@ -211,6 +232,63 @@ int main(int argc, char **argv)
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
         printf("rank %d: iagree returned %s flag %d\n", rank, class_name(rc), flag);
+    } else if (strcmp(what, "interagree") == 0) {
+        /* The AND of the remote group's live members' contributions (all ones but their bit). */
+        int expect = 0x7fffffff, rc;
+        const int dead = strcmp(how, "none") == 0 ? -1 : victim;
+        for (int r = 0; r < size; ++r)
+            if (r % 2 != rank % 2 && r != dead)
+                expect &= ~(1 << r);
+        for (int round = 1; round <= 3; ++round) {
+            int f = 0x7fffffff & ~(1 << rank);
+            MPI_Request req;
+            if (round < 3) {
+                rc = MPIX_Comm_agree(inter, &f);
+                printf("rank %d: interagree %d returned %s flag %s\n", rank, round, class_name(rc),
+                       f == expect ? "ok" : "wrong");
+                MPIX_Comm_failure_ack(inter);
+            } else if ((rc = MPIX_Comm_iagree(inter, &f, &req)) != MPI_SUCCESS) {
+                printf("rank %d: interiagree unsupported %s\n", rank, class_name(rc));
+            } else {
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                printf("rank %d: interiagree returned %s flag %s\n", rank, class_name(rc),
+                       f == expect ? "ok" : "wrong");
+            }
+        }
+        MPI_Comm_free(&inter);
+    } else if (strcmp(what, "intershrink") == 0) {
+        MPI_Comm small = MPI_COMM_NULL;
+        int local = 0, remote = 0, me = -1, sum = -1, expect = 0, place = 0, f = 1, rc, arc = -1;
+        const int dead = strcmp(how, "none") == 0 ? -1 : victim;
+        int want_local = 0, want_remote = 0;
+        for (int r = 0; r < size; ++r) {
+            if (r == dead)
+                continue;
+            if (r % 2 == rank % 2) {
+                place += r < rank;
+                ++want_local;
+            } else {
+                expect += r;
+                ++want_remote;
+            }
+        }
+        MPIX_Comm_revoke(inter);
+        rc = MPIX_Comm_shrink(inter, &small);
+        if (rc == MPI_SUCCESS) {
+            MPI_Comm_size(small, &local);
+            MPI_Comm_remote_size(small, &remote);
+            MPI_Comm_rank(small, &me);
+            MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, small);
+            arc = MPIX_Comm_agree(small, &f);
+            rc = MPI_Barrier(small);
+        }
+        printf("rank %d: intershrink: local %d, remote %d, rank %s, sum %s, agree %s, barrier %s\n",
+               rank, local == want_local ? local : -local, remote == want_remote ? remote : -remote,
+               me == place ? "ok" : "wrong", sum == expect ? "ok" : "wrong", class_name(arc),
+               class_name(rc));
+        if (small != MPI_COMM_NULL)
+            MPI_Comm_free(&small);
+        MPI_Comm_free(&inter);
     } else if (strcmp(what, "shrink") == 0) {
         MPI_Comm small = MPI_COMM_NULL;
         int n = 0, me = -1, sum = 0, expect = 0, rc;

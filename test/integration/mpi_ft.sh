@@ -72,6 +72,19 @@ ft() {
             [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
         done
         ;;
+    interagree)
+        first=MPIX_ERR_PROC_FAILED
+        [ "$how" = none ] && first=MPI_SUCCESS
+        for line in "interagree 1 returned $first flag ok" "interagree 2 returned MPI_SUCCESS flag ok" \
+            "interiagree returned MPI_SUCCESS flag ok"; do
+            n=$(echo "$out" | grep -c "^rank [0-9]*: $line$")
+            [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
+        done
+        ;;
+    intershrink)
+        n=$(echo "$out" | grep -Ec "^rank [0-9]*: intershrink: local [0-9]+, remote [0-9]+, rank ok, sum ok, agree MPI_SUCCESS, barrier MPI_SUCCESS$")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank the intercommunicator right, not $survivors: $out"
+        ;;
     longjmp)
         n=$(echo "$out" | grep -c "^rank [0-9]*: longjmp: handler ran 1, revoked 1, shrink size $survivors, sum ok$")
         [ "$n" -eq $survivors ] || fail "$name: $n ranks recovered through the handler, not $survivors: $out"
@@ -132,6 +145,31 @@ for btl in self,sm self,tcp; do
     ft 4 $btl none 0 agree
 done
 ft 12 self,sm kill 0 agree
+# Agreement on an intercommunicator (even ranks against odd ones): each group gets the AND of
+# the other's flags, the error uniform in both groups, whichever group the victim was in.
+for btl in self,sm self,tcp; do
+    ft 6 $btl kill 0 interagree
+    ft 7 $btl kill 3 interagree
+done
+ft 4 self,sm none 0 interagree
+# An intercommunicator revoked and shrunk while a member of either group dies: both groups'
+# survivors, in their old order, an allreduce, an agreement and a barrier across them.
+for btl in self,sm self,tcp; do
+    ft 7 $btl kill 0 intershrink
+    ft 6 $btl kill 3 intershrink
+done
+ft 4 self,sm none 0 intershrink
+ft 5 self,tcp kill 4 intershrink bfo
+ft 5 self,sm kill 2 interagree bfo
+# Without fault tolerance: coll/base's blocking agreement (an intercommunicator allreduce); its
+# non-blocking one is not offered on intercommunicators, and says so.
+out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 60 "$PROG" none 0 interagree 2>&1) ||
+    fail "intercommunicator agreement without fault tolerance: $out"
+for line in "interagree 1 returned MPI_SUCCESS flag ok" "interagree 2 returned MPI_SUCCESS flag ok" \
+    "interiagree unsupported "; do
+    [ "$(echo "$out" | grep -c "^rank [0-9]*: $line")" -eq 5 ] ||
+        fail "intercommunicator agreement without fault tolerance, '$line': $out"
+done
 # Many agreements in a row (test/integration/mpi_agree.c) while 1 to 5 drawn ranks die before or
 # inside drawn ones, on trees of radix 2, 3 and 4 and with the coordinator: every survivor
 # gets the same flag and error from each, the AND of its contributors; then MPIX_Comm_ishrink.
@@ -288,4 +326,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, in the middle of 256 MiB rendezvous transfers to and from it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors, an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, in the middle of 256 MiB rendezvous transfers to and from it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, on intra- and intercommunicators ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors (intercommunicators too), an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"

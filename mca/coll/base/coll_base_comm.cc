@@ -59,7 +59,8 @@ void describe_choice(const char *label, weft_comm_t *comm, const Table &table,
     output::info(text);
 }
 
-// ---- coll/base's agreement: not fault tolerant, an allreduce of the flags with bitwise AND.
+// ---- coll/base's agreement: not fault tolerant, an allreduce of the flags with bitwise AND
+// (non-blocking: not on intercommunicators, which have no non-blocking allreduce yet).
 const CommColl *choice_of(weft_coll_module_t *module)
 {
     return reinterpret_cast<BaseModule *>(module)->choice;
@@ -69,14 +70,15 @@ weft_status_t base_agree(int *flag, weft_group_t **group, weft_comm_t *comm,
                          weft_coll_module_t *module)
 {
     const CommColl *c = choice_of(module);
-    if (weft_comm_is_inter(comm))
-        return WEFT_ERR_NOT_SUPPORTED;
     const auto k = size_t(Op::coll_allreduce);
     if (!c->table.functions.coll_allreduce)
         return WEFT_ERR_NOT_SUPPORTED;
-    if (weft_status_t rc =
-            c->table.functions.coll_allreduce(WEFT_IN_PLACE, flag, 1, agree_objects.int_type,
-                                              agree_objects.band, comm, c->table.owner[k]);
+    // On an intercommunicator the allreduce gives each group the remote group's AND, which is
+    // the agreement's result there (and takes no MPI_IN_PLACE).
+    const int mine = *flag;
+    if (weft_status_t rc = c->table.functions.coll_allreduce(
+            weft_comm_is_inter(comm) ? &mine : WEFT_IN_PLACE, flag, 1, agree_objects.int_type,
+            agree_objects.band, comm, c->table.owner[k]);
         rc != WEFT_SUCCESS)
         return rc;
     if (group)

@@ -74,12 +74,13 @@ struct Header {
     uint8_t type;
     uint8_t decided; // msg_contrib: the sender has a decision (the bitmaps and flag are it)
     uint16_t reserved;
-    int32_t flag;
+    uint32_t cid;  // the communicator agreeing (the messages travel on MPI_COMM_WORLD)
+    uint64_t flag; // two 32-bit lanes (Module::lane)
     uint64_t seq;
     uint32_t words; // each bitmap's 64-bit words (both follow the header: failed, then acked)
-    uint32_t cid;   // the communicator agreeing (the messages travel on MPI_COMM_WORLD)
+    uint32_t reserved2;
 };
-static_assert(sizeof(Header) == 24, "part of the wire format");
+static_assert(sizeof(Header) == 32, "part of the wire format");
 
 using Bits = std::vector<uint64_t>;
 
@@ -89,7 +90,7 @@ void set(Bits &b, int r) { b[size_t(r) / 64] |= uint64_t(1) << (r % 64); }
 struct Agreement {
     uint64_t seq = 0;
     // This member's part: its contribution, then its decision.
-    int flag = ~0;
+    uint64_t flag = ~uint64_t(0);
     Bits failed, acked;
     bool decided = false;
     bool linear = false; // gone over to the coordinator (else on the tree)
@@ -105,10 +106,10 @@ struct Agreement {
     // As coordinator: who has contributed, and what.
     bool coordinating = false;
     std::vector<uint8_t> have;
-    int acc_flag = ~0; // (on the tree: the subtree's parts combined)
+    uint64_t acc_flag = ~uint64_t(0); // (on the tree: the subtree's parts combined)
     Bits acc_failed, acc_acked;
     bool adopt = false; // a contribution carried a decision: it is the decision
-    int adopt_flag = 0;
+    uint64_t adopt_flag = 0;
     Bits adopt_failed, adopt_acked;
     // An MPIX_Comm_iagree's request and where its results go.
     weft_request_t *request = nullptr;
@@ -119,6 +120,16 @@ struct Agreement {
 struct Module {
     weft_coll_module_t base; // first: the framework sees this
     weft_comm_t *comm = nullptr;
+    // The members, by world rank, and this process's index among them. An intracommunicator's
+    // in rank order. An intercommunicator agrees over both groups at once: the group holding
+    // the lower world rank first, each in rank order. Each group's flags travel in a 32-bit lane
+    // of the 64-bit flag (the first group's in the low half), the other lane all ones, so one
+    // AND gives both groups' results; a member takes the remote group's lane.
+    std::vector<int> world;
+    int me = 0;
+    int lane = 0; // this member's group's lane
+    bool inter = false;
+    int first_size = 0; // the first group's members
     int n = 0;
     size_t words = 0;
     // Two lines of agreements, each numbered on its own (an agreement's seq is its number times
@@ -162,10 +173,7 @@ std::vector<std::string> g_early;
 Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
 weft_pml_module_t *pml() { return weft_pml_selected(); }
 
-bool failed(const Module *m, int r)
-{
-    return weft_runtime_proc_failed(weft_comm_local_world_rank(m->comm, r)) != 0;
-}
+bool failed(const Module *m, int r) { return weft_runtime_proc_failed(m->world[size_t(r)]) != 0; }
 
 int lowest_live(const Module *m)
 {
@@ -184,7 +192,7 @@ Bits known_failed(const Module *m)
     return b;
 }
 
-void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t seq,
+void send_msg(Module *m, int to, uint8_t type, bool decided, uint64_t flag, uint64_t seq,
               const Bits &failed_bits, const Bits &acked_bits)
 {
     if (failed(m, to) || !g_world)
@@ -193,17 +201,18 @@ void send_msg(Module *m, int to, uint8_t type, bool decided, int flag, uint64_t 
     Header h{.type = type,
              .decided = uint8_t(decided),
              .reserved = 0,
+             .cid = weft_comm_cid(m->comm),
              .flag = flag,
              .seq = seq,
              .words = uint32_t(m->words),
-             .cid = weft_comm_cid(m->comm)};
+             .reserved2 = 0};
     std::memcpy(msg.data(), &h, sizeof h);
     std::memcpy(msg.data() + sizeof h, failed_bits.data(), 8 * m->words);
     std::memcpy(msg.data() + sizeof h + 8 * m->words, acked_bits.data(), 8 * m->words);
     m->outbox.emplace_back(nullptr, std::move(msg));
     auto &[r, bytes] = m->outbox.back();
     if (pml()->pml_isend(pml(), bytes.data(), bytes.size(), weft_datatype_bytes(),
-                         weft_comm_local_world_rank(m->comm, to), kTag, WEFT_SEND_STANDARD, g_world,
+                         m->world[size_t(to)], kTag, WEFT_SEND_STANDARD, g_world,
                          &r) != WEFT_SUCCESS ||
         !r)
         m->outbox.pop_back();
@@ -229,7 +238,7 @@ void reap(Module *m)
         }
 }
 
-void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack);
+void decide(Module *m, Agreement &a, uint64_t flag, const Bits &f, const Bits &ack);
 void handle(Module *m, int from, const char *msg, size_t len);
 
 // Take again the kept messages of agreement seq (those still not for now are kept again).
@@ -259,7 +268,7 @@ void keep(Module *m, int from, const char *msg, size_t len)
     m->future.push_back(std::move(kept));
 }
 
-void combine(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
+void combine(Module *m, Agreement &a, uint64_t flag, const Bits &f, const Bits &ack)
 {
     a.acc_flag &= flag;
     for (size_t w = 0; w < m->words; ++w) {
@@ -295,7 +304,7 @@ void try_finish(Module *m, Agreement &a)
 }
 
 // A contribution to agreement a from member `from` (this member's own included).
-void contribute(Module *m, Agreement &a, int from, bool decided, int flag, const Bits &f,
+void contribute(Module *m, Agreement &a, int from, bool decided, uint64_t flag, const Bits &f,
                 const Bits &ack)
 {
     if (!a.coordinating || a.have[size_t(from)])
@@ -315,7 +324,7 @@ void contribute(Module *m, Agreement &a, int from, bool decided, int flag, const
 void route(Module *m, Agreement &a)
 {
     const int c = lowest_live(m);
-    const int me = weft_comm_rank(m->comm);
+    const int me = m->me;
     if (c < 0 || c == a.coordinator)
         return;
     a.coordinator = c;
@@ -325,7 +334,7 @@ void route(Module *m, Agreement &a)
     }
     a.coordinating = true;
     a.have.assign(size_t(m->n), 0);
-    a.acc_flag = ~0;
+    a.acc_flag = ~uint64_t(0);
     a.acc_failed.assign(m->words, 0);
     a.acc_acked.assign(m->words, ~uint64_t(0));
     for (int r = 0; r < m->n; ++r)
@@ -378,7 +387,7 @@ void tree_start(Module *m, Agreement &a)
     for (int r = 0; r < m->n; ++r)
         if (!test(m->last_failed[line_of(a.seq)], r))
             a.tree.push_back(r);
-    const int me = weft_comm_rank(m->comm);
+    const int me = m->me;
     const auto at = std::find(a.tree.begin(), a.tree.end(), me);
     if (at == a.tree.end() || tree_failed(m, a)) {
         go_linear(m, a);
@@ -405,7 +414,7 @@ void tree_start(Module *m, Agreement &a)
     tree_try_up(m, a);
 }
 
-void tree_up(Module *m, Agreement &a, int from, int flag, const Bits &f, const Bits &ack)
+void tree_up(Module *m, Agreement &a, int from, uint64_t flag, const Bits &f, const Bits &ack)
 {
     const auto c = std::find(a.children.begin(), a.children.end(), from);
     if (c == a.children.end() || a.child_have[size_t(c - a.children.begin())])
@@ -419,7 +428,7 @@ void tree_up(Module *m, Agreement &a, int from, int flag, const Bits &f, const B
 
 void complete_request(Module *m, Agreement &a);
 
-void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
+void decide(Module *m, Agreement &a, uint64_t flag, const Bits &f, const Bits &ack)
 {
     if (!a.decided) {
         a.decided = true;
@@ -430,7 +439,7 @@ void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
         // are gone), so that acknowledging after the agreement covers them.
         for (int r = 0; r < m->n; ++r)
             if (test(f, r) && !failed(m, r))
-                weft_runtime_report_failure(weft_comm_local_world_rank(m->comm, r),
+                weft_runtime_report_failure(m->world[size_t(r)],
                                             "agreed failed by MPIX_Comm_agree");
         if (const Line l = line_of(a.seq); number_of(a.seq) > m->last_decided[l]) {
             m->last_decided[l] = number_of(a.seq);
@@ -442,7 +451,7 @@ void decide(Module *m, Agreement &a, int flag, const Bits &f, const Bits &ack)
             send_msg(m, c, msg_down, true, a.flag, a.seq, a.failed, a.acked);
     else if (a.coordinating) // everyone gets it, the members that decided already too
         for (int r = 0; r < m->n; ++r)
-            if (r != weft_comm_rank(m->comm))
+            if (r != m->me)
                 send_decision(m, a, r);
     complete_request(m, a);
 }
@@ -533,10 +542,8 @@ void dispatch(int world, const std::string &msg)
     for (Module *m : g_modules) {
         if (weft_comm_cid(m->comm) != h.cid)
             continue;
-        int from = -1;
-        for (int r = 0; r < m->n; ++r)
-            if (weft_comm_local_world_rank(m->comm, r) == world)
-                from = r;
+        const auto at = std::find(m->world.begin(), m->world.end(), world);
+        const int from = at == m->world.end() ? -1 : int(at - m->world.begin());
         handle(m, from, msg.data(), msg.size());
         return;
     }
@@ -608,7 +615,7 @@ weft_group_t *failed_group(const Module *m, const Bits &f)
     std::vector<int> world;
     for (int r = 0; r < m->n; ++r)
         if (test(f, r))
-            world.push_back(weft_comm_local_world_rank(m->comm, r));
+            world.push_back(m->world[size_t(r)]);
     return world.empty() ? nullptr : weft_group_new(world.data(), int(world.size()));
 }
 
@@ -627,7 +634,10 @@ void complete_request(Module *m, Agreement &a)
         return;
     weft_request_t *r = a.request;
     a.request = nullptr;
-    *a.out_flag = a.flag;
+    // The AND of the flags of this member's group (an intracommunicator's one lane) or of the
+    // remote group (an intercommunicator's other lane).
+    const int lane = m->inter ? 1 - m->lane : m->lane;
+    *a.out_flag = int(uint32_t(a.flag >> (32 * lane)));
     if (a.out_group)
         *a.out_group = failed_group(m, a.failed);
     r->status.error = verdict(m, a);
@@ -657,15 +667,23 @@ Agreement &start(Module *m, Line l, int flag, weft_group_t *acked_group)
     m->recent.emplace_back();
     Agreement &a = m->recent.back();
     a.seq = m->next[l]++ << 1 | l;
-    a.flag = flag;
+    const uint64_t other = m->lane ? 0xffffffffu : ~uint64_t(0) << 32;
+    a.flag = uint64_t(uint32_t(flag)) << (32 * m->lane) | other;
     a.failed = known_failed(m);
     a.acked.assign(m->words, 0);
     for (int i = 0; acked_group && i < weft_group_size(acked_group); ++i) {
-        const int w = weft_group_world_rank(acked_group, i);
-        for (int r = 0; r < m->n; ++r)
-            if (weft_comm_local_world_rank(m->comm, r) == w)
-                set(a.acked, r);
+        const auto at =
+            std::find(m->world.begin(), m->world.end(), weft_group_world_rank(acked_group, i));
+        if (at != m->world.end())
+            set(a.acked, int(at - m->world.begin()));
     }
+    // On an intercommunicator a member acknowledges the remote group's failures (its failure
+    // queries name that group's): for its own group's it contributes no objection, and the
+    // remote group's members decide whether those are acknowledged.
+    if (m->inter)
+        for (int r = 0; r < m->n; ++r)
+            if ((r < m->first_size) == (m->me < m->first_size))
+                set(a.acked, r);
     return a;
 }
 
@@ -753,7 +771,21 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
 {
     Module *m = self(module);
     m->comm = comm;
-    m->n = weft_comm_size(comm);
+    std::vector<int> local, remote;
+    for (int r = 0; r < weft_comm_size(comm); ++r)
+        local.push_back(weft_comm_local_world_rank(comm, r));
+    m->inter = weft_comm_is_inter(comm) != 0;
+    for (int r = 0; m->inter && r < weft_comm_peer_size(comm); ++r)
+        remote.push_back(weft_comm_peer_world_rank(comm, r));
+    const bool local_first = remote.empty() || *std::min_element(local.begin(), local.end()) <
+                                                   *std::min_element(remote.begin(), remote.end());
+    m->lane = local_first ? 0 : 1;
+    m->world = local_first ? local : remote;
+    m->first_size = int(m->world.size());
+    m->world.insert(m->world.end(), (local_first ? remote : local).begin(),
+                    (local_first ? remote : local).end());
+    m->me = weft_comm_rank(comm) + (local_first ? 0 : m->first_size);
+    m->n = int(m->world.size());
     m->words = (size_t(m->n) + 63) / 64;
     for (Bits &b : m->last_failed)
         b.assign(m->words, 0);
@@ -823,7 +855,7 @@ weft_status_t register_params()
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "50",
          .help = "Priority of coll/ftagree's fault-tolerant agreement (MPIX_Comm_agree, "
-                 "MPIX_Comm_iagree, and MPIX_Comm_shrink's), offered on intracommunicators "
+                 "MPIX_Comm_iagree, and MPIX_Comm_shrink's), offered on every communicator "
                  "when fault tolerance is on (mpi_ft_enable); 0 or less turns it off.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
@@ -855,9 +887,9 @@ weft_status_t query(int *priority, char *why, size_t why_len)
     return WEFT_SUCCESS;
 }
 
-weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
+weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
 {
-    if (!weft_runtime_ft_enabled() || weft_comm_is_inter(comm))
+    if (!weft_runtime_ft_enabled())
         return nullptr;
     auto *m = new Module;
     m->base = weft_coll_module_t{};
