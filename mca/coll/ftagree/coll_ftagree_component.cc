@@ -94,13 +94,16 @@ struct Agreement {
     Bits failed, acked;
     bool decided = false;
     bool linear = false; // gone over to the coordinator (else on the tree)
-    // On the tree: its members (in rank order), this member's parent (-1 at the root) and
-    // children, which children's parts came, and the parts combined so far.
+    // On the tree: its members (in rank order); this member's parent (-1 at the root) and
+    // children as the failures known here shape the tree now; whose parts came (by member,
+    // from any sender: the tree changes under failures); the parent the parts combined so far
+    // went to, and the parent told of the decision.
     std::vector<int> tree;
     int parent = -1;
     std::vector<int> children;
-    std::vector<uint8_t> child_have;
-    bool sent_up = false;
+    std::vector<uint8_t> heard;
+    int sent_to = -2;
+    int told = -2;
     // With the coordinator: whom this member's part went to last.
     int coordinator = -1;
     // As coordinator: who has contributed, and what.
@@ -361,24 +364,87 @@ void go_linear(Module *m, Agreement &a)
 
 // ---------------------------------------------------------------- the tree
 
-bool tree_failed(const Module *m, const Agreement &a)
+// The tree under failures (as ERA, Herault et al., SC15, repairs its tree): a live member's
+// parent is its nearest live ancestor on the k-nomial tree; a member with no live ancestor
+// (the root failed) hangs from the lowest live member, which is the root now. The parts
+// combine with AND and OR, which take a part twice without harm, so a member whose parent
+// changed sends its part again to the new one; a member that decided tells a new parent and
+// new children the decision. Every member learns of every failure (mpirun tells them all), so
+// their trees become the same; until then a decision is taken only from the parent this member
+// sees, so that no member takes a decision after its part went to another parent undecided.
+
+// Position p's parent on the k-nomial tree of radix k rooted at position 0: p with its lowest
+// nonzero base-k digit cleared (-1 for the root).
+int64_t knomial_parent(size_t p, size_t k)
 {
-    return std::any_of(a.tree.begin(), a.tree.end(), [&](int r) { return failed(m, r); });
+    for (size_t unit = 1; p != 0; unit *= k)
+        if (const size_t digit = p / unit % k; digit != 0)
+            return int64_t(p - digit * unit);
+    return -1;
 }
 
-// Every child's part is in: up to the parent, or decide at the root.
+// Position p's parent in the tree as failures known here shape it (-1: p is the root).
+int64_t live_parent(const Module *m, const Agreement &a, size_t p, size_t k)
+{
+    int64_t q = knomial_parent(p, k);
+    while (q >= 0 && failed(m, a.tree[size_t(q)]))
+        q = knomial_parent(size_t(q), k);
+    if (q >= 0)
+        return q;
+    for (size_t l = 0; l < a.tree.size(); ++l)
+        if (!failed(m, a.tree[l]))
+            return l == p ? -1 : int64_t(l);
+    return -1;
+}
+
+size_t radix() { return size_t(std::max<int64_t>(2, weft_mca_param_int(p_radix))); }
+
+// This member's parent and children now.
+void tree_shape(const Module *m, Agreement &a)
+{
+    const size_t k = radix(), me = size_t(std::lower_bound(a.tree.begin(), a.tree.end(), m->me) -
+                                          a.tree.begin());
+    const int64_t p = live_parent(m, a, me, k);
+    a.parent = p < 0 ? -1 : a.tree[size_t(p)];
+    a.children.clear();
+    for (size_t c = 0; c < a.tree.size(); ++c)
+        if (c != me && !failed(m, a.tree[c]) && live_parent(m, a, c, k) == int64_t(me))
+            a.children.push_back(a.tree[c]);
+}
+
+bool in_tree(const Agreement &a, int r)
+{
+    return std::binary_search(a.tree.begin(), a.tree.end(), r);
+}
+
+// Every child's part is in: up to the parent (again, if the parent changed), or decide at the
+// root.
 void tree_try_up(Module *m, Agreement &a)
 {
-    if (a.linear || a.decided || a.sent_up)
+    if (a.linear || a.decided || a.sent_to == a.parent)
         return;
-    if (std::find(a.child_have.begin(), a.child_have.end(), 0) != a.child_have.end())
-        return;
+    for (int c : a.children)
+        if (!a.heard[size_t(c)])
+            return;
     if (a.parent < 0) {
         decide_combined(m, a);
         return;
     }
-    a.sent_up = true;
-    send_msg(m, a.parent, msg_up, false, a.acc_flag, a.seq, a.acc_failed, a.acc_acked);
+    a.sent_to = a.parent;
+    // With the failures known here now: a child that failed before its part came is one.
+    Bits f = known_failed(m);
+    for (size_t w = 0; w < m->words; ++w)
+        f[w] |= a.acc_failed[w];
+    send_msg(m, a.parent, msg_up, false, a.acc_flag, a.seq, f, a.acc_acked);
+}
+
+// A decided member tells its parent (which may be a new root that does not know it yet).
+void tell_parent(Module *m, Agreement &a)
+{
+    if (a.parent >= 0 && a.told != a.parent) {
+        a.told = a.parent;
+        send_msg(m, a.parent, msg_up, true, a.flag, a.seq, a.failed, a.acked);
+    }
 }
 
 // Agreement a on the k-nomial tree over the members agreement a-1 did not agree failed.
@@ -387,40 +453,53 @@ void tree_start(Module *m, Agreement &a)
     for (int r = 0; r < m->n; ++r)
         if (!test(m->last_failed[line_of(a.seq)], r))
             a.tree.push_back(r);
-    const int me = m->me;
-    const auto at = std::find(a.tree.begin(), a.tree.end(), me);
-    if (at == a.tree.end() || tree_failed(m, a)) {
+    if (!in_tree(a, m->me)) {
         go_linear(m, a);
         return;
     }
-    // The k-nomial tree of radix k rooted at position 0: position p's parent clears p's lowest
-    // nonzero base-k digit; its children set each digit below that one.
-    const size_t p = size_t(at - a.tree.begin()), n = a.tree.size();
-    const size_t k = size_t(std::max<int64_t>(2, weft_mca_param_int(p_radix)));
-    for (size_t unit = 1; unit < n; unit *= k) {
-        if (const size_t digit = p / unit % k; digit != 0) {
-            a.parent = a.tree[p - digit * unit];
-            break;
-        }
-        for (size_t j = 1; j < k && p + j * unit < n; ++j)
-            a.children.push_back(a.tree[p + j * unit]);
-        if (unit > n / k)
-            break;
-    }
-    a.child_have.assign(a.children.size(), 0);
+    a.heard.assign(size_t(m->n), 0);
     a.acc_flag = a.flag;
     a.acc_failed = a.failed;
     a.acc_acked = a.acked;
+    tree_shape(m, a);
     tree_try_up(m, a);
 }
 
-void tree_up(Module *m, Agreement &a, int from, uint64_t flag, const Bits &f, const Bits &ack)
+// Failures learnt: the tree again; a new parent gets this member's part or decision, new
+// children the decision.
+void tree_repair(Module *m, Agreement &a)
 {
-    const auto c = std::find(a.children.begin(), a.children.end(), from);
-    if (c == a.children.end() || a.child_have[size_t(c - a.children.begin())])
+    const std::vector<int> before = a.children;
+    tree_shape(m, a);
+    if (!a.decided) {
+        tree_try_up(m, a);
         return;
-    a.child_have[size_t(c - a.children.begin())] = 1;
-    combine(m, a, flag, f, ack);
+    }
+    tell_parent(m, a);
+    for (int c : a.children)
+        if (std::find(before.begin(), before.end(), c) == before.end())
+            send_msg(m, c, msg_down, true, a.flag, a.seq, a.failed, a.acked);
+}
+
+// A part from member `from` (a subtree's, or a decision a member passes up).
+void tree_up(Module *m, Agreement &a, int from, bool decided, uint64_t flag, const Bits &f,
+             const Bits &ack)
+{
+    if (!in_tree(a, from))
+        return;
+    if (a.decided) { // a member that sees this one as its parent now: it gets the decision
+        send_msg(m, from, msg_down, true, a.flag, a.seq, a.failed, a.acked);
+        return;
+    }
+    if (decided) { // the decision, from a member that had it from its parent before
+        decide(m, a, flag, f, ack);
+        tell_parent(m, a);
+        return;
+    }
+    if (!a.heard[size_t(from)]) {
+        a.heard[size_t(from)] = 1;
+        combine(m, a, flag, f, ack);
+    }
     tree_try_up(m, a);
 }
 
@@ -496,11 +575,13 @@ void handle(Module *m, int from, const char *msg, size_t len)
     case msg_linear: go_linear(m, *a); return;
     case msg_up:
         if (!a->linear)
-            tree_up(m, *a, from, h.flag, f, ack);
+            tree_up(m, *a, from, h.decided != 0, h.flag, f, ack);
         return;
     case msg_down:
-        if (!a->linear && from == a->parent && !a->decided)
+        if (!a->linear && from == a->parent && !a->decided) {
+            a->told = a->parent; // it knows
             decide(m, *a, h.flag, f, ack);
+        }
         return;
     case msg_decide:
         // Only the coordinator this member follows decides for it.
@@ -579,8 +660,8 @@ int progress_module(Module *m)
     if (const uint64_t e = weft_runtime_failure_epoch(); e != m->epoch) {
         m->epoch = e;
         for (Agreement &a : m->recent) {
-            if (!a.linear && tree_failed(m, a))
-                go_linear(m, a); // a member of the tree failed: over to the coordinator
+            if (!a.linear)
+                tree_repair(m, a); // a member of the tree failed: the tree changes
             else if (a.linear && a.coordinator >= 0 && failed(m, a.coordinator))
                 route(m, a);
             try_finish(m, a);
