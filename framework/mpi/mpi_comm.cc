@@ -8,6 +8,7 @@
 #include <mpi-ext.h>
 
 #include <algorithm>
+#include <set>
 #include <cstring>
 #include <numeric>
 
@@ -22,7 +23,16 @@ constexpr int tag_split = internal_tag_base - 2;
 constexpr int tag_finalize = WEFT_FT_TAG_FIRST - 1;
 constexpr int tag_intercomm = internal_tag_base - 4;
 
-uint32_t next_cid = 2; // 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF
+// Context ids (0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF). The even ones are the
+// program's blocking calls' (dup, split, create, MPI_Intercomm_create), each the largest next
+// even id of the members; the odd ones are MPIX_Comm_shrink's and _ishrink's, which may run in
+// the background, beside those calls and beside each other, so their ids come apart from the
+// others'. Shrinks under way at once choose theirs apart (shrink_taken) and try again when two
+// chose the same one. Both stay small, in the PML's table of ids rather than its map.
+uint32_t next_cid = 2;
+uint32_t next_shrink_cid = 3;
+// The ids shrinks took here, of communicators not freed yet.
+std::set<uint32_t> shrink_taken;
 
 // Gather `bytes` from every rank of comm to rank 0, then give everyone all
 // of it (linear; communicator construction is not a hot path).
@@ -54,13 +64,15 @@ weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
         rc != WEFT_SUCCESS)
         return rc;
     cid = *std::max_element(all.begin(), all.end());
-    next_cid = std::max(next_cid, cid + 1); // a shrink under way may have taken more
+    next_cid = std::max(next_cid, cid + 2);
     return WEFT_SUCCESS;
 }
 
 // The last reference to a freed communicator is gone: take it down.
 void destroy_comm(weft_comm *c)
 {
+    if (c->cid % 2)
+        shrink_taken.erase(c->cid);
     coll_comm_disable(c);
     pml()->pml_del_comm(pml(), c);
     // The hidden local communicator goes with its last reference too: the intercommunicator
@@ -339,7 +351,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 // An intercommunicator agrees over both groups at once (coll/ftagree); each group's lowest
 // survivor gathers its group's offers over the hidden local communicator, the two exchange
 // theirs over the intercommunicator, and each tells its group. The new intercommunicator
-// takes the id agreed, its hidden local communicator the next one (the two groups' hidden
+// takes the id agreed, its hidden local communicator the next odd one (the two groups' hidden
 // communicators share that id: no process is in both).
 namespace {
 
@@ -373,7 +385,11 @@ struct Shrink : weft_request_t {
     // sent and this group's root sends it.
     std::vector<int> remote_survivors;
     Offer theirs{}, ours{};
+    bool took = false; // this attempt's ids are in shrink_taken
 };
+
+// The ids a shrink takes: an intercommunicator's hidden local communicator has the next odd one.
+uint32_t span(const Shrink *s) { return s->comm->is_inter() ? 4 : 2; }
 
 std::vector<Shrink *> g_shrinks;
 bool g_shrink_busy = false;
@@ -487,8 +503,8 @@ bool step(Shrink *s)
         }
         // The largest next context id of the survivors, through the lowest of them.
         s->ok = true;
-        s->cid = next_cid;
-        s->mine = Offer{s->attempt, next_cid};
+        s->cid = next_shrink_cid;
+        s->mine = Offer{s->attempt, next_shrink_cid};
         const int root = s->survivors.front();
         s->stage = 0;
         if (s->comm->rank == root) {
@@ -508,6 +524,8 @@ bool step(Shrink *s)
             return false;
         const int root = s->survivors.front();
         if (s->comm->rank == root && s->stage == 0) {
+            // Its own id as of now: another shrink it chose for since its offer has it.
+            s->cid = std::max(s->cid, next_shrink_cid);
             for (size_t i = 0; i < s->survivors.size(); ++i)
                 if (s->survivors[i] != root) {
                     s->ok = s->ok && s->offers[i].attempt == s->attempt;
@@ -528,6 +546,8 @@ bool step(Shrink *s)
                 s->cid = std::max(s->cid, s->theirs.cid);
             }
             s->result = Offer{s->attempt, s->ok ? s->cid : 0};
+            // Kept from the next shrink this member chooses for.
+            next_shrink_cid = std::max(next_shrink_cid, s->cid + span(s));
             s->stage = 2;
             for (int r : s->survivors)
                 if (r != root)
@@ -538,8 +558,19 @@ bool step(Shrink *s)
             s->ok = s->ok && s->result.attempt == s->attempt && s->result.cid != 0;
             s->cid = s->result.cid;
         }
-        if (s->ok) // taken here, whatever the others say: a retry offers a larger one
-            next_cid = std::max(next_cid, s->cid + (s->comm->is_inter() ? 2 : 1));
+        // Not taken here already by another shrink (odd ids only: the result is an offer, or
+        // 0 for "again").
+        const auto taken = [&](uint32_t id) { return id % 2 == 0 || shrink_taken.count(id); };
+        s->ok = s->ok && !taken(s->cid) && !(s->comm->is_inter() && taken(s->cid + 2));
+        s->took = s->ok;
+        if (s->ok) {
+            shrink_taken.insert(s->cid);
+            if (s->comm->is_inter())
+                shrink_taken.insert(s->cid + 2);
+        }
+        // Past it in any case: a retry offers larger ones.
+        if (s->cid % 2)
+            next_shrink_cid = std::max(next_shrink_cid, s->cid + span(s));
         s->flag = s->ok ? 1 : 0;
         s->phase = Shrink::agree_ok;
         start_agreement(s);
@@ -553,7 +584,12 @@ bool step(Shrink *s)
         if (s->failed)
             group_release(s->failed);
         s->failed = nullptr;
-        if (!s->flag) { // a member failed midway: again
+        if (!s->flag) { // a member failed midway, or the id was taken somewhere: again
+            if (s->took) {
+                shrink_taken.erase(s->cid);
+                shrink_taken.erase(s->cid + 2);
+            }
+            s->took = false;
             ++s->attempt;
             s->flag = 1;
             s->phase = Shrink::agree_failed;
@@ -569,14 +605,12 @@ bool step(Shrink *s)
         const std::vector<int> world = world_of(s->survivors, s->comm->group);
         weft_comm *c = make_comm(s->cid, group_new(world), s->comm->errhandler);
         if (s->comm->is_inter()) {
-            c->local_comm = make_comm(s->cid + 1, group_new(world), s->comm->errhandler);
+            c->local_comm = make_comm(s->cid + 2, group_new(world), s->comm->errhandler);
             c->remote_group = group_new(world_of(s->remote_survivors, s->comm->remote_group));
         }
-        // Blocking (the coll components' set-up, coll/sm's, talks to the other members), from
-        // inside progress: no shrink steps until it returns (this callback is not re-entered).
-        // So ishrinks of two communicators under way at once must be completed in the same
-        // order at every member (docs/fault-tolerance.md), or two members could each wait in
-        // the other's activation.
+        // Local: no coll component talks to the other members when a communicator is made
+        // (coll/sm sets up at its first call), so shrinks under way at once may complete in
+        // any order.
         const int rc = c->local_comm && comm_activate(c->local_comm) != MPI_SUCCESS
                            ? MPI_ERR_INTERN
                            : comm_activate(c);
@@ -865,7 +899,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     if (rc != WEFT_SUCCESS)
         return raise_status(local_comm, rc, fn);
     const uint32_t cid = info[0];
-    next_cid = std::max(next_cid, cid + 1);
+    next_cid = std::max(next_cid, cid + 2);
     std::vector<int> remote(info.begin() + 2, info.end());
     group_retain(local_comm->group);
     weft_comm *local = make_comm(local_cid, local_comm->group, local_comm->errhandler);

@@ -29,9 +29,10 @@ for btl in self,sm self,tcp; do
         --mca pml_ob1_fault_fail_sendi 3 "$B/examples/ring" 2>&1) || fail "ring, lost sendi, $btl: $out"
     expect_in "token 40 (expected 40)" "$out" "ring, lost sendi, $btl"
     jobs=$((jobs + 1))
-    # The last PML sends of MPI_Init and MPI_Finalize (before each process blocks in a
-    # bootstrap barrier, where it makes no progress): lost, yet the job ends.
-    for n in 2 3; do
+    # The last PML send of MPI_Finalize (before each process blocks in a bootstrap barrier,
+    # where it makes no progress; MPI_Init makes none, coll/sm sets up at the first
+    # collective): lost, yet the job ends.
+    for n in 1; do
         out=$(run "$MPIRUN" -np 2 --timeout 30 --mca btl $btl --mca pml_ob1_fault_fail_sendi $n \
             "$B/examples/hello" 2>&1) || fail "hello, lost sendi $n, $btl: $out"
         expect_in "was not sent" "$out" "hello, lost sendi $n, $btl"

@@ -35,6 +35,14 @@
  *            allreduce of the world ranks (each group gets the other's sum), an agreement and a
  *            barrier on it: "rank R: intershrink: local L, remote M, rank ok|wrong,
  *            sum ok|wrong, agree CLASS, barrier CLASS"
+ *   twoshrinks  two duplicates of MPI_COMM_WORLD (made before the victim dies), each shrunk
+ *            with MPIX_Comm_ishrink while it dies; even ranks wait for the first then the
+ *            second, odd ranks the other way round; then an allreduce on each: "rank R:
+ *            twoshrinks: sizes S1 S2, sums ok|wrong, CLASS"
+ *   shrinkrace  20 times: MPI_COMM_WORLD's duplicate and a communicator of every rank but 0,
+ *            shrunk with MPIX_Comm_ishrink at once, started in opposite orders by odd and even
+ *            ranks (different lowest members choose their context ids: they may choose the same
+ *            one, and must try again), then an allreduce on each: "rank R: shrinkrace ok|wrong"
  *   shrink   MPIX_Comm_revoke(MPI_COMM_WORLD) and MPIX_Comm_shrink while the victim dies: the
  *            new communicator's size, this rank's place in it (the old order without the
  *            victim), an allreduce of the old ranks and a barrier on it: "rank R: shrink: size
@@ -155,7 +163,8 @@ int main(int argc, char **argv)
     const int waits = strcmp(what, "recv") == 0 || strcmp(what, "any") == 0 ||
                       strcmp(what, "coll") == 0 || strcmp(what, "agree") == 0 ||
                       strcmp(what, "shrink") == 0 || strcmp(what, "longjmp") == 0 ||
-                      strcmp(what, "interagree") == 0 || strcmp(what, "intershrink") == 0;
+                      strcmp(what, "interagree") == 0 || strcmp(what, "intershrink") == 0 ||
+                      strcmp(what, "twoshrinks") == 0;
     const int rndv = strcmp(what, "rndv") == 0, late = strcmp(what, "late") == 0;
     const double seconds = argc > 4 ? atof(argv[4]) : rndv ? 0.003 : waits ? 0.3 : 1.0;
     const size_t big = (size_t)256 << 20;
@@ -166,7 +175,12 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &ft, &flag);
     printf("rank %d: MPIX_FT %s %d\n", rank, flag ? "set" : "unset", flag && ft ? *ft : -1);
-    MPI_Comm inter = MPI_COMM_NULL;
+    MPI_Comm inter = MPI_COMM_NULL, dups[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
+    if (strcmp(what, "twoshrinks") == 0)
+        for (int i = 0; i < 2; ++i) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &dups[i]);
+            MPI_Comm_set_errhandler(dups[i], MPI_ERRORS_RETURN);
+        }
     if (strcmp(what, "interagree") == 0 || strcmp(what, "intershrink") == 0) {
         MPI_Comm half;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
@@ -289,6 +303,62 @@ int main(int argc, char **argv)
         if (small != MPI_COMM_NULL)
             MPI_Comm_free(&small);
         MPI_Comm_free(&inter);
+    } else if (strcmp(what, "twoshrinks") == 0) {
+        MPI_Comm small[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
+        MPI_Request req[2];
+        int n[2] = {0, 0}, sum[2] = {-1, -1}, expect = 0, rc = MPI_SUCCESS;
+        const int dead = strcmp(how, "none") == 0 ? -1 : victim;
+        for (int r = 0; r < size; ++r)
+            expect += r == dead ? 0 : r;
+        for (int i = 0; i < 2 && rc == MPI_SUCCESS; ++i)
+            rc = MPIX_Comm_ishrink(dups[i], &small[i], &req[i]);
+        for (int k = 0; k < 2 && rc == MPI_SUCCESS; ++k) {
+            const int i = rank % 2 ? 1 - k : k;
+            rc = MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        }
+        for (int i = 0; i < 2 && rc == MPI_SUCCESS; ++i) {
+            MPI_Comm_size(small[i], &n[i]);
+            rc = MPI_Allreduce(&rank, &sum[i], 1, MPI_INT, MPI_SUM, small[i]);
+        }
+        printf("rank %d: twoshrinks: sizes %d %d, sums %s, %s\n", rank, n[0], n[1],
+               sum[0] == expect && sum[1] == expect ? "ok" : "wrong", class_name(rc));
+        for (int i = 0; i < 2; ++i) {
+            if (small[i] != MPI_COMM_NULL)
+                MPI_Comm_free(&small[i]);
+            MPI_Comm_free(&dups[i]);
+        }
+    } else if (strcmp(what, "shrinkrace") == 0) {
+        int good = 1;
+        for (int it = 0; it < 20; ++it) {
+            MPI_Comm a, b, sa = MPI_COMM_NULL, sb = MPI_COMM_NULL;
+            MPI_Request rq[2];
+            int s1 = 0, s2 = 0;
+            MPI_Comm_dup(MPI_COMM_WORLD, &a);
+            MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 0, rank, &b);
+            if (rank == 0) {
+                MPIX_Comm_ishrink(a, &sa, &rq[0]);
+                MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+            } else if (rank % 2) {
+                MPIX_Comm_ishrink(a, &sa, &rq[0]);
+                MPIX_Comm_ishrink(b, &sb, &rq[1]);
+                MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            } else {
+                MPIX_Comm_ishrink(b, &sb, &rq[1]);
+                MPIX_Comm_ishrink(a, &sa, &rq[0]);
+                MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            }
+            MPI_Allreduce(&rank, &s1, 1, MPI_INT, MPI_SUM, sa);
+            good &= s1 == size * (size - 1) / 2;
+            if (sb != MPI_COMM_NULL) {
+                MPI_Allreduce(&rank, &s2, 1, MPI_INT, MPI_SUM, sb);
+                good &= s2 == size * (size - 1) / 2;
+                MPI_Comm_free(&sb);
+                MPI_Comm_free(&b);
+            }
+            MPI_Comm_free(&sa);
+            MPI_Comm_free(&a);
+        }
+        printf("rank %d: shrinkrace %s\n", rank, good ? "ok" : "wrong");
     } else if (strcmp(what, "shrink") == 0) {
         MPI_Comm small = MPI_COMM_NULL;
         int n = 0, me = -1, sum = 0, expect = 0, rc;

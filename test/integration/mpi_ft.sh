@@ -81,6 +81,14 @@ ft() {
             [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
         done
         ;;
+    shrinkrace)
+        n=$(echo "$out" | grep -c "^rank [0-9]*: shrinkrace ok$")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank right, not $survivors: $out"
+        ;;
+    twoshrinks)
+        n=$(echo "$out" | grep -c "^rank [0-9]*: twoshrinks: sizes $survivors $survivors, sums ok, MPI_SUCCESS$")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks finished both shrinks right, not $survivors: $out"
+        ;;
     intershrink)
         n=$(echo "$out" | grep -Ec "^rank [0-9]*: intershrink: local [0-9]+, remote [0-9]+, rank ok, sum ok, agree MPI_SUCCESS, barrier MPI_SUCCESS$")
         [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank the intercommunicator right, not $survivors: $out"
@@ -159,6 +167,15 @@ for btl in self,sm self,tcp; do
     ft 6 $btl kill 3 intershrink
 done
 ft 4 self,sm none 0 intershrink
+# Two MPIX_Comm_ishrinks under way at once, waited for in opposite orders by even and odd ranks.
+for btl in self,sm self,tcp; do
+    ft 6 $btl kill 1 twoshrinks
+done
+ft 5 self,sm none 0 twoshrinks
+# Shrinks of two communicators with different lowest members, started in opposite orders: two
+# may choose the same context id, and try again.
+ft 6 self,sm none 0 shrinkrace
+ft 5 self,tcp none 0 shrinkrace
 ft 5 self,tcp kill 4 intershrink bfo
 ft 5 self,sm kill 2 interagree bfo
 # Without fault tolerance: coll/base's blocking agreement (an intercommunicator allreduce); its

@@ -937,7 +937,8 @@ weft_status_t register_params()
          .default_value = "50",
          .help = "Priority of coll/ftagree's fault-tolerant agreement (MPIX_Comm_agree, "
                  "MPIX_Comm_iagree, and MPIX_Comm_shrink's), offered on every communicator "
-                 "when fault tolerance is on (mpi_ft_enable); 0 or less turns it off.",
+                 "when fault tolerance is on (mpi_ft_enable), and for MPIX_Comm_shrink's "
+                 "alone when it is off; 0 or less turns it off.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -968,17 +969,18 @@ weft_status_t query(int *priority, char *why, size_t why_len)
     return WEFT_SUCCESS;
 }
 
+// With fault tolerance off, the program's agreements are coll/base's (an allreduce), and this
+// module serves only the library's (MPIX_Comm_shrink's), which a revoke must not stop.
 weft_coll_module_t *comm_query(weft_comm_t *, int *priority)
 {
-    if (!weft_runtime_ft_enabled())
-        return nullptr;
+    const bool ft = weft_runtime_ft_enabled() != 0;
     auto *m = new Module;
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = enable;
     m->base.coll_module_disable = disable;
-    m->base.coll_agree = agree;
-    m->base.coll_iagree = iagree;
+    m->base.coll_agree = ft ? agree : nullptr;
+    m->base.coll_iagree = ft ? iagree : nullptr;
     m->base.coll_iagree_group = iagree_group;
     *priority = int(weft_mca_param_int(p_priority));
     return &m->base;

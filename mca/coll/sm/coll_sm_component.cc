@@ -7,9 +7,13 @@
 //
 // The module offers barrier and allreduce (up to kSlot bytes; larger ones it declines, and
 // every other operation stays with the modules below it).
-// It is set up when the communicator is created: rank 0 creates the segment and sends its
-// name; the others map it and answer; rank 0 removes the name once all have mapped it and tells
-// everyone whether all succeeded, so that every rank makes the same choice.
+// It is set up at the communicator's first barrier or small allreduce (the same call at every
+// member: collectives are called in the same order), not when the communicator is made, so
+// making one never waits for the others here (MPIX_Comm_ishrink makes its communicator from
+// progress, and a member may fail meanwhile): rank 0 creates the segment and sends its name;
+// the others map it and answer; rank 0 removes the name once all have mapped it and tells every
+// live member whether all succeeded, so that every rank makes the same choice. When they did
+// not, the module declines every call and the modules below it serve.
 #include <coll/coll.h>
 #include <pml/pml.h>
 #include <weft/comm.h>
@@ -50,7 +54,7 @@ constexpr size_t kNameMax = 128;
 // no constructor: this runs in a dlopened component.
 char g_pending[kNameMax];
 
-// A process that leaves while its segment still has its name (an abort from inside enable,
+// A process that leaves while its segment still has its name (an abort from inside the set-up,
 // when a peer fails) removes it on the way out: at exit() and when the component is unloaded.
 __attribute__((destructor)) void exit_cleanup()
 {
@@ -67,6 +71,7 @@ size_t segment_size(int nranks)
 
 struct Module {
     weft_coll_module_t base; // first: the framework sees this
+    enum { unset, ready, declined } state = unset;
     Shared *shared = nullptr;
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
@@ -120,8 +125,13 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
     return m->broken ? WEFT_ERR_PROC_FAILED : WEFT_SUCCESS;
 }
 
+// The segment, set up at the first call that needs it.
+weft_status_t ready(Module *m, weft_comm_t *comm);
+
 weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 {
+    if (weft_status_t rc = ready(self(module), comm); rc != WEFT_SUCCESS)
+        return rc;
     return arrive_and_wait(self(module), comm);
 }
 
@@ -137,6 +147,8 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     const int n = weft_comm_size(comm);
     if (bytes > kSlot)
         return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
     if (bytes == 0)
         return arrive_and_wait(m, comm);
     const uint32_t gen = m->generation + 1;
@@ -175,14 +187,18 @@ Shared *map_segment(int fd, size_t size)
     return p == MAP_FAILED ? nullptr : static_cast<Shared *>(p);
 }
 
-weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
+// The set-up (see the top of this file). A member that fails meanwhile makes it fail at the
+// others (the segment's counters could never settle): WEFT_ERR_PROC_FAILED where that is
+// known, and later calls of this module fail too. A segment that could not be made or mapped
+// somewhere: WEFT_ERR_NOT_SUPPORTED, at every member, now and for every later call.
+weft_status_t set_up(Module *m, weft_comm_t *comm)
 {
-    Module *m = self(module);
     const int tag = weft_comm_coll_tag(comm);
     const int n = weft_comm_size(comm);
     m->size = segment_size(n);
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
+    uint8_t all_ok = 0;
     if (weft_comm_rank(comm) == 0) {
         // Named after the job, so that the launcher removes it should this process die
         // before the others attached and it unlinked it.
@@ -207,23 +223,26 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
         } else {
             new (m->shared) Shared{};
         }
-        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
-            rc = send(comm, r, tag, name, sizeof name);
-        // Everyone answers whether it mapped the segment; the verdict goes back to all.
-        uint8_t all_ok = m->shared != nullptr;
-        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r) {
+        // Every member hears from rank 0 whatever happens to the others (one that failed is
+        // skipped: a send to it ends in error), so none waits for ever.
+        all_ok = m->shared != nullptr;
+        for (int r = 1; r < n; ++r)
+            if (weft_status_t e = send(comm, r, tag, name, sizeof name); e != WEFT_SUCCESS)
+                rc = e;
+        for (int r = 1; r < n; ++r) {
             uint8_t ok = 0;
-            rc = recv(comm, r, tag, &ok, 1);
+            if (weft_status_t e = recv(comm, r, tag, &ok, 1); e != WEFT_SUCCESS)
+                rc = e;
             all_ok &= ok;
         }
         if (name[0])
             unlink(name); // everyone who could map it has
         weft_runtime_own_file(g_pending, 0);
         g_pending[0] = '\0';
-        for (int r = 1; r < n && rc == WEFT_SUCCESS; ++r)
-            rc = send(comm, r, tag, &all_ok, 1);
-        if (rc == WEFT_SUCCESS && !all_ok)
-            rc = WEFT_ERR_OUT_OF_RESOURCE;
+        if (rc != WEFT_SUCCESS)
+            all_ok = 0;
+        for (int r = 1; r < n; ++r)
+            send(comm, r, tag, &all_ok, 1);
     } else {
         rc = recv(comm, 0, tag, name, sizeof name);
         name[kNameMax - 1] = '\0';
@@ -234,19 +253,38 @@ weft_status_t enable(weft_coll_module_t *module, weft_comm_t *comm)
                 close(fd);
             }
         }
-        uint8_t ok = m->shared != nullptr, all_ok = 0;
+        uint8_t ok = m->shared != nullptr;
         if (rc == WEFT_SUCCESS)
             rc = send(comm, 0, tag, &ok, 1);
         if (rc == WEFT_SUCCESS)
             rc = recv(comm, 0, tag, &all_ok, 1);
-        if (rc == WEFT_SUCCESS && !all_ok)
-            rc = WEFT_ERR_OUT_OF_RESOURCE;
     }
-    if (rc != WEFT_SUCCESS && m->shared) {
+    if (!all_ok && m->shared) {
         munmap(m->shared, m->size);
         m->shared = nullptr;
     }
-    return rc;
+    if (all_ok) {
+        m->state = Module::ready;
+        return WEFT_SUCCESS;
+    }
+    // A member failed (here, or as rank 0 found): this module is done for.
+    if (rc != WEFT_SUCCESS || member_failed(comm)) {
+        m->broken = true;
+        return rc == WEFT_ERR_PROC_FAILED || rc == WEFT_SUCCESS ? WEFT_ERR_PROC_FAILED : rc;
+    }
+    m->state = Module::declined;
+    return WEFT_ERR_NOT_SUPPORTED;
+}
+
+weft_status_t ready(Module *m, weft_comm_t *comm)
+{
+    if (m->state == Module::ready) [[likely]]
+        return WEFT_SUCCESS;
+    if (m->state == Module::declined)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (m->broken)
+        return WEFT_ERR_PROC_FAILED;
+    return set_up(m, comm);
 }
 
 weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
@@ -296,7 +334,7 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
     auto *m = new Module;
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
-    m->base.coll_module_enable = enable;
+    m->base.coll_module_enable = nullptr; // set up at the first call
     m->base.coll_module_disable = disable;
     m->base.coll_barrier = barrier;
     m->base.coll_allreduce = allreduce;
