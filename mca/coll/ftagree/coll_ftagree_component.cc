@@ -160,9 +160,11 @@ size_t g_sends = 0; // messages in every module's outbox
 // Communicators an agreement's request held until it completed: released from progress (the
 // last release frees the communicator, and its module with it).
 std::vector<weft_comm_t *> g_release;
-// Context ids of communicators freed here: their late messages are dropped, not kept (ids are
-// never used twice in a process).
-std::vector<uint32_t> g_freed;
+// Context ids of the last kFreed communicators freed here: their late messages are dropped,
+// not kept (ids are never used twice in a process). Bounded: a message for an older one is
+// kept with the early ones, which are bounded too.
+constexpr size_t kFreed = 1024;
+std::deque<uint32_t> g_freed;
 uint64_t g_epoch = 0; // the runtime's failure epoch progress last looked at
 // Every agreement's messages travel on MPI_COMM_WORLD (context id 0, never destroyed), on one
 // receive posted there: a receive posted on each communicator would hold it alive.
@@ -893,6 +895,8 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
     std::erase(g_modules, m);
     // Sends still under way belong to the PML from here (their bytes go with this module: the
     // eager ones were copied out; the rest are to peers that failed).
+    if (g_freed.size() == kFreed)
+        g_freed.pop_front();
     g_freed.push_back(weft_comm_cid(m->comm));
     std::erase_if(g_early, [&](const std::string &e) {
         Header h;
