@@ -13,6 +13,15 @@ MPIRUN="$WEFT_TEST_BUILDDIR/mpirun"
 PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_ft"
 jobs=0
 
+# every PATTERN...: every survivor printed "rank R: PATTERN" (a basic regular expression), for
+# each pattern.
+every() {
+    for line in "$@"; do
+        n=$(echo "$out" | grep -c "^rank [0-9]*: $line")
+        [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
+    done
+}
+
 # ft NP BTL HOW VICTIM WHAT [PML]: a job with fault tolerance on that must succeed; its output in
 # $out.
 ft() {
@@ -66,51 +75,29 @@ ft() {
     agree)
         first="MPIX_ERR_PROC_FAILED flag 5"
         [ "$how" = none ] && first="MPI_SUCCESS flag 5"
-        for line in "agree 1 returned $first" "agree 2 returned MPI_SUCCESS flag 255" \
-            "iagree returned MPI_SUCCESS flag 1"; do
-            n=$(echo "$out" | grep -c "^rank [0-9]*: $line$")
-            [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
-        done
+        every "agree 1 returned $first$" "agree 2 returned MPI_SUCCESS flag 255$" \
+            "iagree returned MPI_SUCCESS flag 1$"
         ;;
     interagree)
         first=MPIX_ERR_PROC_FAILED
         [ "$how" = none ] && first=MPI_SUCCESS
-        for line in "interagree 1 returned $first flag ok" "interagree 2 returned MPI_SUCCESS flag ok" \
-            "interiagree returned MPI_SUCCESS flag ok"; do
-            n=$(echo "$out" | grep -c "^rank [0-9]*: $line$")
-            [ "$n" -eq $survivors ] || fail "$name: $n ranks printed '$line', not $survivors: $out"
-        done
+        every "interagree 1 returned $first flag ok$" "interagree 2 returned MPI_SUCCESS flag ok$" \
+            "interiagree returned MPI_SUCCESS flag ok$"
         ;;
-    shrinkrace)
-        n=$(echo "$out" | grep -c "^rank [0-9]*: shrinkrace ok$")
-        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank right, not $survivors: $out"
-        ;;
-    twoshrinks)
-        n=$(echo "$out" | grep -c "^rank [0-9]*: twoshrinks: sizes $survivors $survivors, sums ok, MPI_SUCCESS$")
-        [ "$n" -eq $survivors ] || fail "$name: $n ranks finished both shrinks right, not $survivors: $out"
-        ;;
+    shrinkrace) every "shrinkrace ok$" ;;
+    twoshrinks) every "twoshrinks: sizes $survivors $survivors, sums ok, MPI_SUCCESS$" ;;
     intershrink)
-        n=$(echo "$out" | grep -Ec "^rank [0-9]*: intershrink: local [0-9]+, remote [0-9]+, rank ok, sum ok, agree MPI_SUCCESS, barrier MPI_SUCCESS$")
-        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank the intercommunicator right, not $survivors: $out"
+        every "intershrink: local [0-9]*, remote [0-9]*, rank ok, sum ok, agree MPI_SUCCESS, barrier MPI_SUCCESS$"
         ;;
-    longjmp)
-        n=$(echo "$out" | grep -c "^rank [0-9]*: longjmp: handler ran 1, revoked 1, shrink size $survivors, sum ok$")
-        [ "$n" -eq $survivors ] || fail "$name: $n ranks recovered through the handler, not $survivors: $out"
-        ;;
-    shrink)
-        n=$(echo "$out" | grep -c "^rank [0-9]*: shrink: size $survivors, rank ok, sum ok, barrier MPI_SUCCESS$")
-        [ "$n" -eq $survivors ] || fail "$name: $n ranks shrank right, not $survivors: $out"
-        ;;
+    longjmp) every "longjmp: handler ran 1, revoked 1, shrink size $survivors, sum ok$" ;;
+    shrink) every "shrink: size $survivors, rank ok, sum ok, barrier MPI_SUCCESS$" ;;
     any)
-        for line in "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
+        every "wait returned MPIX_ERR_PROC_FAILED_PENDING.*, request pending" \
             "blocking any-source recv returned MPIX_ERR_PROC_FAILED$" \
             "the other MPIX_ERR_PROC_FAILED_PENDING.*, then cancel: cancelled$" \
             "failed group 1 (rank $victim), acked group MPI_GROUP_EMPTY" \
             "after ack: acked group the failed one, 1 acked" \
-            "pending receive completed: MPI_SUCCESS, data right"; do
-            n=$(echo "$out" | grep -c "^rank [0-9]*: $line")
-            [ "$n" -eq $survivors ] || fail "$name: $n survivors printed '$line', not $survivors: $out"
-        done
+            "pending receive completed: MPI_SUCCESS, data right"
         ;;
     esac
     jobs=$((jobs + 1))
@@ -153,20 +140,17 @@ for btl in self,sm self,tcp; do
     ft 4 $btl none 0 agree
 done
 ft 12 self,sm kill 0 agree
-# Agreement on an intercommunicator (even ranks against odd ones): each group gets the AND of
-# the other's flags, the error uniform in both groups, whichever group the victim was in.
-for btl in self,sm self,tcp; do
-    ft 6 $btl kill 0 interagree
-    ft 7 $btl kill 3 interagree
+# On an intercommunicator (even ranks against odd ones), whichever group the victim is in:
+# agreement (each group gets the AND of the other's flags, the error the same in both groups),
+# and revoke and shrink (both groups' survivors in their old order; an allreduce, an agreement
+# and a barrier across them).
+for what in interagree intershrink; do
+    for btl in self,sm self,tcp; do
+        ft 6 $btl kill 0 $what
+        ft 7 $btl kill 3 $what
+    done
+    ft 4 self,sm none 0 $what
 done
-ft 4 self,sm none 0 interagree
-# An intercommunicator revoked and shrunk while a member of either group dies: both groups'
-# survivors, in their old order, an allreduce, an agreement and a barrier across them.
-for btl in self,sm self,tcp; do
-    ft 7 $btl kill 0 intershrink
-    ft 6 $btl kill 3 intershrink
-done
-ft 4 self,sm none 0 intershrink
 # Two MPIX_Comm_ishrinks under way at once, waited for in opposite orders by even and odd ranks.
 for btl in self,sm self,tcp; do
     ft 6 $btl kill 1 twoshrinks
@@ -180,13 +164,11 @@ ft 5 self,tcp kill 4 intershrink bfo
 ft 5 self,sm kill 2 interagree bfo
 # Without fault tolerance: coll/base's blocking agreement (an intercommunicator allreduce); its
 # non-blocking one is not offered on intercommunicators, and says so.
+name="intercommunicator agreement without fault tolerance" survivors=5
 out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 60 "$PROG" none 0 interagree 2>&1) ||
-    fail "intercommunicator agreement without fault tolerance: $out"
-for line in "interagree 1 returned MPI_SUCCESS flag ok" "interagree 2 returned MPI_SUCCESS flag ok" \
-    "interiagree unsupported "; do
-    [ "$(echo "$out" | grep -c "^rank [0-9]*: $line")" -eq 5 ] ||
-        fail "intercommunicator agreement without fault tolerance, '$line': $out"
-done
+    fail "$name: $out"
+every "interagree 1 returned MPI_SUCCESS flag ok" "interagree 2 returned MPI_SUCCESS flag ok" \
+    "interiagree unsupported "
 # Many agreements in a row (test/integration/mpi_agree.c) while 1 to 5 drawn ranks die before or
 # inside drawn ones, on trees of radix 2, 3 and 4 and with the coordinator: every survivor
 # gets the same flag and error from each, the AND of its contributors; then MPIX_Comm_ishrink.
