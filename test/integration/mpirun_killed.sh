@@ -1,6 +1,6 @@
 #!/bin/sh
 # mpirun killed with SIGKILL under a running job: no rank outlives it by more than the bound
-# (docs/hardening-client.md: 2 s). The ranks are busy in different ways: blocked in MPI_Recv,
+# (docs/hardening-client.md: 2 s), and no file of the job's stays (mpirun's reaper). The ranks are busy in different ways: blocked in MPI_Recv,
 # computing without MPI calls, waiting in MPI_Finalize, sleeping, waiting in MPI_Init for a rank
 # that has not called it yet, and that late rank itself (before MPI_Init). Each rank is found by
 # a marker (this test's own directory on its command line) as well as by the pid it wrote.
@@ -84,7 +84,16 @@ case_() {
     left=$(marked "$dir")
     [ -z "$left" ] || fail "$name: processes of the job (pids)" $left "outlived mpirun"
     wait $mp 2>/dev/null
-    echo "$name: every rank gone $took ms after mpirun was killed"
+    # The job's files (btl/sm segments, named after mpirun's pid) go too, removed by mpirun's
+    # reaper, which then ends (within 3 s).
+    while ls /dev/shm | grep -q "^weft-pmgr-$mp-" || [ -n "$(marked "weft-pmgr-$mp-")" ]; do
+        [ $(($(now_ms) - t0)) -le 3000 ] || fail "$name: 3 s after mpirun was killed:" \
+            "files $(ls /dev/shm | grep "^weft-pmgr-$mp-" | tr '\n' ' ')" \
+            "reaper $(marked "weft-pmgr-$mp-")"
+        sleep 0.05
+    done
+    echo "$name: every rank gone $took ms after mpirun was killed, its files and reaper" \
+        "$(($(now_ms) - t0)) ms"
 }
 
 case_ busy 4 ready "" recv compute finalize sleep
@@ -99,4 +108,4 @@ export DIRECT_RANK=2
 case_ in-init-agent 3 start "" recv recv late
 export MPIRUN_USE_TREES=0
 case_ in-init-no-tree-agent 3 start "" recv recv late
-echo "mpirun_killed: 7 jobs, no rank outlived mpirun by more than $BOUND_MS ms"
+echo "mpirun_killed: 7 jobs, no rank outlived mpirun by more than $BOUND_MS ms, no file of theirs stayed"

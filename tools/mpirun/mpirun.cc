@@ -3,6 +3,7 @@
 // the job when it is done or when a rank fails.
 #include "mpirun_job.h"
 #include "mpirun_options.h"
+#include "mpirun_reaper.h"
 #include "mpirun_secret.h"
 #include "mpirun_server.h"
 
@@ -151,7 +152,9 @@ class Job {
     void judge_heartbeats(Clock::time_point now);
     bool done() const;
     std::vector<std::string> job_file_dirs() const;
+    static std::string job_file_prefix();
     void remove_job_files();
+    int reaper_fd_ = -1; // mpirun_reaper.h
 
     Options opt_;
     std::vector<Host> hosts_;
@@ -714,6 +717,8 @@ int Job::run()
     limits.io_s = opt_.bootstrap_timeout;
     server_ = std::make_unique<Server>(int(ranks_.size()), dbg ? std::atoi(dbg) : 0, limits);
     server_->set_fault_tolerant(opt_.ft);
+    // Before the signal mask below, which the reaper must not inherit.
+    reaper_fd_ = start_reaper(job_file_dirs(), job_file_prefix());
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -901,18 +906,13 @@ std::vector<std::string> Job::job_file_dirs() const
 // Files the job's ranks left behind (a rank killed before it could unlink its segment):
 // every one is named after the job id, which is "pmgr-" and this process's pid
 // (weft_runtime_job_file_prefix), whichever directory it is in.
+std::string Job::job_file_prefix() { return "weft-pmgr-" + std::to_string(getpid()) + "-"; }
+
 void Job::remove_job_files()
 {
-    const std::string prefix = "weft-pmgr-" + std::to_string(getpid()) + "-";
-    for (const std::string &dir : job_file_dirs()) {
-        DIR *d = opendir(dir.c_str());
-        if (!d)
-            continue;
-        while (dirent *e = readdir(d))
-            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-                unlinkat(dirfd(d), e->d_name, 0);
-        closedir(d);
-    }
+    remove_files_with_prefix(job_file_dirs(), job_file_prefix());
+    reaper_done(reaper_fd_);
+    reaper_fd_ = -1;
 }
 
 } // namespace
@@ -921,6 +921,8 @@ void Job::remove_job_files()
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::strcmp(argv[1], weft::mpirun::kReaperFlag) == 0)
+        return weft::mpirun::reaper_main(argc, argv);
     int code = 0;
     auto opt = weft::mpirun::parse_options(argc, argv, code);
     if (!opt)
