@@ -8,9 +8,12 @@
 #include <mpi-ext.h>
 
 #include <algorithm>
-#include <set>
 #include <cstring>
+#include <ctime>
 #include <numeric>
+#include <random>
+#include <set>
+#include <unistd.h>
 
 namespace weft::mpi {
 
@@ -31,8 +34,13 @@ constexpr int tag_intercomm = internal_tag_base - 4;
 // chose the same one. Both stay small, in the PML's table of ids rather than its map.
 uint32_t next_cid = 2;
 uint32_t next_shrink_cid = 3;
-// The ids shrinks took here, of communicators not freed yet.
+// The ids shrinks took here. Kept after their communicators are freed: a slow shrink's result
+// may still name one (its members offered before the id was taken), and an id is never used
+// twice in a process (late messages for a freed communicator must not reach another).
 std::set<uint32_t> shrink_taken;
+// Retries step past a random number of ids: two shrinks of different lowest members that chose
+// the same id, each taken first at its own root, would otherwise choose the same again.
+std::minstd_rand shrink_rng{uint32_t(getpid()) * 2654435761u ^ uint32_t(time(nullptr))};
 
 // Gather `bytes` from every rank of comm to rank 0, then give everyone all
 // of it (linear; communicator construction is not a hot path).
@@ -71,8 +79,6 @@ weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
 // The last reference to a freed communicator is gone: take it down.
 void destroy_comm(weft_comm *c)
 {
-    if (c->cid % 2)
-        shrink_taken.erase(c->cid);
     coll_comm_disable(c);
     pml()->pml_del_comm(pml(), c);
     // The hidden local communicator goes with its last reference too: the intercommunicator
@@ -587,9 +593,11 @@ bool step(Shrink *s)
         if (!s->flag) { // a member failed midway, or the id was taken somewhere: again
             if (s->took) {
                 shrink_taken.erase(s->cid);
-                shrink_taken.erase(s->cid + 2);
+                if (s->comm->is_inter())
+                    shrink_taken.erase(s->cid + 2);
             }
             s->took = false;
+            next_shrink_cid += 2 * uint32_t(1 + shrink_rng() % 16);
             ++s->attempt;
             s->flag = 1;
             s->phase = Shrink::agree_failed;

@@ -404,12 +404,26 @@ size_t radix() { return size_t(std::max<int64_t>(2, weft_mca_param_int(p_radix))
 // This member's parent and children now.
 void tree_shape(const Module *m, Agreement &a)
 {
-    const size_t k = radix(), me = size_t(std::lower_bound(a.tree.begin(), a.tree.end(), m->me) -
-                                          a.tree.begin());
+    const size_t k = radix(), n = a.tree.size(),
+                 me =
+                     size_t(std::lower_bound(a.tree.begin(), a.tree.end(), m->me) - a.tree.begin());
+    a.children.clear();
+    if (std::none_of(a.tree.begin(), a.tree.end(), [&](int r) { return failed(m, r); })) {
+        // The k-nomial tree itself: position p's children set each base-k digit below its
+        // lowest nonzero one.
+        const int64_t p = knomial_parent(me, k);
+        a.parent = p < 0 ? -1 : a.tree[size_t(p)];
+        for (size_t unit = 1; unit < n && (me / unit) % k == 0; unit *= k) {
+            for (size_t j = 1; j < k && me + j * unit < n; ++j)
+                a.children.push_back(a.tree[me + j * unit]);
+            if (unit > n / k)
+                break;
+        }
+        return;
+    }
     const int64_t p = live_parent(m, a, me, k);
     a.parent = p < 0 ? -1 : a.tree[size_t(p)];
-    a.children.clear();
-    for (size_t c = 0; c < a.tree.size(); ++c)
+    for (size_t c = 0; c < n; ++c)
         if (c != me && !failed(m, a.tree[c]) && live_parent(m, a, c, k) == int64_t(me))
             a.children.push_back(a.tree[c]);
 }
@@ -719,8 +733,12 @@ void complete_request(Module *m, Agreement &a)
     a.request = nullptr;
     // The AND of the flags of this member's group (an intracommunicator's one lane) or of the
     // remote group (an intercommunicator's other lane).
+    // The library's agreements (MPIX_Comm_shrink's) need one answer in both groups: the AND
+    // of both lanes.
     const int lane = m->inter ? 1 - m->lane : m->lane;
-    *a.out_flag = int(uint32_t(a.flag >> (32 * lane)));
+    *a.out_flag = m->inter && line_of(a.seq) == line_library
+                      ? int(uint32_t(a.flag) & uint32_t(a.flag >> 32))
+                      : int(uint32_t(a.flag >> (32 * lane)));
     if (a.out_group)
         *a.out_group = failed_group(m, a.failed);
     r->status.error = verdict(m, a);
