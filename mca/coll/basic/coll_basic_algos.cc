@@ -80,22 +80,32 @@ int pow2_floor(int n)
     return p;
 }
 
+// A binomial tree node's children's parts: at most one per bit of an int (no allocation per
+// call).
+struct Parts {
+    char *p[32];
+    int n = 0;
+    void push(char *part) { p[n++] = part; }
+    char *const *begin() const { return p; }
+    char *const *end() const { return p + n; }
+};
+
 // In the current round, receive the partial result of every child of vrank in a binomial tree
 // (vrank + m for the powers of two m below vrank's lowest set bit, inside n) into scratch
 // buffers, in order; mask is left at the parent's distance (vrank - mask), or at the first
 // power of two from n at vrank 0. real maps a vrank to a rank.
 template <class Real>
-std::vector<char *> recv_children(Sched &s, size_t count, weft_datatype_t *type, int vrank, int n,
-                                  Real real, int &mask)
+Parts recv_children(Sched &s, size_t count, weft_datatype_t *type, int vrank, int n, Real real,
+                    int &mask)
 {
-    std::vector<char *> parts;
+    Parts parts;
     for (mask = 1; mask < n; mask <<= 1) {
         if (vrank & mask)
             break;
         if (vrank + mask < n) {
             char *part = s.scratch(bytes_of(count, type));
             s.recv(real(vrank + mask), part, count, type);
-            parts.push_back(part);
+            parts.push(part);
         }
     }
     return parts;
@@ -111,7 +121,7 @@ void binomial_reduce(Sched &s, char *&acc, size_t count, weft_datatype_t *type, 
 {
     // Receive every child's partial result at once, then fold them in order.
     int mask = 1;
-    const std::vector<char *> parts = recv_children(s, count, type, vrank, n, real, mask);
+    const Parts parts = recv_children(s, count, type, vrank, n, real, mask);
     // Once they are in (a round's local steps run after its transfers): acc covers
     // [vrank, vrank + m) and the next child [vrank + m, vrank + 2m), so part = acc op part,
     // which then becomes acc.

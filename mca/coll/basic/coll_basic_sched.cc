@@ -105,13 +105,23 @@ weft_status_t Sched::post_round()
     // Blocking sends cost least (no request) and, for eager messages, wait only for room; but
     // a round of several large sends posts them all at once, so that their receivers pull
     // them at the same time (a bcast root's children) instead of one after the other.
-    size_t sends = 0;
+    size_t sends = 0, recvs = 0;
     bool large = false;
     for (size_t i = begin; i < end; ++i)
         if (steps_[i].kind == Step::send) {
             ++sends;
             large = large || steps_[i].count * weft_datatype_size(steps_[i].type) > kOverlapMin;
+        } else {
+            recvs += steps_[i].kind == Step::recv;
         }
+    // A blocking schedule's round of one receive and nothing to send: the PML's blocking
+    // receive, without a request to make, watch and free.
+    if (blocking_ && recvs == 1 && sends == 0)
+        for (size_t i = begin; i < end; ++i)
+            if (const Step &st = steps_[i]; st.kind == Step::recv) {
+                weft_msg_status_t ms{};
+                return p->pml_recv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &ms);
+            }
     const bool overlap = sends > 1 && large;
     for (int pass = 0; pass < 2; ++pass) {
         for (size_t i = begin; i < end; ++i) {
