@@ -128,9 +128,7 @@ int progress()
     // polled once per kIdlePollEvery calls instead of a system call on every call, which
     // made an 8-byte alltoall over sm 2.5x slower with tcp loaded than without.
     constexpr uint32_t kIdlePollEvery = 256;
-    if (cp->conns.empty() && cp->parked.empty() && cp->waiting.empty() && cp->failing.empty() &&
-        cp->zombies.empty() && cp->write_due.empty() && cp->ack_due.empty() && cp->acking.empty() &&
-        ++cp->idle_calls % kIdlePollEvery != 0)
+    if (!cp->has_work && ++cp->idle_calls % kIdlePollEvery != 0)
         return 0;
     cp->in_progress = true;
     flush_writes();
@@ -149,6 +147,9 @@ int progress()
     n += check_timers();
     n += run_failures();
     reap_zombies();
+    cp->has_work = !(cp->conns.empty() && cp->handshaking.empty() && cp->parked.empty() &&
+                     cp->waiting.empty() && cp->failing.empty() && cp->zombies.empty() &&
+                     cp->write_due.empty() && cp->ack_due.empty() && cp->acking.empty());
     cp->in_progress = false;
     return n;
 }

@@ -405,6 +405,7 @@ void conn_flush(Conn *c)
                     if (!ep->in_acking) {
                         ep->in_acking = true;
                         component->acking.push_back(ep);
+                        component->note_work();
                     }
                 } else {
                     f->pool->put(f);
@@ -607,6 +608,7 @@ int conn_read(Conn *c)
     if (c->state == ConnState::established && ep->recv_count != ep->ack_sent && !ep->ack_due) {
         ep->ack_due = true;
         component->ack_due.push_back(ep);
+        component->note_work();
     }
     return n;
 }
@@ -728,6 +730,7 @@ void process_reply(Conn *c)
                 params.connect_timeout_ms > 0 ? now_ms() + uint64_t(params.connect_timeout_ms) : 0;
             if (ep->deadline)
                 component->waiting.push_back(ep);
+            component->note_work();
         }
         return;
     case wire::kReject:
@@ -768,6 +771,7 @@ void decide(Conn *c)
         c->state = ConnState::parked;
         set_events(c, 0);
         component->parked.push_back(c);
+        component->note_work();
         return;
     }
     Endpoint *ep = it->second;
@@ -930,6 +934,7 @@ Conn *new_conn(Module *m, int fd, bool initiator, ConnState state, const std::st
     c->state = state;
     c->peer = peer;
     component->conns.push_back(c);
+    component->note_work();
     return c;
 }
 
@@ -1040,6 +1045,7 @@ weft_status_t ep_enqueue(Endpoint *ep, Frag *f)
         if (!ep->write_due) {
             ep->write_due = true;
             component->write_due.push_back(ep);
+            component->note_work();
         }
         return WEFT_IN_PROGRESS;
     }
@@ -1081,6 +1087,7 @@ void ep_down(Endpoint *ep, EpState final_state, weft_status_t status, const std:
     ep->failure_status = status;
     ep->failure_reason = reason;
     component->failing.push_back(ep);
+    component->note_work();
     debug(1, "%s: %s", ep->module->name().c_str(), reason.c_str());
 }
 
@@ -1319,6 +1326,7 @@ void conn_close(Conn *c)
     remove_from(component->handshaking, c);
     remove_from(component->parked, c);
     component->zombies.push_back(c);
+    component->note_work();
 }
 
 void conn_adopt_parked(Module *m)

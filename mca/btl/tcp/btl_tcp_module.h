@@ -89,6 +89,11 @@ struct Component {
     std::vector<Endpoint *> acking;    // may have written fragments waiting for an ack
     std::vector<Endpoint *> ack_due;   // received frames not acknowledged yet
     std::vector<Endpoint *> write_due; // bulk frames queued, written by the next progress call
+    // Set whenever one of the lists above gets an entry (note_work), cleared by a progress call
+    // that found them all empty: an idle progress call (a job whose peers are all reached by
+    // another BTL) tests this one flag, not every list.
+    bool has_work = false;
+    void note_work() { has_work = true; }
     bool in_progress = false;
     bool progress_registered = false;
     uint64_t next_timer_check = 0;
