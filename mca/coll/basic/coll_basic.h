@@ -42,28 +42,38 @@ class Sched {
     void send(int peer, const void *buf, size_t count, weft_datatype_t *type)
     {
         steps_.push_back({Step::send, peer, buf, nullptr, count, type});
+        ++building_.sends;
+        building_.large = building_.large || count * weft_datatype_size(type) > kOverlapMin;
     }
     void recv(int peer, void *buf, size_t count, weft_datatype_t *type)
     {
         steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
+        ++building_.recvs;
     }
     // dst = src op dst: src holds the contribution of the lower ranks.
     void reduce(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
-        if (count)
+        if (count) {
             steps_.push_back({Step::reduce, -1, src, dst, count, type});
+            building_.local = true;
+        }
     }
     void copy(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
-        if (count && src != dst)
+        if (count && src != dst) {
             steps_.push_back({Step::copy, -1, src, dst, count, type});
+            building_.local = true;
+        }
     }
     // End the current round (an empty round is dropped).
     void next()
     {
-        const size_t begin = round_end_.empty() ? 0 : round_end_.back();
-        if (steps_.size() > begin)
-            round_end_.push_back(steps_.size());
+        const size_t begin = rounds_.empty() ? 0 : rounds_.back().end;
+        if (steps_.size() > begin) {
+            building_.end = steps_.size();
+            rounds_.push_back(building_);
+        }
+        building_ = Round{};
     }
     // A scratch buffer that lives as long as the schedule.
     char *scratch(size_t bytes);
@@ -88,7 +98,19 @@ class Sched {
     weft_op_t *op_ = nullptr;
     int tag_ = 0;
     std::vector<Step> steps_;
-    std::vector<size_t> round_end_; // steps_[round_end_[r-1] .. round_end_[r]) is round r
+    // Round r is steps_[rounds_[r-1].end .. rounds_[r].end), with what it holds (counted while
+    // building, so that running it needs no pass to find out).
+    struct Round {
+        size_t end = 0;
+        uint32_t sends = 0, recvs = 0;
+        bool large = false; // a send of more than kOverlapMin bytes
+        bool local = false; // a copy or a reduce
+    };
+    // Several sends in a round of a blocking schedule are posted at once (not one blocking send
+    // after the other) when one of them is larger than this.
+    static constexpr size_t kOverlapMin = 16384;
+    std::vector<Round> rounds_;
+    Round building_;
     struct Scratch {
         std::unique_ptr<char[]> mem;
         size_t size;

@@ -52,9 +52,6 @@ weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; } // collective
 
 bool progress_registered = false;
 
-// Sends larger than this in a round of several are posted all at once (post_round).
-constexpr size_t kOverlapMin = 16384;
-
 } // namespace
 
 void Sched::reset(weft_comm_t *comm, weft_op_t *op)
@@ -63,7 +60,8 @@ void Sched::reset(weft_comm_t *comm, weft_op_t *op)
     op_ = op;
     tag_ = weft_comm_coll_tag(comm);
     steps_.clear();
-    round_end_.clear();
+    rounds_.clear();
+    building_ = Round{};
     scratch_used_ = 0; // the buffers stay for the next schedule
     pending_.clear();
     round_ = 0;
@@ -89,7 +87,7 @@ weft_status_t Sched::start()
 {
     next();
     round_ = 0;
-    done_ = round_end_.empty();
+    done_ = rounds_.empty();
     if (!done_)
         status_ = post_round();
     if (status_ != WEFT_SUCCESS)
@@ -100,30 +98,25 @@ weft_status_t Sched::start()
 // Post the transfers of round_ (receives first).
 weft_status_t Sched::post_round()
 {
-    const size_t begin = round_ ? round_end_[round_ - 1] : 0, end = round_end_[round_];
+    const Round &rd = rounds_[round_];
+    const size_t begin = round_ ? rounds_[round_ - 1].end : 0, end = rd.end;
     weft_pml_module_t *p = pml();
-    // Blocking sends cost least (no request) and, for eager messages, wait only for room; but
-    // a round of several large sends posts them all at once, so that their receivers pull
-    // them at the same time (a bcast root's children) instead of one after the other.
-    size_t sends = 0, recvs = 0;
-    bool large = false;
-    for (size_t i = begin; i < end; ++i)
-        if (steps_[i].kind == Step::send) {
-            ++sends;
-            large = large || steps_[i].count * weft_datatype_size(steps_[i].type) > kOverlapMin;
-        } else {
-            recvs += steps_[i].kind == Step::recv;
-        }
     // A blocking schedule's round of one receive and nothing to send: the PML's blocking
     // receive, without a request to make, watch and free.
-    if (blocking_ && recvs == 1 && sends == 0)
+    if (blocking_ && rd.recvs == 1 && rd.sends == 0)
         for (size_t i = begin; i < end; ++i)
             if (const Step &st = steps_[i]; st.kind == Step::recv) {
                 weft_msg_status_t ms{};
                 return p->pml_recv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &ms);
             }
-    const bool overlap = sends > 1 && large;
+    // The receives first (a peer's message finds its receive posted), then the sends. Blocking
+    // sends cost least (no request) and, for eager messages, wait only for room; but a round of
+    // several large sends posts them all at once, so that their receivers pull them at the same
+    // time (a bcast root's children) instead of one after the other.
+    const bool overlap = rd.sends > 1 && rd.large;
     for (int pass = 0; pass < 2; ++pass) {
+        if ((pass == 0 && rd.recvs == 0) || (pass == 1 && rd.sends == 0))
+            continue;
         for (size_t i = begin; i < end; ++i) {
             const Step &st = steps_[i];
             weft_request_t *req = nullptr;
@@ -131,8 +124,6 @@ weft_status_t Sched::post_round()
             if (pass == 0 && st.kind == Step::recv)
                 rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
             else if (pass == 1 && st.kind == Step::send && blocking_ && !overlap)
-                // In the caller's thread the send may block: every rank posts its receives
-                // of a round before its sends, and the PML progresses while it waits.
                 rc = p->pml_send(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
                                  comm_);
             else if (pass == 1 && st.kind == Step::send)
@@ -153,8 +144,6 @@ weft_status_t Sched::post_round()
     return WEFT_SUCCESS;
 }
 
-// A failed schedule stops here: what it posted is left to complete in error or to be matched
-// by nobody (the PML reclaims it with the communicator); only completed requests are freed.
 void Sched::cancel_pending()
 {
     for (weft_request_t *r : pending_)
@@ -183,8 +172,8 @@ bool Sched::advance()
             break;
         }
         // Its local steps.
-        const size_t begin = round_ ? round_end_[round_ - 1] : 0, end = round_end_[round_];
-        for (size_t i = begin; i < end; ++i) {
+        const size_t begin = round_ ? rounds_[round_ - 1].end : 0, end = rounds_[round_].end;
+        for (size_t i = begin; rounds_[round_].local && i < end; ++i) {
             const Step &st = steps_[i];
             if (st.kind == Step::copy) {
                 std::memmove(st.dst, st.src, st.count * weft_datatype_size(st.type));
@@ -196,7 +185,7 @@ bool Sched::advance()
                 }
             }
         }
-        if (status_ != WEFT_SUCCESS || ++round_ == round_end_.size()) {
+        if (status_ != WEFT_SUCCESS || ++round_ == rounds_.size()) {
             done_ = true;
             break;
         }
