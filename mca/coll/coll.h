@@ -93,7 +93,10 @@ struct weft_coll_module {
     uint32_t reserved;    /* zero */
 
     /* Begin serving comm: the module may now communicate on it. Blocking: yes (it may set up
-     * state with its peers). Returns WEFT_SUCCESS or an error, after which coll/base falls back
+     * state with its peers), but a module should rather set up at its first call (coll/sm
+     * does): communicators that MPIX_Comm_ishrink makes are enabled from progress, where an
+     * exchange with the other members can wait on a member that is enabling another
+     * communicator first. Returns WEFT_SUCCESS or an error, after which coll/base falls back
      * to the next module for each operation. Thread: mpi. */
     weft_status_t (*coll_module_enable)(weft_coll_module_t *module, weft_comm_t *comm);
 
