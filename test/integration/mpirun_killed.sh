@@ -86,10 +86,10 @@ case_() {
     wait $mp 2>/dev/null
     # The job's files (btl/sm segments, named after mpirun's pid) go too, removed by mpirun's
     # reaper, which then ends (within 3 s).
-    while ls /dev/shm | grep -q "^weft-pmgr-$mp-" || [ -n "$(marked "weft-pmgr-$mp-")" ]; do
+    job_files() { for f in /dev/shm/weft-pmgr-"$mp"-*; do [ -e "$f" ] && echo "$f"; done; }
+    while [ -n "$(job_files)" ] || [ -n "$(marked "weft-pmgr-$mp-")" ]; do
         [ $(($(now_ms) - t0)) -le 3000 ] || fail "$name: 3 s after mpirun was killed:" \
-            "files $(ls /dev/shm | grep "^weft-pmgr-$mp-" | tr '\n' ' ')" \
-            "reaper $(marked "weft-pmgr-$mp-")"
+            "files $(job_files | tr '\n' ' ')" "reaper $(marked "weft-pmgr-$mp-")"
         sleep 0.05
     done
     echo "$name: every rank gone $took ms after mpirun was killed, its files and reaper" \
