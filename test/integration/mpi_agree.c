@@ -11,7 +11,9 @@
  * i % 31 is clear when rank i % size lived to contribute), the error MPI_SUCCESS or
  * MPIX_ERR_PROC_FAILED. At the end the survivors shrink and compare what each saw: every
  * agreement must have given every survivor the same flag and the same error (the survivors come
- * from MPIX_Comm_ishrink, under way beside an MPIX_Comm_iagree whose AND is checked too). Without
+ * from MPIX_Comm_ishrink, under way beside an MPIX_Comm_iagree whose AND is checked too, and
+ * whose error, MPIX_ERR_PROC_FAILED when a rank died inside the last agreement after its part
+ * was in, must be the same everywhere). Without
  * fault tolerance (KILLS 0) the agreements are coll/base's. Rank 0 of the survivors prints "agree:
  * COUNT agreements, K failures, E in error, uniform". A survivor that finds otherwise prints
  * "agree: FAIL
@@ -62,7 +64,9 @@ int main(int argc, char **argv)
         die_inside[v] = (int)(next(&seed) % 2);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int *flags = malloc(sizeof(int) * (size_t)count), *errs = malloc(sizeof(int) * (size_t)count);
+    /* Each agreement's flag and error class, and the final iagree's (index count). */
+    int *flags = malloc(sizeof(int) * (size_t)(count + 1)),
+        *errs = malloc(sizeof(int) * (size_t)(count + 1));
     int in_error = 0;
     for (int i = 0; i < count; ++i) {
         const int mine = rank == i % size ? ~(1 << (i % 31)) : ~0;
@@ -111,12 +115,27 @@ int main(int argc, char **argv)
         printf("agree: FAIL rank %d: ishrink or iagree\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    while (!done)
-        if (MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS ||
-            (done && (alive == MPI_COMM_NULL || last != want))) {
-            printf("agree: FAIL rank %d: ishrink and iagree: flag %#x\n", rank, (unsigned)last);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+    /* The shrink must succeed. The iagree may report a failure no agreement reported yet (a
+     * rank that died inside the last one after its part was in): MPIX_ERR_PROC_FAILED, the
+     * same at every survivor (compared below with the others). */
+    MPI_Status st[2];
+    int trc = MPI_SUCCESS;
+    while (!done && (trc == MPI_SUCCESS || trc == MPI_ERR_IN_STATUS))
+        trc = MPI_Testall(2, req, &done, st);
+    const int shrink_rc = trc == MPI_ERR_IN_STATUS ? st[0].MPI_ERROR : trc;
+    int iagree_class = trc == MPI_ERR_IN_STATUS ? st[1].MPI_ERROR : trc;
+    if (iagree_class != MPI_SUCCESS)
+        MPI_Error_class(iagree_class, &iagree_class);
+    if (!done || shrink_rc != MPI_SUCCESS || alive == MPI_COMM_NULL ||
+        (iagree_class != MPI_SUCCESS && iagree_class != MPIX_ERR_PROC_FAILED) || last != want) {
+        printf("agree: FAIL rank %d: ishrink and iagree: testall %d (shrink %d, iagree class %d), "
+               "shrunk %s, flag %#x (want %#x)\n",
+               rank, trc, shrink_rc, iagree_class, alive == MPI_COMM_NULL ? "no" : "yes",
+               (unsigned)last, (unsigned)want);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    flags[count] = last;
+    errs[count] = iagree_class;
     int n, me;
     MPI_Comm_size(alive, &n);
     MPI_Comm_rank(alive, &me);
@@ -127,19 +146,20 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     /* Everyone's results at everyone, compared with the first survivor's. */
-    int *all = malloc(sizeof(int) * 2 * (size_t)count * (size_t)n),
-        *both = malloc(sizeof(int) * 2 * (size_t)count);
-    memcpy(both, flags, sizeof(int) * (size_t)count);
-    memcpy(both + count, errs, sizeof(int) * (size_t)count);
-    if (MPI_Allgather(both, 2 * count, MPI_INT, all, 2 * count, MPI_INT, alive) != MPI_SUCCESS) {
+    const int k = count + 1; /* results per survivor */
+    int *all = malloc(sizeof(int) * 2 * (size_t)k * (size_t)n),
+        *both = malloc(sizeof(int) * 2 * (size_t)k);
+    memcpy(both, flags, sizeof(int) * (size_t)k);
+    memcpy(both + k, errs, sizeof(int) * (size_t)k);
+    if (MPI_Allgather(both, 2 * k, MPI_INT, all, 2 * k, MPI_INT, alive) != MPI_SUCCESS) {
         printf("agree: FAIL rank %d: allgather\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int r = 1; r < n; ++r)
-        for (int i = 0; i < 2 * count; ++i)
-            if (all[(size_t)r * 2 * (size_t)count + (size_t)i] != all[i]) {
+        for (int i = 0; i < 2 * k; ++i)
+            if (all[(size_t)r * 2 * (size_t)k + (size_t)i] != all[i]) {
                 printf("agree: FAIL rank %d: survivors %d and 0 disagree on agreement %d's %s\n",
-                       rank, r, i % count, i < count ? "flag" : "error");
+                       rank, r, i % k, i < k ? "flag" : "error");
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
     if (me == 0)
