@@ -42,6 +42,20 @@ expect_in "[1,1]<stderr>:err1" "$out" "--tag-output"; ok
 out=$(WEFT_TEST_PASS=from-mpirun run "$MPIRUN" -np 1 -x FOO=bar -x WEFT_TEST_PASS --mca btl_tcp_eager_limit 8k sh -c 'echo "$FOO $WEFT_TEST_PASS $WEFT_MCA_btl_tcp_eager_limit"')
 [ "$out" = "bar from-mpirun 8k" ] || fail "-x/--mca: got '$out'"; ok
 
+# Each rank's place in the job and on its host, under Open MPI's names and Weft's; two "hosts"
+# (the second started through a launch agent that runs the command here).
+printf '#!/bin/sh\nshift\nexec "$@"\n' >"$TEST_TMP/agent.sh"
+chmod +x "$TEST_TMP/agent.sh"
+out=$(run "$MPIRUN" --host localhost:2,127.0.0.2:3 -np 5 --launch-agent "$TEST_TMP/agent.sh" \
+    sh -c 'echo "$OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE $OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE $WEFT_LOCAL_RANK/$WEFT_LOCAL_SIZE $OMPI_COMM_WORLD_NODE_RANK"' |
+    sort | tr '\n' ' ')
+[ "$out" = "0/5 0/2 0/2 0 1/5 1/2 1/2 1 2/5 0/3 0/3 0 3/5 1/3 1/3 1 4/5 2/3 2/3 2 " ] ||
+    fail "rank environment: got '$out'"; ok
+
+# Open MPI's --allow-run-as-root is accepted (container scripts pass it).
+out=$(run "$MPIRUN" --allow-run-as-root -np 1 echo fine) || fail "--allow-run-as-root: $out"
+[ "$out" = "fine" ] || fail "--allow-run-as-root: got '$out'"; ok
+
 # stdin goes to rank 0.
 out=$(echo "to rank 0" | run "$MPIRUN" -np 1 cat)
 [ "$out" = "to rank 0" ] || fail "stdin: got '$out'"; ok
@@ -75,7 +89,13 @@ out=$(run "$MPIRUN" -np 1 --timeout 1 sleep 30 2>&1)
 rc=$?
 [ $rc -eq 124 ] || fail "--timeout: expected 124, got $rc: $out"
 expect_in "ran past --timeout 1 seconds" "$out" "--timeout"
-[ $(( $(date +%s) - start )) -lt 10 ] || fail "--timeout took too long"; ok
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "--timeout took too long"
+# MPIEXEC_TIMEOUT (Open MPI's and MPICH's) when --timeout is not given; checked the same way.
+out=$(MPIEXEC_TIMEOUT=1 run "$MPIRUN" -np 1 sleep 30 2>&1)
+rc=$?
+[ $rc -eq 124 ] || fail "MPIEXEC_TIMEOUT: expected 124, got $rc: $out"
+out=$(MPIEXEC_TIMEOUT=soon run "$MPIRUN" -np 1 true 2>&1) && fail "MPIEXEC_TIMEOUT=soon accepted"
+expect_in "MPIEXEC_TIMEOUT 'soon': expected a number of seconds" "$out" "MPIEXEC_TIMEOUT"; ok
 
 # SIGTERM to mpirun reaches every rank.
 "$MPIRUN" --host localhost:2 -np 2 sh -c 'trap "echo got-term-$MPIRUN_RANK; exit 0" TERM; sleep 30 & wait' >"$TEST_TMP/term.out" 2>&1 &

@@ -289,6 +289,21 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
     std::vector<std::string> env;
     env.push_back("MPIRUN_NPROCS=" + std::to_string(ranks_.size()));
     env.push_back("MPIRUN_RANK=" + std::to_string(r.rank));
+    // Its place among the ranks on its host, under Weft's names and Open MPI's (scripts and
+    // programs written for Open MPI read these, for example to pick a device per rank).
+    int local_rank = 0, local_size = 0;
+    for (const Rank &o : ranks_)
+        if (o.host == r.host) {
+            local_rank += o.rank < r.rank;
+            ++local_size;
+        }
+    for (const char *prefix : {"WEFT_", "OMPI_COMM_WORLD_"}) {
+        env.push_back(std::string(prefix) + "LOCAL_RANK=" + std::to_string(local_rank));
+        env.push_back(std::string(prefix) + "LOCAL_SIZE=" + std::to_string(local_size));
+    }
+    env.push_back("OMPI_COMM_WORLD_RANK=" + std::to_string(r.rank));
+    env.push_back("OMPI_COMM_WORLD_SIZE=" + std::to_string(ranks_.size()));
+    env.push_back("OMPI_COMM_WORLD_NODE_RANK=" + std::to_string(local_rank));
     env.push_back("MPIRUN_ID=" + std::to_string(getpid()));
     env.push_back("MPIRUN_HOST=" + r.host->mpirun_addr);
     env.push_back("MPIRUN_PORT=" + std::to_string(port_));

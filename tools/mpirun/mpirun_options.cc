@@ -33,7 +33,10 @@ const char usage_text[] =
     "  --launch-agent CMD     how to start ranks on other hosts (default: ssh); {host} in\n"
     "                         CMD is replaced by the host name, else the host is appended\n"
     "  --bootstrap-addr ADDR  the address ranks on other hosts use to reach mpirun\n"
-    "  --timeout S            end the job after S seconds\n"
+    "  --timeout S            end the job after S seconds (default: MPIEXEC_TIMEOUT from the\n"
+    "                         environment, if set)\n"
+    "  --allow-run-as-root    accepted, as Open MPI's mpirun takes it (this mpirun runs as\n"
+    "                         root without it)\n"
     "  --with-ft ulfm|none    ulfm: a rank that dies does not end the job; the others are\n"
     "                         told (MPI fault tolerance, mpi-ext.h), and the job succeeds\n"
     "                         when every surviving rank exits 0 (same as --mca mpi_ft_enable\n"
@@ -352,6 +355,8 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 return fail(a + " needs a number of seconds");
             if (!parse_seconds("--timeout", v, max_timeout_s, o.timeout, err))
                 return fail(err);
+        } else if (a == "--allow-run-as-root" || a == "-allow-run-as-root") {
+            // Open MPI refuses root without it; scripts written for Open MPI pass it.
         } else if (a == "--with-ft" || a == "-with-ft") {
             if (!value(v))
                 return fail(a + " needs ulfm or none");
@@ -381,6 +386,13 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
         o.command.emplace_back(argv[i]);
     if (o.command.empty())
         return fail("no program to run");
+    // The time limit Open MPI's and MPICH's mpiexec read from the environment, when --timeout
+    // is not given: checked as --timeout is.
+    if (const char *t = std::getenv("MPIEXEC_TIMEOUT"); t && o.timeout == 0) {
+        std::string err;
+        if (!parse_seconds("MPIEXEC_TIMEOUT", t, max_timeout_s, o.timeout, err))
+            return fail(err);
+    }
     // Every rank must bootstrap through this mpirun: a boot selection without pmgr would
     // start unrelated processes. It reaches the ranks by --mca, -x or mpirun's environment.
     std::string differs;
