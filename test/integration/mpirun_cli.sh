@@ -52,6 +52,16 @@ out=$(run "$MPIRUN" --host localhost:2,127.0.0.2:3 -np 5 --launch-agent "$TEST_T
 [ "$out" = "0/5 0/2 0/2 0 1/5 1/2 1/2 1 2/5 0/3 0/3 0 3/5 1/3 1/3 1 4/5 2/3 2/3 2 " ] ||
     fail "rank environment: got '$out'"; ok
 
+# --wdir (and -wdir, -wd): the ranks run there, and a relative program is found from there; a
+# directory that is not there is an error that names it.
+mkdir -p "$TEST_TMP/work"
+cp "$(command -v true)" "$TEST_TMP/work/mytrue"
+out=$(run "$MPIRUN" --wdir "$TEST_TMP/work" -np 2 pwd | sort -u)
+[ "$out" = "$TEST_TMP/work" ] || fail "--wdir: the ranks ran in '$out'"
+run "$MPIRUN" -wdir "$TEST_TMP/work" -np 1 ./mytrue || fail "-wdir: ./mytrue not found there"
+out=$(run "$MPIRUN" -wd "$TEST_TMP/nowhere" -np 1 true 2>&1) && fail "--wdir to nowhere accepted"
+expect_in "--wdir '$TEST_TMP/nowhere': No such file or directory" "$out" "--wdir to nowhere"; ok
+
 # Open MPI's --allow-run-as-root is accepted (container scripts pass it).
 out=$(run "$MPIRUN" --allow-run-as-root -np 1 echo fine) || fail "--allow-run-as-root: $out"
 [ "$out" = "fine" ] || fail "--allow-run-as-root: got '$out'"; ok

@@ -714,6 +714,13 @@ int Job::run()
 {
     if (!setup_hosts())
         return exit_usage;
+    // The ranks' working directory is mpirun's from here (the host file is read already): local
+    // ranks inherit it, ranks through ssh change to it, and a relative program path is found
+    // from it, as the ranks will find it.
+    if (!opt_.wdir.empty() && chdir(opt_.wdir.c_str()) != 0) {
+        say("--wdir '" + opt_.wdir + "': " + std::strerror(errno));
+        return exit_usage;
+    }
     bool any_local =
         std::any_of(ranks_.begin(), ranks_.end(), [](const Rank &r) { return r.host->local; });
     if (any_local && find_executable(opt_.command[0]).empty()) {

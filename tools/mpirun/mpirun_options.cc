@@ -35,6 +35,8 @@ const char usage_text[] =
     "  --bootstrap-addr ADDR  the address ranks on other hosts use to reach mpirun\n"
     "  --timeout S            end the job after S seconds (default: MPIEXEC_TIMEOUT from the\n"
     "                         environment, if set)\n"
+    "  --wdir DIR             run the ranks in DIR (also -wdir, -wd); a relative program\n"
+    "                         path is found from there\n"
     "  --allow-run-as-root    accepted, as Open MPI's mpirun takes it (this mpirun runs as\n"
     "                         root without it)\n"
     "  --with-ft ulfm|none    ulfm: a rank that dies does not end the job; the others are\n"
@@ -355,6 +357,10 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 return fail(a + " needs a number of seconds");
             if (!parse_seconds("--timeout", v, max_timeout_s, o.timeout, err))
                 return fail(err);
+        } else if (a == "--wdir" || a == "-wdir" || a == "--wd" || a == "-wd") {
+            if (!value(v) || v.empty())
+                return fail(a + " needs a directory");
+            o.wdir = v;
         } else if (a == "--allow-run-as-root" || a == "-allow-run-as-root") {
             // Open MPI refuses root without it; scripts written for Open MPI pass it.
         } else if (a == "--with-ft" || a == "-with-ft") {

@@ -33,6 +33,7 @@ struct Options {
     double bootstrap_timeout = 10;               // seconds a peer may stall the server
     std::string bootstrap_addr;
     std::vector<std::string> command; // program and its arguments
+    std::string wdir;                 // --wdir: the ranks' working directory (empty: mpirun's)
     // Fault tolerance (ULFM): --with-ft ulfm, or mpi_ft_enable true for the ranks (by --mca, -x
     // or mpirun's environment). Then a rank that dies does not end the job: the others are
     // told, and the job succeeds when every surviving rank exits 0.
