@@ -55,7 +55,8 @@ out=$(run "$MPIRUN" --host localhost:2,127.0.0.2:3 -np 5 --launch-agent "$TEST_T
 # --wdir (and -wdir, -wd): the ranks run there, and a relative program is found from there; a
 # directory that is not there is an error that names it.
 mkdir -p "$TEST_TMP/work"
-cp "$(command -v true)" "$TEST_TMP/work/mytrue"
+printf '#!/bin/sh\nexit 0\n' >"$TEST_TMP/work/mytrue"
+chmod +x "$TEST_TMP/work/mytrue"
 out=$(run "$MPIRUN" --wdir "$TEST_TMP/work" -np 2 pwd | sort -u)
 [ "$out" = "$TEST_TMP/work" ] || fail "--wdir: the ranks ran in '$out'"
 run "$MPIRUN" -wdir "$TEST_TMP/work" -np 1 ./mytrue || fail "-wdir: ./mytrue not found there"
