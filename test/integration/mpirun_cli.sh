@@ -50,7 +50,17 @@ out=$(run "$MPIRUN" --host localhost:2,127.0.0.2:3 -np 5 --launch-agent "$TEST_T
     sh -c 'echo "$OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE $OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE $WEFT_LOCAL_RANK/$WEFT_LOCAL_SIZE $OMPI_COMM_WORLD_NODE_RANK"' |
     sort | tr '\n' ' ')
 [ "$out" = "0/5 0/2 0/2 0 1/5 1/2 1/2 1 2/5 0/3 0/3 0 3/5 1/3 1/3 1 4/5 2/3 2/3 2 " ] ||
-    fail "rank environment: got '$out'"; ok
+    fail "rank environment: got '$out'"
+# -N: that many ranks on every host, host after host; more than a host's slots, or an -np that
+# disagrees, is refused with the reason.
+out=$(run "$MPIRUN" -N 2 --host localhost:2,127.0.0.2:4 --launch-agent "$TEST_TMP/agent.sh" \
+    sh -c 'echo "$MPIRUN_RANK $OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE"' | sort | tr '\n' ' ')
+[ "$out" = "0 0/2 1 1/2 2 0/2 3 1/2 " ] || fail "-N 2 on two hosts: got '$out'"
+out=$(run "$MPIRUN" -N 3 --host localhost:2 true 2>&1) && fail "-N 3 on 2 slots accepted"
+expect_in "-N 3 ranks per host were asked for but localhost has 2 slots" "$out" "-N over slots"
+run "$MPIRUN" -N 3 --host localhost:2 --oversubscribe true || fail "-N 3 --oversubscribe refused"
+out=$(run "$MPIRUN" -N 2 -np 3 --host localhost:2 true 2>&1) && fail "-N 2 -np 3 accepted"
+expect_in "-np 3 and -N 2 on 1 host (2 ranks) disagree" "$out" "-N and -np"; ok
 
 # --wdir (and -wdir, -wd): the ranks run there, and a relative program is found from there; a
 # directory that is not there is an error that names it.

@@ -203,7 +203,7 @@ bool Job::setup_hosts()
         hosts_.push_back(h);
     }
     std::string error;
-    if (!map_ranks(hosts_, opt_.np, opt_.oversubscribe, ranks_, error)) {
+    if (!map_ranks(hosts_, opt_.np, opt_.oversubscribe, ranks_, error, opt_.per_host)) {
         say(error);
         return false;
     }

@@ -44,8 +44,36 @@ int local_cores()
 }
 
 bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector<Rank> &ranks,
-               std::string &error)
+               std::string &error, int per_host)
 {
+    if (per_host > 0) {
+        // -N: that many on every host, host after host.
+        const int total = per_host * int(hosts.size());
+        if (np != 0 && np != total) {
+            error = "-np " + std::to_string(np) + " and -N " + std::to_string(per_host) + " on " +
+                    std::to_string(hosts.size()) + " host" + (hosts.size() == 1 ? "" : "s") + " (" +
+                    std::to_string(total) + " ranks) disagree; give one of them";
+            return false;
+        }
+        for (const auto &h : hosts)
+            if (per_host > h.slots && !oversubscribe) {
+                error = "-N " + std::to_string(per_host) + " ranks per host were asked for but " +
+                        h.name + " has " + std::to_string(h.slots) + " slot" +
+                        (h.slots == 1 ? "" : "s") +
+                        ".\nUse --oversubscribe to run more ranks than slots.";
+                return false;
+            }
+        ranks.clear();
+        ranks.resize(size_t(total));
+        int r = 0;
+        for (auto &h : hosts)
+            for (int k = 0; k < per_host; ++k, ++r) {
+                ranks[size_t(r)].rank = r;
+                ranks[size_t(r)].host = &h;
+                ++h.placed;
+            }
+        return true;
+    }
     int slots = 0;
     for (const auto &h : hosts)
         slots += h.slots;

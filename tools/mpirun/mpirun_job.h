@@ -43,8 +43,9 @@ struct Rank {
 
 // Put `np` ranks (0: one per slot) on `hosts` by slot. Returns false with
 // `error` when more ranks than slots are asked for without oversubscription.
+// per_host > 0 (-N): that many ranks on every host instead.
 bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector<Rank> &ranks,
-               std::string &error);
+               std::string &error, int per_host = 0);
 
 // Whether `name` means this machine.
 bool is_local_host(const std::string &name);

@@ -23,6 +23,7 @@ const char usage_text[] =
     "Usage: mpirun [options] program [arguments]\n"
     "\n"
     "  -n, -np N              number of ranks (default: one per slot)\n"
+    "  -N N                   N ranks on every host (--npernode N)\n"
     "  --host H1[:S],H2[:S]   hosts, with S slots each (default: this host, one slot per core)\n"
     "  --hostfile FILE        hosts from FILE, one 'host [slots=N]' per line\n"
     "  --oversubscribe        allow more ranks than slots on a host\n"
@@ -307,6 +308,9 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
         } else if (a == "-n" || a == "-np" || a == "--np" || a == "-c") {
             if (!value(v) || !parse_int(v, o.np) || o.np == 0)
                 return fail(a + " needs a positive number of ranks");
+        } else if (a == "-N" || a == "--npernode" || a == "-npernode") {
+            if (!value(v) || !parse_int(v, o.per_host) || o.per_host < 1)
+                return fail(a + " needs a number of ranks per host, at least 1");
         } else if (a == "--host" || a == "-host" || a == "-H") {
             std::string err;
             if (!value(v))

@@ -18,7 +18,8 @@ struct HostSpec {
 };
 
 struct Options {
-    int np = 0; // 0: one rank per slot
+    int np = 0;       // 0: one rank per slot
+    int per_host = 0; // -N: that many ranks on every host (0: by slots)
     std::vector<HostSpec> hosts;
     std::string hostfile;
     std::vector<std::pair<std::string, std::optional<std::string>>> exports; // -x
