@@ -36,7 +36,13 @@ out=$(run "$MPIRUN" --host localhost:2 -np 2 sh -c 'if [ "$MPIRUN_RANK" = 0 ]; t
 # --tag-output
 out=$(run "$MPIRUN" --host localhost:2 -np 2 --tag-output sh -c 'echo out$MPIRUN_RANK; echo err$MPIRUN_RANK >&2' 2>&1)
 expect_in "[1,0]<stdout>:out0" "$out" "--tag-output"
-expect_in "[1,1]<stderr>:err1" "$out" "--tag-output"; ok
+expect_in "[1,1]<stderr>:err1" "$out" "--tag-output"
+# --timestamp-output: the time first, then the tag (if asked for), then the line.
+out=$(run "$MPIRUN" -np 1 --timestamp-output --tag-output echo stamped)
+echo "$out" | grep -Eq '^\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}\]\[1,0\]<stdout>:stamped$' ||
+    fail "--timestamp-output --tag-output: got '$out'"
+out=$(run "$MPIRUN" -np 1 --timestamp-output echo stamped)
+echo "$out" | grep -Eq '^\[[0-9-]{10}T[0-9:.]{15}\] stamped$' || fail "--timestamp-output: got '$out'"; ok
 
 # -x and --mca reach the ranks.
 out=$(WEFT_TEST_PASS=from-mpirun run "$MPIRUN" -np 1 -x FOO=bar -x WEFT_TEST_PASS --mca btl_tcp_eager_limit 8k sh -c 'echo "$FOO $WEFT_TEST_PASS $WEFT_MCA_btl_tcp_eager_limit"')

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -141,6 +142,7 @@ class Job {
     std::vector<std::string> rank_env(const Rank &r) const;
     bool spawn(Rank &r);
     void forward(Rank &r, Stream &s, bool is_err);
+    void line_prefix(const Rank &r, bool is_err, FILE *to) const;
     void flush_partial(Rank &r, Stream &s, bool is_err);
     void reap();
     void fail(int rank, const std::string &msg, int code);
@@ -450,6 +452,25 @@ bool Job::spawn(Rank &r)
     return true;
 }
 
+// What goes before a line of a rank's output: the time it was passed on (--timestamp-output),
+// then the rank and stream (--tag-output).
+void Job::line_prefix(const Rank &r, bool is_err, FILE *to) const
+{
+    if (opt_.timestamp_output) {
+        timespec ts{};
+        clock_gettime(CLOCK_REALTIME, &ts);
+        tm t{};
+        localtime_r(&ts.tv_sec, &t);
+        char when[64];
+        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &t);
+        std::fprintf(to, "[%s.%06ld]", when, long(ts.tv_nsec / 1000));
+    }
+    if (opt_.tag_output)
+        std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+    else if (opt_.timestamp_output)
+        std::fputc(' ', to);
+}
+
 void Job::forward(Rank &r, Stream &s, bool is_err)
 {
     char buf[65536];
@@ -466,8 +487,8 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
     FILE *to = is_err ? stderr : stdout;
     size_t start = 0, nl;
     while ((nl = s.pending.find('\n', start)) != std::string::npos) {
-        if (opt_.tag_output && !s.mid_line)
-            std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+        if (!s.mid_line)
+            line_prefix(r, is_err, to);
         std::fwrite(s.pending.data() + start, 1, nl + 1 - start, to);
         s.mid_line = false;
         start = nl + 1;
@@ -475,8 +496,8 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
     s.pending.erase(0, start);
     if (s.pending.size() > max_pending_line) {
         // A line without end: pass it on in pieces rather than hold it.
-        if (opt_.tag_output && !s.mid_line)
-            std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+        if (!s.mid_line)
+            line_prefix(r, is_err, to);
         std::fwrite(s.pending.data(), 1, s.pending.size(), to);
         s.pending.clear();
         s.mid_line = true;
@@ -489,8 +510,8 @@ void Job::flush_partial(Rank &r, Stream &s, bool is_err)
     if (s.pending.empty() && !s.mid_line)
         return;
     FILE *to = is_err ? stderr : stdout;
-    if (opt_.tag_output && !s.mid_line)
-        std::fprintf(to, "[1,%d]<%s>:", r.rank, is_err ? "stderr" : "stdout");
+    if (!s.mid_line)
+        line_prefix(r, is_err, to);
     std::fwrite(s.pending.data(), 1, s.pending.size(), to);
     std::fputc('\n', to);
     std::fflush(to);

@@ -31,6 +31,8 @@ const char usage_text[] =
     "  -x NAME[=VALUE]        export NAME (with this VALUE, or mpirun's) to the ranks\n"
     "  --mca NAME VALUE       set an MCA parameter for the ranks (also -mca)\n"
     "  --tag-output           prefix each output line with [job,rank]<stdout|stderr>:\n"
+    "  --timestamp-output     prefix each output line with the time mpirun passed it on\n"
+    "                         ([2026-01-31T12:00:00.000000], local time)\n"
     "  --launch-agent CMD     how to start ranks on other hosts (default: ssh); {host} in\n"
     "                         CMD is replaced by the host name, else the host is appended\n"
     "  --bootstrap-addr ADDR  the address ranks on other hosts use to reach mpirun\n"
@@ -345,6 +347,8 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 o.bind = Bind::none;
             else
                 return fail("--bind-to '" + v + "': expected core or none");
+        } else if (a == "--timestamp-output" || a == "-timestamp-output") {
+            o.timestamp_output = true;
         } else if (a == "--tag-output" || a == "-tag-output") {
             o.tag_output = true;
         } else if (a == "--launch-agent" || a == "-launch-agent") {

@@ -27,6 +27,7 @@ struct Options {
     bool oversubscribe = false;
     Bind bind = Bind::automatic;
     bool tag_output = false;
+    bool timestamp_output = false; // --timestamp-output: each line of output after its time
     std::string launch_agent = "ssh";
     double timeout = 0; // seconds; 0: none
     // The bootstrap server's bounds (docs/mpirun.md, "Bounds and timeouts").
