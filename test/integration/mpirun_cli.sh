@@ -1,7 +1,9 @@
 #!/bin/sh
 # mpirun as a user drives it: non-MPI programs, exit codes and signals passed
-# through, output never lost, --tag-output, -x, --mca, hosts and slots,
-# binding, --timeout, signals to mpirun, and clear errors for bad input: out-of-range
+# through, output never lost, --tag-output, --timestamp-output, -x, --mca, hosts and slots,
+# -N, several programs (MPMD), --wdir, each rank's place in its environment (Weft's and Open
+# MPI's names), --allow-run-as-root, binding, --timeout and MPIEXEC_TIMEOUT, signals to
+# mpirun, and clear errors for bad input: out-of-range
 # numbers, a boot selection that bypasses mpirun, host files that are not small regular
 # files; and the bootstrap listener on loopback for a local job.
 . "${WEFT_TEST_SRCDIR:?}/test/lib.sh"
@@ -78,6 +80,24 @@ out=$(run "$MPIRUN" --wdir "$TEST_TMP/work" -np 2 pwd | sort -u)
 run "$MPIRUN" -wdir "$TEST_TMP/work" -np 1 ./mytrue || fail "-wdir: ./mytrue not found there"
 out=$(run "$MPIRUN" -wd "$TEST_TMP/nowhere" -np 1 true 2>&1) && fail "--wdir to nowhere accepted"
 expect_in "--wdir '$TEST_TMP/nowhere': No such file or directory" "$out" "--wdir to nowhere"; ok
+
+# Several programs in one job (MPMD, ':'): ranks numbered in order, each running its program
+# (OMPI_APPNUM says which), one MPI_COMM_WORLD; each program needs -np, and only -np goes after
+# a ':'.
+out=$(run "$MPIRUN" --oversubscribe -np 1 sh -c 'echo "a$MPIRUN_RANK/$MPIRUN_NPROCS app$OMPI_APPNUM"' : \
+    -np 2 sh -c 'echo "b$MPIRUN_RANK/$MPIRUN_NPROCS app$OMPI_APPNUM"' | sort | tr '\n' ' ')
+[ "$out" = "a0/3 app0 b1/3 app1 b2/3 app1 " ] || fail "MPMD: got '$out'"
+out=$(WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}" run "$MPIRUN" \
+    --oversubscribe -np 1 "$WEFT_TEST_BUILDDIR/examples/ring" : -np 3 \
+    "$WEFT_TEST_BUILDDIR/examples/ring" 2>&1) || fail "MPMD ring: $out"
+expect_in "ring: 4 ranks, 10 laps, token 40 (expected 40)" "$out" "MPMD ring"
+out=$(run "$MPIRUN" -np 1 true : true 2>&1) && fail "MPMD without -np accepted"
+expect_in "'true' after ':' needs -np" "$out" "MPMD without -np"
+out=$(run "$MPIRUN" -np 1 true : --mca a b -np 1 true 2>&1) && fail "--mca after ':' accepted"
+expect_in "'--mca' after ':' : a program there takes only -np" "$out" "--mca after ':'"
+out=$(run "$MPIRUN" -np 1 true : -np 1 no-such-program 2>&1)
+[ $? -eq 127 ] || fail "MPMD with a missing second program: $out"
+expect_in "cannot run 'no-such-program'" "$out" "MPMD missing program"; ok
 
 # Open MPI's --allow-run-as-root is accepted (container scripts pass it).
 out=$(run "$MPIRUN" --allow-run-as-root -np 1 echo fine) || fail "--allow-run-as-root: $out"

@@ -205,9 +205,18 @@ bool Job::setup_hosts()
         hosts_.push_back(h);
     }
     std::string error;
-    if (!map_ranks(hosts_, opt_.np, opt_.oversubscribe, ranks_, error, opt_.per_host)) {
+    int np = opt_.np;
+    for (const auto &app : opt_.more_apps)
+        np += app.np;
+    if (!map_ranks(hosts_, np, opt_.oversubscribe, ranks_, error, opt_.per_host)) {
         say(error);
         return false;
+    }
+    // MPMD: the first np ranks run the first program, the next ones the next.
+    for (int k = 0, first = opt_.np; k < int(opt_.more_apps.size()); ++k) {
+        for (int r = first; r < first + opt_.more_apps[size_t(k)].np; ++r)
+            ranks_[size_t(r)].app = k + 1;
+        first += opt_.more_apps[size_t(k)].np;
     }
     for (auto &h : hosts_) {
         if (h.local) {
@@ -306,6 +315,8 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
     env.push_back("OMPI_COMM_WORLD_RANK=" + std::to_string(r.rank));
     env.push_back("OMPI_COMM_WORLD_SIZE=" + std::to_string(ranks_.size()));
     env.push_back("OMPI_COMM_WORLD_NODE_RANK=" + std::to_string(local_rank));
+    env.push_back("OMPI_APPNUM=" + std::to_string(r.app)); // which program (MPMD, ':')
+    env.push_back("WEFT_APPNUM=" + std::to_string(r.app));
     env.push_back("MPIRUN_ID=" + std::to_string(getpid()));
     env.push_back("MPIRUN_HOST=" + r.host->mpirun_addr);
     env.push_back("MPIRUN_PORT=" + std::to_string(port_));
@@ -357,7 +368,7 @@ bool Job::spawn(Rank &r)
     }
     std::vector<std::string> args;
     if (r.host->local) {
-        args = opt_.command;
+        args = opt_.app_command(r.app);
     } else {
         // Through the launch agent, by a local shell: "{host}" is replaced,
         // or the host is appended (ssh host ...).
@@ -373,7 +384,7 @@ bool Job::spawn(Rank &r)
                 agent_env.push_back(kv); // a command line is visible to everyone (ps)
             else
                 cmd += " " + shell_quote(kv);
-        for (const auto &a : opt_.command)
+        for (const auto &a : opt_.app_command(r.app))
             cmd += " " + shell_quote(a);
         std::string prog = agent.substr(0, agent.find(' '));
         prog = prog.substr(prog.rfind('/') + 1);
@@ -744,13 +755,14 @@ int Job::run()
     }
     bool any_local =
         std::any_of(ranks_.begin(), ranks_.end(), [](const Rank &r) { return r.host->local; });
-    if (any_local && find_executable(opt_.command[0]).empty()) {
-        say("cannot run '" + opt_.command[0] + "': no such executable file (searched " +
-            (opt_.command[0].find('/') != std::string::npos ? std::string("that path")
-                                                            : std::string("PATH")) +
-            ")");
-        return exit_not_found;
-    }
+    for (int k = 0; any_local && k <= int(opt_.more_apps.size()); ++k)
+        if (const std::string &prog = opt_.app_command(k)[0]; find_executable(prog).empty()) {
+            say("cannot run '" + prog + "': no such executable file (searched " +
+                (prog.find('/') != std::string::npos ? std::string("that path")
+                                                     : std::string("PATH")) +
+                ")");
+            return exit_not_found;
+        }
     if (!listen_socket())
         return 1;
     const char *dbg = std::getenv("MPIRUN_DEBUG");

@@ -31,6 +31,7 @@ struct Rank {
     int rank = 0;
     Host *host = nullptr;
     int core = -1; // bound core, or -1
+    int app = 0;   // which program it runs (Options::app_command)
     pid_t pid = -1;
     Stream out, err;
     bool exited = false;

@@ -20,7 +20,8 @@ namespace weft::mpirun {
 namespace {
 
 const char usage_text[] =
-    "Usage: mpirun [options] program [arguments]\n"
+    "Usage: mpirun [options] program [arguments] [: -np N program [arguments]]...\n"
+    "  (several programs, each after ':' with its own -np, make one job: MPMD)\n"
     "\n"
     "  -n, -np N              number of ranks (default: one per slot)\n"
     "  -N N                   N ranks on every host (--npernode N)\n"
@@ -396,10 +397,39 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
             return fail("unknown option '" + a + "'");
         }
     }
-    for (; i < argc; ++i)
+    for (; i < argc && std::strcmp(argv[i], ":") != 0; ++i)
         o.command.emplace_back(argv[i]);
     if (o.command.empty())
         return fail("no program to run");
+    // More programs after ':', each "-np N program [arguments]" (MPMD).
+    while (i < argc) {
+        ++i; // the ':'
+        Options::App app;
+        while (i < argc && argv[i][0] == '-' && std::strcmp(argv[i], ":") != 0) {
+            const std::string a = argv[i];
+            if (a == "-n" || a == "-np" || a == "--np" || a == "-c") {
+                if (i + 1 >= argc || !parse_int(argv[i + 1], app.np) || app.np == 0)
+                    return fail(a + " needs a positive number of ranks");
+                i += 2;
+            } else {
+                return fail("'" + a + "' after ':' : a program there takes only -np; give " +
+                            "the other options before the first program");
+            }
+        }
+        for (; i < argc && std::strcmp(argv[i], ":") != 0; ++i)
+            app.command.emplace_back(argv[i]);
+        if (app.command.empty())
+            return fail("no program after ':'");
+        if (app.np == 0)
+            return fail("'" + app.command[0] + "' after ':' needs -np (each program of an MPMD " +
+                        "job says how many ranks run it)");
+        o.more_apps.push_back(std::move(app));
+    }
+    if (!o.more_apps.empty() && o.np == 0)
+        return fail("'" + o.command[0] + "' needs -np: each program of an MPMD job (':') says " +
+                    "how many ranks run it");
+    if (!o.more_apps.empty() && o.per_host > 0)
+        return fail("-N and several programs (':') do not go together: give each program -np");
     // The time limit Open MPI's and MPICH's mpiexec read from the environment, when --timeout
     // is not given: checked as --timeout is.
     if (const char *t = std::getenv("MPIEXEC_TIMEOUT"); t && o.timeout == 0) {

@@ -35,7 +35,19 @@ struct Options {
     double bootstrap_timeout = 10;               // seconds a peer may stall the server
     std::string bootstrap_addr;
     std::vector<std::string> command; // program and its arguments
-    std::string wdir;                 // --wdir: the ranks' working directory (empty: mpirun's)
+    // More programs, after ':' (MPMD: mpirun -np 2 a : -np 3 b): each with its own -np. The
+    // ranks are numbered in order: command's np first, then each of these.
+    struct App {
+        int np = 0;
+        std::vector<std::string> command;
+    };
+    std::vector<App> more_apps;
+    // The program of the app with index k (0: command).
+    const std::vector<std::string> &app_command(int k) const
+    {
+        return k == 0 ? command : more_apps[size_t(k - 1)].command;
+    }
+    std::string wdir; // --wdir: the ranks' working directory (empty: mpirun's)
     // Fault tolerance (ULFM): --with-ft ulfm, or mpi_ft_enable true for the ranks (by --mca, -x
     // or mpirun's environment). Then a rank that dies does not end the job: the others are
     // told, and the job succeeds when every surviving rank exits 0.
