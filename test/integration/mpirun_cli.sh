@@ -1,7 +1,7 @@
 #!/bin/sh
 # mpirun as a user drives it: non-MPI programs, exit codes and signals passed
 # through, output never lost, --tag-output, --timestamp-output, -x, --mca, hosts and slots,
-# -N, several programs (MPMD), --wdir, each rank's place in its environment (Weft's and Open
+# -N, several programs (MPMD), --wdir, --report-bindings, each rank's place in its environment (Weft's and Open
 # MPI's names), --allow-run-as-root, binding, --timeout and MPIEXEC_TIMEOUT, signals to
 # mpirun, and clear errors for bad input: out-of-range
 # numbers, a boot selection that bypasses mpirun, host files that are not small regular
@@ -128,6 +128,13 @@ if [ "$ncpu" -ge 2 ]; then
     [ "$out" -eq 2 ] || fail "--bind-to core: ranks did not get distinct cores"
     out=$(run "$MPIRUN" -np 1 --bind-to none sh -c 'grep Cpus_allowed_list /proc/self/status' | awk '{print $2}')
     [ "$out" = "$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}')" ] || fail "--bind-to none still bound: $out"
+    # --report-bindings says it, on stderr, and matches what the rank sees.
+    out=$(run "$MPIRUN" --host localhost:2 -np 2 --report-bindings sh -c 'grep Cpus_allowed_list /proc/self/status' 2>&1)
+    for r in 0 1; do
+        expect_in "mpirun: rank $r on host localhost: bound to core $r (processing unit" "$out" "--report-bindings"
+    done
+    out=$(run "$MPIRUN" -np 1 --bind-to none --report-bindings true 2>&1)
+    expect_in "mpirun: rank 0 on host localhost: not bound" "$out" "--report-bindings unbound"
 fi; ok
 
 # --timeout ends a job that runs too long.

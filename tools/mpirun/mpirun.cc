@@ -423,6 +423,19 @@ bool Job::spawn(Rank &r)
         envp.push_back(kv.data());
     envp.push_back(nullptr);
     std::vector<int> pus = r.core >= 0 ? cores_[r.core].pus : std::vector<int>{};
+    if (opt_.report_bindings) {
+        std::string where = "not bound";
+        if (!r.host->local)
+            where = "not bound by mpirun (another host)";
+        else if (!pus.empty()) {
+            where = "bound to core " + std::to_string(r.core) + " (processing unit" +
+                    (pus.size() == 1 ? " " : "s ");
+            for (size_t k = 0; k < pus.size(); ++k)
+                where += (k ? "," : "") + std::to_string(pus[k]);
+            where += ")";
+        }
+        say("rank " + std::to_string(r.rank) + " on host " + r.host->name + ": " + where);
+    }
 
     pid_t pid = fork();
     if (pid < 0) {

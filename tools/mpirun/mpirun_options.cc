@@ -29,6 +29,7 @@ const char usage_text[] =
     "  --hostfile FILE        hosts from FILE, one 'host [slots=N]' per line\n"
     "  --oversubscribe        allow more ranks than slots on a host\n"
     "  --bind-to core|none    bind each rank to a core (default: core unless oversubscribed)\n"
+    "  --report-bindings      say on stderr where each rank is bound\n"
     "  -x NAME[=VALUE]        export NAME (with this VALUE, or mpirun's) to the ranks\n"
     "  --mca NAME VALUE       set an MCA parameter for the ranks (also -mca)\n"
     "  --tag-output           prefix each output line with [job,rank]<stdout|stderr>:\n"
@@ -348,6 +349,8 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
                 o.bind = Bind::none;
             else
                 return fail("--bind-to '" + v + "': expected core or none");
+        } else if (a == "--report-bindings" || a == "-report-bindings") {
+            o.report_bindings = true;
         } else if (a == "--timestamp-output" || a == "-timestamp-output") {
             o.timestamp_output = true;
         } else if (a == "--tag-output" || a == "-tag-output") {

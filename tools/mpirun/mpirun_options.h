@@ -27,6 +27,7 @@ struct Options {
     bool oversubscribe = false;
     Bind bind = Bind::automatic;
     bool tag_output = false;
+    bool report_bindings = false;  // --report-bindings: say where each rank is bound
     bool timestamp_output = false; // --timestamp-output: each line of output after its time
     std::string launch_agent = "ssh";
     double timeout = 0; // seconds; 0: none
