@@ -148,6 +148,7 @@ expect_in "ran past --timeout 1 seconds" "$out" "--timeout"
 out=$(MPIEXEC_TIMEOUT=1 run "$MPIRUN" -np 1 sleep 30 2>&1)
 rc=$?
 [ $rc -eq 124 ] || fail "MPIEXEC_TIMEOUT: expected 124, got $rc: $out"
+expect_in "ran past MPIEXEC_TIMEOUT 1 seconds" "$out" "MPIEXEC_TIMEOUT's message"
 out=$(MPIEXEC_TIMEOUT=soon run "$MPIRUN" -np 1 true 2>&1) && fail "MPIEXEC_TIMEOUT=soon accepted"
 expect_in "MPIEXEC_TIMEOUT 'soon': expected a number of seconds" "$out" "MPIEXEC_TIMEOUT"; ok
 

@@ -854,7 +854,7 @@ int Job::run()
         if (has_deadline && !failing_ && now >= deadline) {
             char secs[32];
             std::snprintf(secs, sizeof secs, "%g", opt_.timeout);
-            fail(-1, std::string("the job ran past --timeout ") + secs + " seconds; ending it",
+            fail(-1, "the job ran past " + opt_.timeout_from + " " + secs + " seconds; ending it",
                  exit_timeout);
         }
         if (kill_at_ && now >= *kill_at_) {

@@ -439,6 +439,7 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
         std::string err;
         if (!parse_seconds("MPIEXEC_TIMEOUT", t, max_timeout_s, o.timeout, err))
             return fail(err);
+        o.timeout_from = "MPIEXEC_TIMEOUT";
     }
     // Every rank must bootstrap through this mpirun: a boot selection without pmgr would
     // start unrelated processes. It reaches the ranks by --mca, -x or mpirun's environment.

@@ -30,7 +30,8 @@ struct Options {
     bool report_bindings = false;  // --report-bindings: say where each rank is bound
     bool timestamp_output = false; // --timestamp-output: each line of output after its time
     std::string launch_agent = "ssh";
-    double timeout = 0; // seconds; 0: none
+    double timeout = 0;                     // seconds; 0: none
+    std::string timeout_from = "--timeout"; // or MPIEXEC_TIMEOUT, for the message
     // The bootstrap server's bounds (docs/mpirun.md, "Bounds and timeouts").
     size_t bootstrap_max_size = size_t(1) << 20; // largest per-rank size of a packet
     double bootstrap_timeout = 10;               // seconds a peer may stall the server
