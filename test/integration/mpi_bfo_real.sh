@@ -2,7 +2,8 @@
 # pml/bfo against real faults, not injected ones: two ranks on two namespace hosts joined by two
 # tcp rails stream random traffic both ways for 8 seconds (mpi_bfo_trials: every byte checked;
 # a time, not a number of rounds, so that a slow or loaded host neither runs past the job's
-# timeout nor ends the traffic before the fault is found), and one second in, rail1 fails: its link is set down (a blackhole: btl/tcp finds out through
+# timeout nor ends the traffic before the fault is found), and one second after the first
+# round, rail1 fails: its link is set down (a blackhole: btl/tcp finds out through
 # btl_tcp_user_timeout, lowered here to 2 s), or its connections are reset (ss -K). The job goes
 # on over rail2 with every message intact; the time from the fault to the rail being mapped out
 # on both sides is measured and printed (docs: mca/pml/bfo/README.md).
@@ -18,7 +19,14 @@ fault() {
     ip -n "$ha" link set rail1 up
     ip -n "$hb" link set rail1 up
     sleep 0.5
+    rm -f "$TEST_TMP/flowing"
     (
+        # One second after the first round is done (not after the launch: a slow start must
+        # not put the fault before the connections it is meant to break).
+        for _ in $(seq 600); do
+            [ -e "$TEST_TMP/flowing" ] && break
+            sleep 0.1
+        done
         sleep 1
         now >"$TEST_TMP/at"
         case $1 in
@@ -42,7 +50,10 @@ fault() {
         -x WEFT_MCA_mca_base_component_path --mca btl self,tcp \
         --mca btl_tcp_if_include rail1,rail2 --mca btl_tcp_user_timeout 2000 --mca pml bfo \
         --mca pml_bfo_verbose "${WEFT_BFO_VERBOSE:-10}" "$@" "$PROG" 5 1000000 "$secs" 2>&1 |
-        while IFS= read -r line; do echo "$(now) $line"; done
+        while IFS= read -r line; do
+            case $line in *"mpi_bfo_trials: traffic flowing"*) : >"$TEST_TMP/flowing" ;; esac
+            echo "$(now) $line"
+        done
     wait
 }
 # The time from the fault to the last side's map-out, in seconds.

@@ -152,6 +152,13 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
         round_start = now;
+        if (rank == 0 && round == 0) {
+            /* Connections over every rail are up: a test that injects a real fault waits for
+             * this line, so a slow start (a sanitizer build, a loaded host) cannot put the
+             * fault before the traffic. */
+            printf("mpi_bfo_trials: traffic flowing\n");
+            fflush(stdout);
+        }
         int my_stop = bad || (seconds > 0 && rank == 0 && MPI_Wtime() - start >= seconds);
         MPI_Allreduce(&my_stop, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
