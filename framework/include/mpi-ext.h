@@ -5,7 +5,7 @@
  * ships it; docs/fault-tolerance.md says what works). Its error classes, MPIX_ERR_PROC_FAILED,
  * MPIX_ERR_PROC_FAILED_PENDING and MPIX_ERR_REVOKED, are defined in mpi.h, so that a program can
  * test for them with #ifdef. Run with mpirun --with-ft ulfm. Every function declared here is
- * checked to link (test/integration/mpi_ext_links).
+ * checked to link (test/integration/mpi_links).
  */
 #ifndef WEFT_MPI_EXT_H
 #define WEFT_MPI_EXT_H

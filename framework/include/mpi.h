@@ -333,6 +333,8 @@ int MPI_Get_processor_name(char *name, int *resultlen);
 int MPI_Get_version(int *version, int *subversion);
 int MPI_Get_library_version(char *version, int *resultlen);
 int MPI_Query_thread(int *provided);
+/* For profiling tools, which define their own (MPI-3.1 section 14.2.4); the library ignores it. */
+int MPI_Pcontrol(const int level, ...);
 int MPI_Is_thread_main(int *flag);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int MPI_Free_mem(void *base);
@@ -580,5 +582,9 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* The profiling interface: every function above, and those of mpi-ext.h, as PMPI_ (or PMPIX_).
+ * The MPI_ names are weak aliases of these, so a tool may define MPI_Send and call PMPI_Send. */
+#include <weft/pmpi.h>
 
 #endif /* WEFT_MPI_H */

@@ -458,242 +458,279 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
 
 extern "C" {
 
-int MPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, "MPI_Barrier"); }
+WEFT_PROFILED(MPI_Barrier)
+int PMPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, "MPI_Barrier"); }
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ibarrier)
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     if (!request) // barrier() tells a blocking call by the NULL request
         return Check(comm, "MPI_Ibarrier", request, true).rc;
     return barrier(comm, request, "MPI_Ibarrier");
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+WEFT_PROFILED(MPI_Bcast)
+int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     return bcast(buf, count, type, root, comm, nullptr, false, "MPI_Bcast");
 }
 
-int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-               MPI_Request *request)
+WEFT_PROFILED(MPI_Ibcast)
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                MPI_Request *request)
 {
     return bcast(buf, count, type, root, comm, request, true, "MPI_Ibcast");
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               int root, MPI_Comm comm)
+WEFT_PROFILED(MPI_Reduce)
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm)
 {
     return reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, false, "MPI_Reduce");
 }
 
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ireduce)
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request)
 {
     return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, true, "MPI_Ireduce");
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                  MPI_Comm comm)
+WEFT_PROFILED(MPI_Allreduce)
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm)
 {
     return allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, false, "MPI_Allreduce");
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iallreduce)
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request)
 {
     return allreduce(sendbuf, recvbuf, count, type, op, comm, request, true, "MPI_Iallreduce");
 }
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+WEFT_PROFILED(MPI_Gather)
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                    root, comm, nullptr, false, false, "MPI_Gather");
 }
 
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Igather)
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
 {
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                    root, comm, request, true, false, "MPI_Igather");
 }
 
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
+WEFT_PROFILED(MPI_Gatherv)
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
 {
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
                    comm, nullptr, false, true, "MPI_Gatherv");
 }
 
-int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Igatherv)
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
 {
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
                    comm, request, true, true, "MPI_Igatherv");
 }
 
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+WEFT_PROFILED(MPI_Scatter)
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     root, comm, nullptr, false, false, "MPI_Scatter");
 }
 
-int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
+WEFT_PROFILED(MPI_Iscatter)
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
 {
     return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     root, comm, request, true, false, "MPI_Iscatter");
 }
 
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm)
+WEFT_PROFILED(MPI_Scatterv)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
 {
     return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
                     comm, nullptr, false, true, "MPI_Scatterv");
 }
 
-int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iscatterv)
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
 {
     return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
                     comm, request, true, true, "MPI_Iscatterv");
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+WEFT_PROFILED(MPI_Allgather)
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                       comm, nullptr, false, false, "MPI_Allgather");
 }
 
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iallgather)
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                       comm, request, true, false, "MPI_Iallgather");
 }
 
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+WEFT_PROFILED(MPI_Allgatherv)
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
                       nullptr, false, true, "MPI_Allgatherv");
 }
 
-int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iallgatherv)
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
 {
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
                       request, true, true, "MPI_Iallgatherv");
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+WEFT_PROFILED(MPI_Alltoall)
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
                     false, "MPI_Alltoall");
 }
 
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ialltoall)
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, true,
                     "MPI_Ialltoall");
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                  MPI_Datatype recvtype, MPI_Comm comm)
+WEFT_PROFILED(MPI_Alltoallv)
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                      comm, nullptr, false, "MPI_Alltoallv");
 }
 
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ialltoallv)
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                      comm, request, true, "MPI_Ialltoallv");
 }
 
-int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+WEFT_PROFILED(MPI_Alltoallw)
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                      recvtypes, comm, nullptr, false, "MPI_Alltoallw");
 }
 
-int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                   MPI_Request *request)
+WEFT_PROFILED(MPI_Ialltoallw)
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
 {
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                      recvtypes, comm, request, true, "MPI_Ialltoallw");
 }
 
-int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                       MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+WEFT_PROFILED(MPI_Reduce_scatter)
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, nullptr, false, false,
                           "MPI_Reduce_scatter");
 }
 
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ireduce_scatter)
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, request, true, false,
                           "MPI_Ireduce_scatter");
 }
 
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm)
+WEFT_PROFILED(MPI_Reduce_scatter_block)
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
+                              MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, nullptr, false,
                           true, "MPI_Reduce_scatter_block");
 }
 
-int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
-                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Ireduce_scatter_block)
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, request, true, true,
                           "MPI_Ireduce_scatter_block");
 }
 
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-             MPI_Comm comm)
+WEFT_PROFILED(MPI_Scan)
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              MPI_Comm comm)
 {
     return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, false, "MPI_Scan");
 }
 
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-              MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iscan)
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
 {
     return scan(sendbuf, recvbuf, count, type, op, comm, request, true, false, "MPI_Iscan");
 }
 
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               MPI_Comm comm)
+WEFT_PROFILED(MPI_Exscan)
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm)
 {
     return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, true, "MPI_Exscan");
 }
 
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                MPI_Comm comm, MPI_Request *request)
+WEFT_PROFILED(MPI_Iexscan)
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
 {
     return scan(sendbuf, recvbuf, count, type, op, comm, request, true, true, "MPI_Iexscan");
 }
 
 // ULFM's agreement, here without fault tolerance (coll/base's, unless a component provides
 // coll_agree): flag becomes the bitwise AND of every rank's flag.
-int MPIX_Comm_agree(MPI_Comm comm, int *flag)
+WEFT_PROFILED(MPIX_Comm_agree)
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
 {
     Check k(comm, "MPIX_Comm_agree", nullptr, false);
     if (!k.array(flag, "flag").ok())
@@ -711,7 +748,8 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
     return rc;
 }
 
-int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
+WEFT_PROFILED(MPIX_Comm_iagree)
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 {
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())

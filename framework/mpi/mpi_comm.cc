@@ -230,7 +230,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Comm_rank(MPI_Comm comm, int *rank)
+WEFT_PROFILED(MPI_Comm_rank)
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_rank"); rc != MPI_SUCCESS)
         return rc;
@@ -240,7 +241,8 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_size(MPI_Comm comm, int *size)
+WEFT_PROFILED(MPI_Comm_size)
+int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_size"); rc != MPI_SUCCESS)
         return rc;
@@ -250,7 +252,8 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+WEFT_PROFILED(MPI_Comm_dup)
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
         return rc;
@@ -267,7 +270,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return comm_activate(c);
 }
 
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+WEFT_PROFILED(MPI_Comm_split)
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
         return rc;
@@ -303,12 +307,13 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return comm_activate(c);
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm)
+WEFT_PROFILED(MPI_Comm_split_type)
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_split_type"); rc != MPI_SUCCESS)
         return rc;
     if (split_type == MPI_UNDEFINED)
-        return MPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+        return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
     if (split_type != MPI_COMM_TYPE_SHARED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type",
                      "only MPI_COMM_TYPE_SHARED is known");
@@ -319,10 +324,11 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Co
             color = r;
             break;
         }
-    return MPI_Comm_split(comm, color, key, newcomm);
+    return PMPI_Comm_split(comm, color, key, newcomm);
 }
 
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+WEFT_PROFILED(MPI_Comm_create)
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
         return rc;
@@ -695,12 +701,14 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
 
 } // namespace
 
-int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+WEFT_PROFILED(MPIX_Comm_ishrink)
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     return ishrink(comm, newcomm, request, "MPIX_Comm_ishrink");
 }
 
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+WEFT_PROFILED(MPIX_Comm_shrink)
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
     const char *fn = "MPIX_Comm_shrink";
     MPI_Request r = nullptr;
@@ -712,7 +720,8 @@ int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+WEFT_PROFILED(MPI_Comm_free)
+int PMPI_Comm_free(MPI_Comm *comm)
 {
     if (int rc = check_state("MPI_Comm_free"); rc != MPI_SUCCESS)
         return rc;
@@ -730,7 +739,8 @@ int MPI_Comm_free(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
+WEFT_PROFILED(MPI_Comm_compare)
+int PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
     if (int rc = bad_comm(a, "MPI_Comm_compare"); rc != MPI_SUCCESS)
         return rc;
@@ -751,7 +761,8 @@ int MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+WEFT_PROFILED(MPI_Comm_group)
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_group"); rc != MPI_SUCCESS)
         return rc;
@@ -760,7 +771,8 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+WEFT_PROFILED(MPI_Comm_test_inter)
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_test_inter"); rc != MPI_SUCCESS)
         return rc;
@@ -770,7 +782,8 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_size(MPI_Comm comm, int *size)
+WEFT_PROFILED(MPI_Comm_remote_size)
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_remote_size"); rc != MPI_SUCCESS)
         return rc;
@@ -782,7 +795,8 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+WEFT_PROFILED(MPI_Comm_remote_group)
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_remote_group"); rc != MPI_SUCCESS)
         return rc;
@@ -798,8 +812,9 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 // The leaders agree over peer_comm (on the user's tag) on a context id no member of either
 // group uses, and hand their group's world ranks to each other; each leader passes the
 // other group and the id on to its group.
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm *newintercomm)
+WEFT_PROFILED(MPI_Intercomm_create)
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     const char *fn = "MPI_Intercomm_create";
     if (int rc = bad_live_comm(local_comm, fn); rc != MPI_SUCCESS)
@@ -923,7 +938,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+WEFT_PROFILED(MPI_Comm_get_attr)
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_get_attr"); rc != MPI_SUCCESS)
         return rc;
@@ -957,7 +973,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm comm, const char *name)
+WEFT_PROFILED(MPI_Comm_set_name)
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_set_name"); rc != MPI_SUCCESS)
         return rc;
@@ -965,7 +982,8 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *name)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+WEFT_PROFILED(MPI_Comm_get_name)
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
     if (int rc = bad_comm(comm, "MPI_Comm_get_name"); rc != MPI_SUCCESS)
         return rc;

@@ -146,7 +146,8 @@ namespace dt = weft::dt;
 
 extern "C" {
 
-int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_contiguous)
+int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_contiguous";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
@@ -158,7 +159,8 @@ int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
                                      MPI_COMBINER_CONTIGUOUS, {count}, {}, {old}));
 }
 
-int MPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_vector)
+int PMPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_vector";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
@@ -174,8 +176,9 @@ int MPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_D
                        {count, blocklen, stride}, {}, newtype);
 }
 
-int MPI_Type_create_hvector(int count, int blocklen, MPI_Aint stride, MPI_Datatype old,
-                            MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_hvector)
+int PMPI_Type_create_hvector(int count, int blocklen, MPI_Aint stride, MPI_Datatype old,
+                             MPI_Datatype *newtype)
 {
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(size_t(std::max(count, 0)));
@@ -185,8 +188,9 @@ int MPI_Type_create_hvector(int count, int blocklen, MPI_Aint stride, MPI_Dataty
                        MPI_COMBINER_HVECTOR, {count, blocklen}, {stride}, newtype);
 }
 
-int MPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_Datatype old,
-                     MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_indexed)
+int PMPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_Datatype old,
+                      MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_indexed";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
@@ -205,8 +209,9 @@ int MPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_D
                        std::move(ints), {}, newtype);
 }
 
-int MPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint displs[],
-                             MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_hindexed)
+int PMPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint displs[],
+                              MPI_Datatype old, MPI_Datatype *newtype)
 {
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
     return blocks_type("MPI_Type_create_hindexed", count, blocklens, disps.data(), old,
@@ -214,8 +219,9 @@ int MPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint di
                        newtype);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklen, const int displs[], MPI_Datatype old,
-                                  MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_indexed_block)
+int PMPI_Type_create_indexed_block(int count, int blocklen, const int displs[], MPI_Datatype old,
+                                   MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_indexed_block";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
@@ -233,8 +239,9 @@ int MPI_Type_create_indexed_block(int count, int blocklen, const int displs[], M
                        cat({count, blocklen}, displs, count), {}, newtype);
 }
 
-int MPI_Type_create_hindexed_block(int count, int blocklen, const MPI_Aint displs[],
-                                   MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_hindexed_block)
+int PMPI_Type_create_hindexed_block(int count, int blocklen, const MPI_Aint displs[],
+                                    MPI_Datatype old, MPI_Datatype *newtype)
 {
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
@@ -242,8 +249,9 @@ int MPI_Type_create_hindexed_block(int count, int blocklen, const MPI_Aint displ
                        MPI_COMBINER_HINDEXED_BLOCK, {count, blocklen}, disps, newtype);
 }
 
-int MPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint displs[],
-                           const MPI_Datatype types[], MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_struct)
+int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint displs[],
+                            const MPI_Datatype types[], MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct";
     if (int rc = check_new(fn, count, MPI_DATATYPE_NULL, newtype); rc != MPI_SUCCESS)
@@ -267,8 +275,10 @@ int MPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint disp
                             std::vector<ptrdiff_t>(displs, displs + count), std::move(kids)));
 }
 
-int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[],
-                             int order, MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_subarray)
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                              const int starts[], int order, MPI_Datatype old,
+                              MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
@@ -301,7 +311,8 @@ int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
                             MPI_COMBINER_SUBARRAY, std::move(ints), {}, {old}));
 }
 
-int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_create_resized)
+int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_resized";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
@@ -312,7 +323,8 @@ int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_
                                      {}, {lb, extent}, {old}));
 }
 
-int MPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
+WEFT_PROFILED(MPI_Type_dup)
+int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_dup";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
@@ -326,7 +338,8 @@ int MPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
     return finish(newtype, t);
 }
 
-int MPI_Type_commit(MPI_Datatype *datatype)
+WEFT_PROFILED(MPI_Type_commit)
+int PMPI_Type_commit(MPI_Datatype *datatype)
 {
     if (int rc = check_state("MPI_Type_commit"); rc != MPI_SUCCESS)
         return rc;
@@ -336,7 +349,8 @@ int MPI_Type_commit(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_free(MPI_Datatype *datatype)
+WEFT_PROFILED(MPI_Type_free)
+int PMPI_Type_free(MPI_Datatype *datatype)
 {
     if (int rc = check_state("MPI_Type_free"); rc != MPI_SUCCESS)
         return rc;
@@ -349,7 +363,8 @@ int MPI_Type_free(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+WEFT_PROFILED(MPI_Type_get_extent)
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     if (int rc = check_state("MPI_Type_get_extent"); rc != MPI_SUCCESS)
         return rc;
@@ -363,7 +378,8 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+WEFT_PROFILED(MPI_Type_get_true_extent)
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     if (int rc = check_state("MPI_Type_get_true_extent"); rc != MPI_SUCCESS)
         return rc;
@@ -377,8 +393,9 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_envelope(MPI_Datatype datatype, int *nints, int *naddrs, int *ntypes,
-                          int *combiner)
+WEFT_PROFILED(MPI_Type_get_envelope)
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *nints, int *naddrs, int *ntypes,
+                           int *combiner)
 {
     if (int rc = check_state("MPI_Type_get_envelope"); rc != MPI_SUCCESS)
         return rc;
@@ -393,8 +410,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *nints, int *naddrs, int *n
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, int max_types,
-                          int ints[], MPI_Aint addrs[], MPI_Datatype types[])
+WEFT_PROFILED(MPI_Type_get_contents)
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, int max_types,
+                           int ints[], MPI_Aint addrs[], MPI_Datatype types[])
 {
     const char *fn = "MPI_Type_get_contents";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
@@ -417,7 +435,8 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, in
     return MPI_SUCCESS;
 }
 
-int MPI_Type_set_name(MPI_Datatype datatype, const char *name)
+WEFT_PROFILED(MPI_Type_set_name)
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 {
     if (int rc = check_state("MPI_Type_set_name"); rc != MPI_SUCCESS)
         return rc;
@@ -430,7 +449,8 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *name)
     return MPI_SUCCESS;
 }
 
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+WEFT_PROFILED(MPI_Pack_size)
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     if (int rc = check_state("MPI_Pack_size"); rc != MPI_SUCCESS)
         return rc;
@@ -489,15 +509,17 @@ int pack_or_unpack(const char *fn, bool packing, const void *packed_in, void *pa
 
 extern "C" {
 
-int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-             int *position, MPI_Comm comm)
+WEFT_PROFILED(MPI_Pack)
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm)
 {
     return pack_or_unpack("MPI_Pack", true, nullptr, outbuf, outsize, position, inbuf, nullptr,
                           incount, datatype, comm);
 }
 
-int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-               MPI_Datatype datatype, MPI_Comm comm)
+WEFT_PROFILED(MPI_Unpack)
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
 {
     return pack_or_unpack("MPI_Unpack", false, inbuf, nullptr, insize, position, nullptr, outbuf,
                           outcount, datatype, comm);

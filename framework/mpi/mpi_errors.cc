@@ -187,7 +187,8 @@ extern "C" {
 
 // Usable before MPI_Init and after MPI_Finalize (as MPI-4 allows), so no
 // state check; an invalid code is reported only while there is a handler.
-int MPI_Error_class(int errorcode, int *errorclass)
+WEFT_PROFILED(MPI_Error_class)
+int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!find_class(errorcode) || !errorclass) {
         if (!weft::mpi::initialized() || weft::mpi::finalized())
@@ -200,7 +201,8 @@ int MPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 
-int MPI_Error_string(int errorcode, char *string, int *resultlen)
+WEFT_PROFILED(MPI_Error_string)
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     const ErrorClass *c = find_class(errorcode);
     if (!c || !string || !resultlen) {
@@ -218,8 +220,9 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                               MPI_Errhandler *errhandler)
+WEFT_PROFILED(MPI_Comm_create_errhandler)
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler)
 {
     if (int rc = weft::mpi::check_state("MPI_Comm_create_errhandler"); rc != MPI_SUCCESS)
         return rc;
@@ -231,7 +234,8 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+WEFT_PROFILED(MPI_Comm_set_errhandler)
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     if (int rc = weft::mpi::check_state("MPI_Comm_set_errhandler"); rc != MPI_SUCCESS)
         return rc;
@@ -246,7 +250,8 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+WEFT_PROFILED(MPI_Comm_get_errhandler)
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (int rc = weft::mpi::check_state("MPI_Comm_get_errhandler"); rc != MPI_SUCCESS)
         return rc;
@@ -261,7 +266,8 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+WEFT_PROFILED(MPI_Errhandler_free)
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (int rc = weft::mpi::check_state("MPI_Errhandler_free"); rc != MPI_SUCCESS)
         return rc;
@@ -275,7 +281,8 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+WEFT_PROFILED(MPI_Comm_call_errhandler)
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     if (int rc = weft::mpi::check_state("MPI_Comm_call_errhandler"); rc != MPI_SUCCESS)
         return rc;

@@ -84,7 +84,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPIX_Comm_revoke(MPI_Comm comm)
+WEFT_PROFILED(MPIX_Comm_revoke)
+int PMPIX_Comm_revoke(MPI_Comm comm)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_revoke"); rc != MPI_SUCCESS)
         return rc;
@@ -93,7 +94,8 @@ int MPIX_Comm_revoke(MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+WEFT_PROFILED(MPIX_Comm_is_revoked)
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_is_revoked"); rc != MPI_SUCCESS)
         return rc;
@@ -104,7 +106,8 @@ int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_failure_ack(MPI_Comm comm)
+WEFT_PROFILED(MPIX_Comm_failure_ack)
+int PMPIX_Comm_failure_ack(MPI_Comm comm)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_failure_ack"); rc != MPI_SUCCESS)
         return rc;
@@ -113,7 +116,8 @@ int MPIX_Comm_failure_ack(MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
+WEFT_PROFILED(MPIX_Comm_failure_get_acked)
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_failure_get_acked"); rc != MPI_SUCCESS)
         return rc;
@@ -123,7 +127,8 @@ int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
+WEFT_PROFILED(MPIX_Comm_get_failed)
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_get_failed"); rc != MPI_SUCCESS)
         return rc;
@@ -134,7 +139,8 @@ int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
+WEFT_PROFILED(MPIX_Comm_ack_failed)
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 {
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_ack_failed"); rc != MPI_SUCCESS)
         return rc;

@@ -146,7 +146,8 @@ int expand_ranges(const char *fn, MPI_Group group, int n, int ranges[][3], std::
 
 extern "C" {
 
-int MPI_Group_size(MPI_Group group, int *size)
+WEFT_PROFILED(MPI_Group_size)
+int PMPI_Group_size(MPI_Group group, int *size)
 {
     if (int rc = check_args("MPI_Group_size", group, size, "size"); rc != MPI_SUCCESS)
         return rc;
@@ -154,7 +155,8 @@ int MPI_Group_size(MPI_Group group, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group group, int *rank)
+WEFT_PROFILED(MPI_Group_rank)
+int PMPI_Group_rank(MPI_Group group, int *rank)
 {
     if (int rc = check_args("MPI_Group_rank", group, rank, "rank"); rc != MPI_SUCCESS)
         return rc;
@@ -162,7 +164,8 @@ int MPI_Group_rank(MPI_Group group, int *rank)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_incl)
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     const char *fn = "MPI_Group_incl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
@@ -177,7 +180,8 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
     return MPI_SUCCESS;
 }
 
-int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_excl)
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     const char *fn = "MPI_Group_excl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
@@ -194,7 +198,8 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
     return MPI_SUCCESS;
 }
 
-int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_range_incl)
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     const char *fn = "MPI_Group_range_incl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
@@ -210,7 +215,8 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
     return MPI_SUCCESS;
 }
 
-int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_range_excl)
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     const char *fn = "MPI_Group_range_excl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
@@ -230,7 +236,8 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 
 // Union: group1's processes in group1's order, then group2's others in
 // group2's order. Intersection and difference keep group1's order (MPI-3.1 6.3.2).
-int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_union)
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     if (int rc = check_pair("MPI_Group_union", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
@@ -244,7 +251,8 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_intersection)
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     if (int rc = check_pair("MPI_Group_intersection", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
@@ -258,7 +266,8 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgro
     return MPI_SUCCESS;
 }
 
-int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+WEFT_PROFILED(MPI_Group_difference)
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     if (int rc = check_pair("MPI_Group_difference", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
@@ -272,8 +281,9 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
     return MPI_SUCCESS;
 }
 
-int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                              int ranks2[])
+WEFT_PROFILED(MPI_Group_translate_ranks)
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                               int ranks2[])
 {
     const char *fn = "MPI_Group_translate_ranks";
     if (int rc = weft::mpi::check_state(fn); rc != MPI_SUCCESS)
@@ -308,7 +318,8 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
     return MPI_SUCCESS;
 }
 
-int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+WEFT_PROFILED(MPI_Group_compare)
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     if (int rc = check_pair("MPI_Group_compare", group1, group2, result, "result");
         rc != MPI_SUCCESS)
@@ -332,7 +343,8 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_free(MPI_Group *group)
+WEFT_PROFILED(MPI_Group_free)
+int PMPI_Group_free(MPI_Group *group)
 {
     if (int rc = weft::mpi::check_state("MPI_Group_free"); rc != MPI_SUCCESS)
         return rc;

@@ -186,9 +186,11 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Init(int *, char ***) { return init(MPI_THREAD_SINGLE); }
+WEFT_PROFILED(MPI_Init)
+int PMPI_Init(int *, char ***) { return init(MPI_THREAD_SINGLE); }
 
-int MPI_Init_thread(int *, char ***, int required, int *provided)
+WEFT_PROFILED(MPI_Init_thread)
+int PMPI_Init_thread(int *, char ***, int required, int *provided)
 {
     int rc = init(required);
     if (provided)
@@ -196,7 +198,8 @@ int MPI_Init_thread(int *, char ***, int required, int *provided)
     return rc;
 }
 
-int MPI_Query_thread(int *provided)
+WEFT_PROFILED(MPI_Query_thread)
+int PMPI_Query_thread(int *provided)
 {
     if (int rc = check_state("MPI_Query_thread"); rc != MPI_SUCCESS)
         return rc;
@@ -204,7 +207,8 @@ int MPI_Query_thread(int *provided)
     return MPI_SUCCESS;
 }
 
-int MPI_Is_thread_main(int *flag)
+WEFT_PROFILED(MPI_Is_thread_main)
+int PMPI_Is_thread_main(int *flag)
 {
     if (int rc = check_state("MPI_Is_thread_main"); rc != MPI_SUCCESS)
         return rc;
@@ -212,19 +216,22 @@ int MPI_Is_thread_main(int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Initialized(int *flag)
+WEFT_PROFILED(MPI_Initialized)
+int PMPI_Initialized(int *flag)
 {
     *flag = initialized();
     return MPI_SUCCESS;
 }
 
-int MPI_Finalized(int *flag)
+WEFT_PROFILED(MPI_Finalized)
+int PMPI_Finalized(int *flag)
 {
     *flag = finalized();
     return MPI_SUCCESS;
 }
 
-int MPI_Finalize(void)
+WEFT_PROFILED(MPI_Finalize)
+int PMPI_Finalize(void)
 {
     if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
         return rc;
@@ -266,26 +273,30 @@ int MPI_Finalize(void)
     return MPI_SUCCESS;
 }
 
-int MPI_Abort(MPI_Comm, int errorcode)
+WEFT_PROFILED(MPI_Abort)
+int PMPI_Abort(MPI_Comm, int errorcode)
 {
     weft::rt::abort(errorcode, "MPI_Abort was called with error code " + std::to_string(errorcode));
 }
 
-double MPI_Wtime(void)
+WEFT_PROFILED(MPI_Wtime)
+double PMPI_Wtime(void)
 {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-double MPI_Wtick(void)
+WEFT_PROFILED(MPI_Wtick)
+double PMPI_Wtick(void)
 {
     timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-int MPI_Get_processor_name(char *name, int *resultlen)
+WEFT_PROFILED(MPI_Get_processor_name)
+int PMPI_Get_processor_name(char *name, int *resultlen)
 {
     char buf[MPI_MAX_PROCESSOR_NAME] = "";
     gethostname(buf, sizeof buf - 1);
@@ -294,14 +305,21 @@ int MPI_Get_processor_name(char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_version(int *version, int *subversion)
+WEFT_PROFILED(MPI_Get_version)
+int PMPI_Get_version(int *version, int *subversion)
 {
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
 
-int MPI_Get_library_version(char *version, int *resultlen)
+// The profiling interface's hook for tools (MPI-3.1 section 14.2.4): the library itself does
+// nothing with it, at any time, even before MPI_Init.
+WEFT_PROFILED(MPI_Pcontrol)
+int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
+
+WEFT_PROFILED(MPI_Get_library_version)
+int PMPI_Get_library_version(char *version, int *resultlen)
 {
     const std::string v = std::string("Weft ") + PACKAGE_VERSION;
     std::strncpy(version, v.c_str(), MPI_MAX_LIBRARY_VERSION_STRING);
@@ -309,7 +327,8 @@ int MPI_Get_library_version(char *version, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
+WEFT_PROFILED(MPI_Alloc_mem)
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
 {
     if (size < 0)
         return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Alloc_mem", "negative size");
@@ -320,7 +339,8 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
     return MPI_SUCCESS;
 }
 
-int MPI_Free_mem(void *base)
+WEFT_PROFILED(MPI_Free_mem)
+int PMPI_Free_mem(void *base)
 {
     std::free(base);
     return MPI_SUCCESS;

@@ -13,6 +13,14 @@
 #include <string>
 #include <vector>
 
+// The profiling interface (MPI-3.1 section 14.2). Each MPI function is defined as PMPI_name and
+// preceded by WEFT_PROFILED(MPI_name), which makes MPI_name a weak alias of it: a tool that
+// defines MPI_Send and calls PMPI_Send links, and its MPI_Send is the one programs call. The
+// library itself calls only PMPI_ names (or its internal functions), so a tool counts only the
+// program's calls.
+#define WEFT_PROFILED(name)                                                                        \
+    extern "C" decltype(P##name) name __attribute__((weak, alias("P" #name)));
+
 namespace weft::mpi {
 
 // ---- library state (mpi_init.cc)

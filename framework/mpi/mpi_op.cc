@@ -32,7 +32,8 @@ WEFT_OP(weft_mpi_op_no_op, op_no_op, "MPI_NO_OP");
 
 #undef WEFT_OP
 
-int MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
+WEFT_PROFILED(MPI_Op_create)
+int PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 {
     if (int rc = check_state("MPI_Op_create"); rc != MPI_SUCCESS)
         return rc;
@@ -45,7 +46,8 @@ int MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
     return MPI_SUCCESS;
 }
 
-int MPI_Op_free(MPI_Op *op)
+WEFT_PROFILED(MPI_Op_free)
+int PMPI_Op_free(MPI_Op *op)
 {
     if (int rc = check_state("MPI_Op_free"); rc != MPI_SUCCESS)
         return rc;
@@ -59,7 +61,8 @@ int MPI_Op_free(MPI_Op *op)
     return MPI_SUCCESS;
 }
 
-int MPI_Op_commutative(MPI_Op op, int *commute)
+WEFT_PROFILED(MPI_Op_commutative)
+int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
     if (int rc = check_state("MPI_Op_commutative"); rc != MPI_SUCCESS)
         return rc;
@@ -71,7 +74,9 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 
-int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+WEFT_PROFILED(MPI_Reduce_local)
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op)
 {
     if (int rc = check_state("MPI_Reduce_local"); rc != MPI_SUCCESS)
         return rc;

@@ -295,66 +295,79 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+WEFT_PROFILED(MPI_Send)
+int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
     return send_mode(buf, count, type, dst, tag, comm, Mode::standard, "MPI_Send");
 }
-int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+WEFT_PROFILED(MPI_Bsend)
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
     return send_mode(buf, count, type, dst, tag, comm, Mode::buffered, "MPI_Bsend");
 }
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+WEFT_PROFILED(MPI_Ssend)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
     return send_mode(buf, count, type, dst, tag, comm, Mode::synchronous, "MPI_Ssend");
 }
-int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
+WEFT_PROFILED(MPI_Rsend)
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
     return send_mode(buf, count, type, dst, tag, comm, Mode::ready, "MPI_Rsend");
 }
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-              MPI_Request *req)
+WEFT_PROFILED(MPI_Isend)
+int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+               MPI_Request *req)
 {
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Isend");
 }
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-               MPI_Request *req)
+WEFT_PROFILED(MPI_Ibsend)
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                MPI_Request *req)
 {
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Ibsend");
 }
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-               MPI_Request *req)
+WEFT_PROFILED(MPI_Issend)
+int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                MPI_Request *req)
 {
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Issend");
 }
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-               MPI_Request *req)
+WEFT_PROFILED(MPI_Irsend)
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                MPI_Request *req)
 {
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Irsend");
 }
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+WEFT_PROFILED(MPI_Send_init)
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                   MPI_Request *req)
 {
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Send_init");
 }
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                   MPI_Request *req)
+WEFT_PROFILED(MPI_Bsend_init)
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                    MPI_Request *req)
 {
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Bsend_init");
 }
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                   MPI_Request *req)
+WEFT_PROFILED(MPI_Ssend_init)
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                    MPI_Request *req)
 {
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous,
                           "MPI_Ssend_init");
 }
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-                   MPI_Request *req)
+WEFT_PROFILED(MPI_Rsend_init)
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
+                    MPI_Request *req)
 {
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Rsend_init");
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-             MPI_Status *status)
+WEFT_PROFILED(MPI_Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Status *status)
 {
     if (int rc = check("MPI_Recv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
@@ -366,8 +379,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm
     return result(rc, comm, "MPI_Recv");
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-              MPI_Request *req)
+WEFT_PROFILED(MPI_Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+               MPI_Request *req)
 {
     if (int rc = check("MPI_Irecv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
@@ -375,8 +389,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
                   "MPI_Irecv");
 }
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-                  MPI_Request *req)
+WEFT_PROFILED(MPI_Recv_init)
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                   MPI_Request *req)
 {
     if (int rc = check("MPI_Recv_init", buf, count, type, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
@@ -385,17 +400,18 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI
                   "MPI_Recv_init");
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
-                 MPI_Status *status)
+WEFT_PROFILED(MPI_Sendrecv)
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                  MPI_Status *status)
 {
     MPI_Request reqs[2];
-    if (int rc = MPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &reqs[0]); rc != MPI_SUCCESS)
+    if (int rc = PMPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &reqs[0]); rc != MPI_SUCCESS)
         return rc;
-    if (int rc = MPI_Isend(sbuf, scount, stype, dst, stag, comm, &reqs[1]); rc != MPI_SUCCESS)
+    if (int rc = PMPI_Isend(sbuf, scount, stype, dst, stag, comm, &reqs[1]); rc != MPI_SUCCESS)
         return rc;
     MPI_Status st[2];
-    int rc = MPI_Waitall(2, reqs, st);
+    int rc = PMPI_Waitall(2, reqs, st);
     if (status)
         *status = st[0];
     return rc == MPI_ERR_IN_STATUS
@@ -403,8 +419,9 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int 
                : rc;
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int stag, int src,
-                         int rtag, MPI_Comm comm, MPI_Status *status)
+WEFT_PROFILED(MPI_Sendrecv_replace)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int stag, int src,
+                          int rtag, MPI_Comm comm, MPI_Status *status)
 {
     if (int rc = check("MPI_Sendrecv_replace", buf, count, type, dst, stag, comm, Dir::send);
         rc != MPI_SUCCESS)
@@ -415,11 +432,12 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int s
         return raise(comm, MPI_ERR_COUNT, "MPI_Sendrecv_replace", "message too large");
     std::vector<char> tmp(bytes);
     weft::dt::pack(layout_of(type), buf, size_t(count), 0, tmp.data(), bytes);
-    return MPI_Sendrecv(tmp.data(), int(bytes), MPI_BYTE, dst, stag, buf, count, type, src, rtag,
-                        comm, status);
+    return PMPI_Sendrecv(tmp.data(), int(bytes), MPI_BYTE, dst, stag, buf, count, type, src, rtag,
+                         comm, status);
 }
 
-int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Iprobe)
+int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     if (int rc = check("MPI_Iprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
@@ -438,7 +456,8 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
     return result(rc, comm, "MPI_Iprobe");
 }
 
-int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
+WEFT_PROFILED(MPI_Probe)
+int PMPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (int rc = check("MPI_Probe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
@@ -451,8 +470,9 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
     return probe_ft(src, tag, comm, nullptr, nullptr, status, true, "MPI_Probe");
 }
 
-int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
-                MPI_Status *status)
+WEFT_PROFILED(MPI_Improbe)
+int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status)
 {
     if (int rc = check("MPI_Improbe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
@@ -472,7 +492,8 @@ int MPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message
     return result(rc, comm, "MPI_Improbe");
 }
 
-int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+WEFT_PROFILED(MPI_Mprobe)
+int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     if (int rc = check("MPI_Mprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
@@ -486,7 +507,8 @@ int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status
     return probe_ft(src, tag, comm, nullptr, message, status, true, "MPI_Mprobe");
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+WEFT_PROFILED(MPI_Mrecv)
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Mrecv"); rc != MPI_SUCCESS)
         return rc;
@@ -505,7 +527,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     return result(rc, comm, "MPI_Mrecv");
 }
 
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
+WEFT_PROFILED(MPI_Imrecv)
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
 {
     if (int rc = check_state("MPI_Imrecv"); rc != MPI_SUCCESS)
         return rc;
@@ -524,7 +547,8 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
     return result(rc, comm, "MPI_Imrecv");
 }
 
-int MPI_Buffer_attach(void *buffer, int size)
+WEFT_PROFILED(MPI_Buffer_attach)
+int PMPI_Buffer_attach(void *buffer, int size)
 {
     if (int rc = check_state("MPI_Buffer_attach"); rc != MPI_SUCCESS)
         return rc;
@@ -537,7 +561,8 @@ int MPI_Buffer_attach(void *buffer, int size)
     return MPI_SUCCESS;
 }
 
-int MPI_Buffer_detach(void *buffer_addr, int *size)
+WEFT_PROFILED(MPI_Buffer_detach)
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     if (int rc = check_state("MPI_Buffer_detach"); rc != MPI_SUCCESS)
         return rc;

@@ -184,7 +184,8 @@ void setup_predefined(int world_rank, int world_size)
 
 using weft::mpi::raise;
 
-extern "C" int MPI_Type_size(MPI_Datatype datatype, int *size)
+WEFT_PROFILED(MPI_Type_size)
+extern "C" int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     if (int rc = weft::mpi::check_state("MPI_Type_size"); rc != MPI_SUCCESS)
         return rc;
@@ -196,7 +197,8 @@ extern "C" int MPI_Type_size(MPI_Datatype datatype, int *size)
     return MPI_SUCCESS;
 }
 
-extern "C" int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+WEFT_PROFILED(MPI_Type_get_name)
+extern "C" int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     if (int rc = weft::mpi::check_state("MPI_Type_get_name"); rc != MPI_SUCCESS)
         return rc;

@@ -79,7 +79,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
+WEFT_PROFILED(MPI_Wait)
+int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Wait"); rc != MPI_SUCCESS)
         return rc;
@@ -94,7 +95,8 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     return finish(req, status, "MPI_Wait");
 }
 
-int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Test)
+int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Test"); rc != MPI_SUCCESS)
         return rc;
@@ -113,7 +115,8 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     return finish(req, status, "MPI_Test");
 }
 
-int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Request_get_status)
+int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Request_get_status"); rc != MPI_SUCCESS)
         return rc;
@@ -130,7 +133,8 @@ int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+WEFT_PROFILED(MPI_Waitall)
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     if (int rc = check_state("MPI_Waitall"); rc != MPI_SUCCESS)
         return rc;
@@ -171,7 +175,8 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
 }
 
-int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+WEFT_PROFILED(MPI_Testall)
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     if (int rc = check_state("MPI_Testall"); rc != MPI_SUCCESS)
         return rc;
@@ -182,10 +187,11 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
             return MPI_SUCCESS;
         }
     *flag = 1;
-    return MPI_Waitall(count, reqs, statuses);
+    return PMPI_Waitall(count, reqs, statuses);
 }
 
-int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+WEFT_PROFILED(MPI_Waitany)
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Waitany"); rc != MPI_SUCCESS)
         return rc;
@@ -210,7 +216,8 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     return finish(&reqs[found], status, "MPI_Waitany");
 }
 
-int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Testany)
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     if (int rc = check_state("MPI_Testany"); rc != MPI_SUCCESS)
         return rc;
@@ -233,8 +240,9 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     return MPI_SUCCESS;
 }
 
-int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                 MPI_Status statuses[])
+WEFT_PROFILED(MPI_Testsome)
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
 {
     if (int rc = check_state("MPI_Testsome"); rc != MPI_SUCCESS)
         return rc;
@@ -271,8 +279,9 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Testsome") : MPI_SUCCESS;
 }
 
-int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                 MPI_Status statuses[])
+WEFT_PROFILED(MPI_Waitsome)
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
 {
     if (int rc = check_state("MPI_Waitsome"); rc != MPI_SUCCESS)
         return rc;
@@ -289,10 +298,11 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                 return true;
         return false;
     });
-    return MPI_Testsome(incount, reqs, outcount, indices, statuses);
+    return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
 }
 
-int MPI_Cancel(MPI_Request *req)
+WEFT_PROFILED(MPI_Cancel)
+int PMPI_Cancel(MPI_Request *req)
 {
     if (int rc = check_state("MPI_Cancel"); rc != MPI_SUCCESS)
         return rc;
@@ -303,13 +313,15 @@ int MPI_Cancel(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+WEFT_PROFILED(MPI_Test_cancelled)
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     *flag = status ? status->_cancelled : 0;
     return MPI_SUCCESS;
 }
 
-int MPI_Request_free(MPI_Request *req)
+WEFT_PROFILED(MPI_Request_free)
+int PMPI_Request_free(MPI_Request *req)
 {
     if (int rc = check_state("MPI_Request_free"); rc != MPI_SUCCESS)
         return rc;
@@ -320,7 +332,8 @@ int MPI_Request_free(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int MPI_Start(MPI_Request *req)
+WEFT_PROFILED(MPI_Start)
+int PMPI_Start(MPI_Request *req)
 {
     if (int rc = check_state("MPI_Start"); rc != MPI_SUCCESS)
         return rc;
@@ -332,15 +345,17 @@ int MPI_Start(MPI_Request *req)
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status((*req)->comm, rc, "MPI_Start");
 }
 
-int MPI_Startall(int count, MPI_Request reqs[])
+WEFT_PROFILED(MPI_Startall)
+int PMPI_Startall(int count, MPI_Request reqs[])
 {
     for (int i = 0; i < count; ++i)
-        if (int rc = MPI_Start(&reqs[i]); rc != MPI_SUCCESS)
+        if (int rc = PMPI_Start(&reqs[i]); rc != MPI_SUCCESS)
             return rc;
     return MPI_SUCCESS;
 }
 
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
+WEFT_PROFILED(MPI_Get_count)
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 {
     if (!live_datatype(type))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
@@ -352,7 +367,8 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count)
+WEFT_PROFILED(MPI_Get_elements)
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count)
 {
     if (!live_datatype(type))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype");
