@@ -7,6 +7,8 @@
 #include <weft/convertor.h>
 #include <weft/op.h>
 
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 // The walker's state lives in the caller's storage.
@@ -30,4 +32,55 @@ extern "C" weft_status_t weft_convertor_init_datatype(weft_convertor_t *converto
         weft::dt::ConvState{dtype->layout.get(), static_cast<char *>(buf), count};
     weft::dt::convertor_init(convertor, walker);
     return WEFT_SUCCESS;
+}
+
+extern "C" size_t weft_datatype_span(const weft_datatype_t *dtype, size_t count, ptrdiff_t *true_lb)
+{
+    if (true_lb)
+        *true_lb = 0;
+    if (!dtype || count == 0)
+        return 0;
+    if (!dtype->layout)
+        return count * dtype->size;
+    const weft::dt::Layout &l = *dtype->layout;
+    // The elements lie extent apart; a negative extent puts the last one lowest.
+    const ptrdiff_t far = ptrdiff_t(count - 1) * l.extent();
+    const ptrdiff_t lo = std::min<ptrdiff_t>(0, far) + l.true_lb;
+    const ptrdiff_t hi = std::max<ptrdiff_t>(0, far) + l.true_ub;
+    if (true_lb)
+        *true_lb = lo;
+    return size_t(hi - lo);
+}
+
+extern "C" size_t weft_datatype_copy(void *dst, size_t dcount, const weft_datatype_t *dtype,
+                                     const void *src, size_t scount, const weft_datatype_t *stype)
+{
+    if (!dst || !src || !dtype || !stype)
+        return 0;
+    const size_t n = std::min(scount * stype->size, dcount * dtype->size);
+    if (n == 0)
+        return 0;
+    if (weft_datatype_is_contiguous(stype, scount) && weft_datatype_is_contiguous(dtype, dcount)) {
+        std::memmove(dst, src, n);
+        return n;
+    }
+    weft_convertor_t in, out;
+    weft_convertor_state_t in_state, out_state;
+    weft_convertor_init_datatype(&in, &in_state, const_cast<void *>(src), scount, stype);
+    weft_convertor_init_datatype(&out, &out_state, dst, dcount, dtype);
+    // One side contiguous: the other one's convertor reads or writes it in place.
+    if (const void *s = weft_convertor_contiguous_data(&in))
+        return weft_convertor_unpack(&out, s, n);
+    if (weft_convertor_contiguous_data(&out))
+        return weft_convertor_pack(&in, static_cast<unsigned char *>(dst), n);
+    unsigned char chunk[4096];
+    size_t done = 0;
+    while (done < n) {
+        const size_t got = weft_convertor_pack(&in, chunk, std::min(sizeof chunk, n - done));
+        if (got == 0)
+            break;
+        weft_convertor_unpack(&out, chunk, got);
+        done += got;
+    }
+    return done;
 }

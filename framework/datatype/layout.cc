@@ -10,18 +10,18 @@ namespace weft::dt {
 namespace {
 
 // Append a run, merged into the last one when they touch and hold elements of one size.
-void append(Layout &l, ptrdiff_t disp, size_t len, uint32_t esize)
+void append(Layout &l, ptrdiff_t disp, size_t len, uint32_t esize, uint8_t ext)
 {
     if (len == 0)
         return;
     if (!l.runs.empty()) {
         Run &last = l.runs.back();
-        if (last.esize == esize && last.disp + ptrdiff_t(last.len) == disp) {
+        if (last.esize == esize && last.ext == ext && last.disp + ptrdiff_t(last.len) == disp) {
             last.len += len;
             return;
         }
     }
-    l.runs.push_back({disp, len, esize});
+    l.runs.push_back({disp, len, esize, ext});
 }
 
 // Sums, true bounds and the contiguity flag from the runs and bounds.
@@ -52,13 +52,13 @@ ptrdiff_t round_up(ptrdiff_t x, ptrdiff_t to) { return to > 1 ? (x + to - 1) / t
 
 } // namespace
 
-Layout basic(size_t size)
+Layout basic(size_t size, size_t align, Ext32 ext)
 {
     Layout l;
-    append(l, 0, size, uint32_t(size));
+    append(l, 0, size, uint32_t(size), ext);
     l.lb = 0;
     l.ub = ptrdiff_t(size);
-    l.align = std::min<size_t>(size ? size : 1, 16);
+    l.align = align ? align : std::min<size_t>(size ? size : 1, 16);
     finish(l);
     return l;
 }
@@ -67,7 +67,7 @@ Layout basic_parts(const std::vector<Run> &parts, ptrdiff_t extent)
 {
     Layout l;
     for (const Run &p : parts) {
-        append(l, p.disp, p.len, p.esize);
+        append(l, p.disp, p.len, p.esize, p.ext);
         l.align = std::max<size_t>(l.align, std::min<size_t>(p.esize, 16));
     }
     l.lb = 0;
@@ -88,7 +88,7 @@ Layout combine(const std::vector<Block> &blocks, size_t align)
         for (size_t i = 0; i < b.count; ++i) {
             const ptrdiff_t at = b.disp + ptrdiff_t(i) * ext;
             for (const Run &r : c.runs)
-                append(l, at + r.disp, r.len, r.esize);
+                append(l, at + r.disp, r.len, r.esize, r.ext);
         }
         // The instances' bounds: the first and the last (extent may be negative).
         const ptrdiff_t first = b.disp, last = b.disp + ptrdiff_t(b.count - 1) * ext;
@@ -115,28 +115,46 @@ Layout resized(const Layout &child, ptrdiff_t lb, ptrdiff_t extent)
 
 size_t alignment(const Layout &l) { return l.align; }
 
-Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &subsizes,
-                const std::vector<size_t> &starts, bool fortran_order, const Layout &child)
+Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<size_t>> &indices,
+            bool fortran_order, const Layout &child)
 {
     const size_t nd = sizes.size();
     // Dimension k from the fastest-varying one.
     auto dim = [&](size_t k) { return fortran_order ? k : nd - 1 - k; };
-    // Innermost: subsizes of the fastest dimension, contiguous, from its start.
-    Layout cur =
-        combine({{ptrdiff_t(starts[dim(0)]) * child.extent(), subsizes[dim(0)], &child}}, 0);
+    // Innermost: the fastest dimension's indices, runs of consecutive ones as one block.
+    std::vector<Block> blocks;
+    const std::vector<size_t> &first = indices[dim(0)];
+    for (size_t i = 0; i < first.size();) {
+        size_t j = i + 1;
+        while (j < first.size() && first[j] == first[j - 1] + 1)
+            ++j;
+        blocks.push_back({ptrdiff_t(first[i]) * child.extent(), j - i, &child});
+        i = j;
+    }
+    Layout cur = combine(blocks, 0);
     ptrdiff_t stride = ptrdiff_t(sizes[dim(0)]) * child.extent(); // bytes per step of dim 1
     for (size_t k = 1; k < nd; ++k) {
-        std::vector<Block> blocks;
+        blocks.clear();
         const Layout inner = cur;
         // The inner layout's bounds cover only its own data: place each copy by displacement,
         // one block per index of this dimension.
-        for (size_t i = 0; i < subsizes[dim(k)]; ++i)
-            blocks.push_back({ptrdiff_t(starts[dim(k)] + i) * stride, 1, &inner});
+        for (size_t i : indices[dim(k)])
+            blocks.push_back({ptrdiff_t(i) * stride, 1, &inner});
         cur = combine(blocks, 0);
         stride *= ptrdiff_t(sizes[dim(k)]);
     }
     // The bounds of the whole array.
     return resized(cur, 0, stride);
+}
+
+Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &subsizes,
+                const std::vector<size_t> &starts, bool fortran_order, const Layout &child)
+{
+    std::vector<std::vector<size_t>> indices(sizes.size());
+    for (size_t d = 0; d < sizes.size(); ++d)
+        for (size_t i = 0; i < subsizes[d]; ++i)
+            indices[d].push_back(starts[d] + i);
+    return grid(sizes, indices, fortran_order, child);
 }
 
 namespace {
@@ -213,6 +231,21 @@ long long elements_in(const Layout &l, size_t bytes)
         rem = 0;
     }
     return n;
+}
+
+size_t bytes_of_elements(const Layout &l, size_t n)
+{
+    if (l.elements == 0)
+        return 0;
+    size_t bytes = n / l.elements * l.size, rem = n % l.elements;
+    for (const Run &r : l.runs) {
+        if (rem == 0)
+            break;
+        const size_t in_run = r.len / r.esize, take = rem < in_run ? rem : in_run;
+        bytes += take * r.esize;
+        rem -= take;
+    }
+    return bytes;
 }
 
 namespace {

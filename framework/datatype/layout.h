@@ -19,10 +19,23 @@
 
 namespace weft::dt {
 
+// How a basic element is written in MPI's portable representation, external32 (big-endian, the
+// standard's sizes): as it is, byte-reversed on a little-endian host, unless it is one of these.
+enum Ext32 : uint8_t {
+    ext_plain = 0,   // esize bytes, reversed as one number
+    ext_complex,     // two halves, each reversed (C and Fortran complex)
+    ext_long,        // C long: 4 bytes in external32, sign-extended back
+    ext_ulong,       // unsigned long: 4 bytes, zero-extended back
+    ext_long_double, // long double: IEEE binary128 (16 bytes)
+    ext_complex_long_double,
+    ext_wchar, // wchar_t: 2 bytes
+};
+
 struct Run {
-    ptrdiff_t disp; // from the start of the instance (the buffer pointer), in bytes
-    size_t len;     // bytes
-    uint32_t esize; // bytes per basic element in this run (len is a multiple of it)
+    ptrdiff_t disp;          // from the start of the instance (the buffer pointer), in bytes
+    size_t len;              // bytes
+    uint32_t esize;          // bytes per basic element in this run (len is a multiple of it)
+    uint8_t ext = ext_plain; // Ext32: how its elements are written in external32
 };
 
 struct Layout {
@@ -41,8 +54,9 @@ struct Layout {
 
 // ---- building. Every builder returns a finished Layout (runs merged, sums computed).
 
-// A basic type: one element of `size` bytes (alignment as its size, up to 16).
-Layout basic(size_t size);
+// A basic type: one element of `size` bytes, aligned as a C struct member of it would be
+// (`align`; 0: as its size, up to 16; a complex type is aligned as its parts are).
+Layout basic(size_t size, size_t align = 0, Ext32 ext = ext_plain);
 // Basic elements with holes, such as MPI_SHORT_INT's {short at 0, int at 4}: runs of one element
 // each, bounds [0, extent).
 Layout basic_parts(const std::vector<Run> &parts, ptrdiff_t extent);
@@ -67,6 +81,11 @@ size_t alignment(const Layout &l);
 // with the bounds of the whole array.
 Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &subsizes,
                 const std::vector<size_t> &starts, bool fortran_order, const Layout &child);
+// The general form of both subarray and MPI_Type_create_darray: of an array of sizes[] elements
+// of child, those whose index in dimension d is one of indices[d] (ascending), in array order,
+// with the bounds of the whole array.
+Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<size_t>> &indices,
+            bool fortran_order, const Layout &child);
 
 // ---- moving data
 
@@ -89,6 +108,17 @@ void convertor_init(weft_convertor_t *c, ConvState *state);
 // Basic elements in the first `bytes` packed bytes of (count instances of) the layout; -1 if
 // `bytes` ends inside a basic element.
 long long elements_in(const Layout &l, size_t bytes);
+// The packed bytes that the first n basic elements of (instances of) the layout take (the
+// inverse of elements_in).
+size_t bytes_of_elements(const Layout &l, size_t n);
+
+// ---- external32 (external32.cc)
+// The bytes one instance takes in external32.
+size_t external32_size(const Layout &l);
+// Convert count instances' packed bytes (pack()'s order) to external32 and back. False when the
+// host's long double has no conversion to binary128 here.
+bool to_external32(const Layout &l, size_t count, const unsigned char *packed, unsigned char *out);
+bool from_external32(const Layout &l, size_t count, const unsigned char *in, unsigned char *packed);
 
 } // namespace weft::dt
 

@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace weft::mpi {
 
@@ -225,7 +226,26 @@ weft_status_t op_reduce(weft_op *op, const void *in, void *inout, size_t count, 
     if (count == 0)
         return WEFT_SUCCESS;
     if (op->builtin >= 0) {
-        kernel(op->builtin, type->elem)(in, inout, count);
+        // A predefined op works on the basic elements: a derived type's are those of its base
+        // (a predefined type), n of them in count elements.
+        const weft_datatype *base = type->predefined || !type->base ? type : type->base;
+        if (base->size == 0)
+            return WEFT_SUCCESS;
+        const size_t n = count * (type->size / base->size);
+        const auto fn = kernel(op->builtin, type->elem);
+        if (base == type || (type->dense && base->dense)) {
+            fn(in, inout, n); // an array of the base type's elements as they lie in memory
+            return WEFT_SUCCESS;
+        }
+        // Elsewhere (a strided type, pairs with padding inside a derived type): gather both
+        // operands into arrays of base elements, reduce, and put the result back.
+        const ptrdiff_t ext = weft_datatype_extent(base);
+        std::vector<char> a(n * size_t(ext)), b(n * size_t(ext));
+        auto *bt = const_cast<weft_datatype *>(base);
+        weft_datatype_copy(a.data(), n, bt, in, count, type);
+        weft_datatype_copy(b.data(), n, bt, inout, count, type);
+        fn(a.data(), b.data(), n);
+        weft_datatype_copy(inout, count, type, b.data(), n, bt);
         return WEFT_SUCCESS;
     }
     // The user function's count is an int: call it in pieces.
@@ -235,8 +255,9 @@ weft_status_t op_reduce(weft_op *op, const void *in, void *inout, size_t count, 
         int len = count > size_t(INT_MAX) ? INT_MAX : int(count);
         weft_datatype *t = type;
         op->user(const_cast<char *>(a), b, &len, &t);
-        a += size_t(len) * type->size;
-        b += size_t(len) * type->size;
+        // Elements lie extent apart (the size for a contiguous type).
+        a += ptrdiff_t(len) * weft_datatype_extent(type);
+        b += ptrdiff_t(len) * weft_datatype_extent(type);
         count -= size_t(len);
     }
     return WEFT_SUCCESS;

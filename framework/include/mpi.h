@@ -46,6 +46,18 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2.0 name */
 
+/* Attribute callbacks (MPI-3.1 6.7), and the MPI-1 names of the communicator ones. */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void *attribute_val, void *extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+
 /* ------------------------------------------------------------------ error classes */
 #define MPI_SUCCESS                   0
 #define MPI_ERR_BUFFER                1
@@ -139,6 +151,17 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2.0 name
 #define MPI_UNIVERSE_SIZE   6
 
 #define MPI_COMM_TYPE_SHARED 0
+
+/* Process topologies (MPI_Topo_test), and the weight arrays of distributed graphs that mean "no
+ * weights" and "no edges, but weighted": the library's own objects, which no array of the
+ * program can be (real objects, so that compilers see a valid array where one is expected). */
+#define MPI_GRAPH         1
+#define MPI_CART          2
+#define MPI_DIST_GRAPH    3
+extern int weft_mpi_unweighted[1];
+extern int weft_mpi_weights_empty[1];
+#define MPI_UNWEIGHTED    ((int *)weft_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY ((int *)weft_mpi_weights_empty)
 #define MPI_COMBINER_NAMED          0
 #define MPI_COMBINER_DUP            1
 #define MPI_COMBINER_CONTIGUOUS     2
@@ -151,9 +174,24 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2.0 name
 #define MPI_COMBINER_STRUCT         9
 #define MPI_COMBINER_SUBARRAY       10
 #define MPI_COMBINER_RESIZED        11
+#define MPI_COMBINER_DARRAY         12
+#define MPI_COMBINER_F90_REAL       13
+#define MPI_COMBINER_F90_COMPLEX    14
+#define MPI_COMBINER_F90_INTEGER    15
+
+/* MPI_Type_match_size's classes. */
+#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 #define MPI_ORDER_C       0
 #define MPI_ORDER_FORTRAN 1
+
+/* MPI_Type_create_darray's distributions. */
+#define MPI_DISTRIBUTE_BLOCK     0
+#define MPI_DISTRIBUTE_CYCLIC    1
+#define MPI_DISTRIBUTE_NONE      2
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 #define MPI_MAX_PROCESSOR_NAME         256
 #define MPI_MAX_ERROR_STRING           256
@@ -175,6 +213,7 @@ extern struct weft_group weft_mpi_group_empty;
 extern struct weft_errhandler weft_mpi_errors_are_fatal;
 extern struct weft_errhandler weft_mpi_errors_return;
 extern struct weft_message weft_mpi_message_no_proc;
+extern struct weft_info weft_mpi_info_env;
 
 #define MPI_COMM_WORLD       (&weft_mpi_comm_world)
 #define MPI_COMM_SELF        (&weft_mpi_comm_self)
@@ -190,6 +229,26 @@ extern struct weft_message weft_mpi_message_no_proc;
 #define MPI_DATATYPE_NULL    ((MPI_Datatype)0)
 #define MPI_OP_NULL          ((MPI_Op)0)
 #define MPI_INFO_NULL        ((MPI_Info)0)
+#define MPI_INFO_ENV         (&weft_mpi_info_env)
+
+/* The predefined attribute callbacks: functions of the library (not MPI functions, so without
+ * PMPI_ names), under their MPI names. */
+MPI_Comm_copy_attr_function weft_mpi_comm_null_copy_fn;
+MPI_Comm_copy_attr_function weft_mpi_comm_dup_fn;
+MPI_Comm_delete_attr_function weft_mpi_comm_null_delete_fn;
+MPI_Type_copy_attr_function weft_mpi_type_null_copy_fn;
+MPI_Type_copy_attr_function weft_mpi_type_dup_fn;
+MPI_Type_delete_attr_function weft_mpi_type_null_delete_fn;
+
+#define MPI_COMM_NULL_COPY_FN   weft_mpi_comm_null_copy_fn
+#define MPI_COMM_DUP_FN         weft_mpi_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN weft_mpi_comm_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN   weft_mpi_type_null_copy_fn
+#define MPI_TYPE_DUP_FN         weft_mpi_type_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN weft_mpi_type_null_delete_fn
+#define MPI_NULL_COPY_FN        weft_mpi_comm_null_copy_fn
+#define MPI_DUP_FN              weft_mpi_comm_dup_fn
+#define MPI_NULL_DELETE_FN      weft_mpi_comm_null_delete_fn
 
 /* ------------------------------------------------------------------ predefined datatypes */
 extern struct weft_datatype weft_mpi_char;
@@ -367,6 +426,42 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+/* ------------------------------------------------------------------ attributes */
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+/* The MPI-1 names (deprecated since MPI-2.0). */
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                      void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+/* ------------------------------------------------------------------ info objects */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
 
 /* ------------------------------------------------------------------ groups */
 int MPI_Group_size(MPI_Group group, int *size);
@@ -405,11 +500,26 @@ int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
                              MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
+                           const int dargs[], const int psizes[], int order,
+                           MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+/* A predefined type of the class and size (MPI_TYPECLASS_INTEGER 4: MPI_INTEGER, and so on). */
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+/* The predefined types of Fortran 90's SELECTED_*_KIND(p, r): never freed. */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
@@ -421,6 +531,13 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+/* MPI's portable representation: datarep "external32" (big-endian, the standard's sizes). */
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint *size);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
 /* ------------------------------------------------------------------ point-to-point */
@@ -488,6 +605,11 @@ int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+/* For generalized requests and layered libraries: what a status reports. */
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 
 /* ------------------------------------------------------------------ reduction operations */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
@@ -578,6 +700,69 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
               MPI_Comm comm, MPI_Request *request);
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request);
+
+/* ------------------------------------------------------------------ process topologies */
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* Neighbourhood collectives (MPI-3.1 7.6). */
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm);
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request);
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                            void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 
 #ifdef __cplusplus
 } /* extern "C" */

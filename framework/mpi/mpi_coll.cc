@@ -1,6 +1,7 @@
 // Collectives: the MPI collective calls with their argument checks, each calling the function
 // coll/base chose for the communicator (coll.h: weft_coll_comm_enable, weft_coll_call).
 #include "mpi_internal.h"
+#include "mpi_topo.h"
 
 #include <coll/coll.h>
 #include <mpi-ext.h>
@@ -763,6 +764,238 @@ int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
     if (acked)
         group_release(acked);
     return rc;
+}
+
+} // extern "C"
+
+// ---- Neighbourhood collectives (MPI-3.1 7.6): the communicator's topology gives each rank its
+// in- and out-neighbours, which the coll operation receives along with the buffers.
+namespace {
+
+#define WEFT_NEIGHBOR_PAIR(name)                                                                   \
+    &weft_coll_module_t::coll_neighbor_##name, WEFT_COLL_SLOT(coll_neighbor_##name),               \
+        &weft_coll_module_t::coll_ineighbor_##name, WEFT_COLL_SLOT(coll_ineighbor_##name)
+
+// The checks of every neighbourhood collective beyond Check's: a topology (whose neighbours
+// fill nb) and no MPI_IN_PLACE (MPI-3.1 has none for them).
+Check &neighbors(Check &k, const void *sendbuf, Neighbors &nb)
+{
+    if (!k.ok())
+        return k;
+    if (!k.comm->topo)
+        k.rc = raise(k.comm, MPI_ERR_TOPOLOGY, k.fn, "the communicator has no process topology");
+    else if (sendbuf == MPI_IN_PLACE)
+        k.rc = raise(k.comm, MPI_ERR_BUFFER, k.fn,
+                     "MPI_IN_PLACE is not allowed in a neighbourhood collective");
+    else
+        nb = topo_neighbors(*k.comm->topo, k.comm->rank);
+    return k;
+}
+
+// Counts and displacements, one per neighbour; and the w-forms' datatypes.
+Check &per_neighbor(Check &k, const int *counts, const void *displs, size_t n, const char *side)
+{
+    const std::string s(side);
+    if (k.ok() && n > 0 && (!counts || !displs))
+        k.rc = raise(k.comm, MPI_ERR_ARG, k.fn, s + (counts ? "displs" : "counts") + " is NULL");
+    for (size_t i = 0; k.ok() && i < n; ++i)
+        if (counts[i] < 0)
+            k.rc = raise(k.comm, MPI_ERR_COUNT, k.fn,
+                         s + "counts[" + std::to_string(i) + "] is negative");
+    return k;
+}
+Check &per_neighbor_types(Check &k, const MPI_Datatype *types, size_t n, const char *side)
+{
+    if (k.ok() && n > 0 && !types)
+        k.rc = raise(k.comm, MPI_ERR_ARG, k.fn, std::string(side) + "types is NULL");
+    for (size_t i = 0; k.ok() && i < n; ++i)
+        k.type(types[i]);
+    return k;
+}
+
+int degree(const std::vector<int> &v) { return int(v.size()); }
+
+int neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int *recvcounts, const int *displs, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req, bool nb_call,
+                        bool vector, const char *fn)
+{
+    Check k(comm, fn, req, nb_call);
+    Neighbors nb;
+    if (!neighbors(k, sendbuf, nb).count(sendcount).type(sendtype).type(recvtype).ok())
+        return k.rc;
+    if (vector ? !per_neighbor(k, recvcounts, displs, nb.in.size(), "recv").ok()
+               : !k.count(recvcount).ok())
+        return k.rc;
+    if (!vector)
+        return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(allgather), sendbuf, size_t(sendcount),
+                    sendtype, recvbuf, size_t(recvcount), recvtype, degree(nb.in),
+                    static_cast<const int *>(nb.in.data()), degree(nb.out),
+                    static_cast<const int *>(nb.out.data()), comm);
+    const std::vector<size_t> rc = sizes(recvcounts, degree(nb.in));
+    const std::vector<ptrdiff_t> rd = offsets(displs, degree(nb.in));
+    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(allgatherv), sendbuf, size_t(sendcount), sendtype,
+                recvbuf, rc.data(), rd.data(), recvtype, degree(nb.in),
+                static_cast<const int *>(nb.in.data()), degree(nb.out),
+                static_cast<const int *>(nb.out.data()), comm);
+}
+
+int neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req,
+                      bool nb_call, const char *fn)
+{
+    Check k(comm, fn, req, nb_call);
+    Neighbors nb;
+    if (!neighbors(k, sendbuf, nb)
+             .count(sendcount)
+             .type(sendtype)
+             .count(recvcount)
+             .type(recvtype)
+             .ok())
+        return k.rc;
+    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoall), sendbuf, size_t(sendcount), sendtype,
+                recvbuf, size_t(recvcount), recvtype, degree(nb.in),
+                static_cast<const int *>(nb.in.data()), degree(nb.out),
+                static_cast<const int *>(nb.out.data()), comm);
+}
+
+int neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                       MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                       const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req,
+                       bool nb_call, const char *fn)
+{
+    Check k(comm, fn, req, nb_call);
+    Neighbors nb;
+    if (!neighbors(k, sendbuf, nb).type(sendtype).type(recvtype).ok() ||
+        !per_neighbor(k, sendcounts, sdispls, nb.out.size(), "send").ok() ||
+        !per_neighbor(k, recvcounts, rdispls, nb.in.size(), "recv").ok())
+        return k.rc;
+    const std::vector<size_t> sc = sizes(sendcounts, degree(nb.out)),
+                              rc = sizes(recvcounts, degree(nb.in));
+    const std::vector<ptrdiff_t> sd = offsets(sdispls, degree(nb.out)),
+                                 rd = offsets(rdispls, degree(nb.in));
+    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoallv), sendbuf, sc.data(), sd.data(),
+                sendtype, recvbuf, rc.data(), rd.data(), recvtype, degree(nb.in),
+                static_cast<const int *>(nb.in.data()), degree(nb.out),
+                static_cast<const int *>(nb.out.data()), comm);
+}
+
+int neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
+                       const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                       const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                       MPI_Request *req, bool nb_call, const char *fn)
+{
+    Check k(comm, fn, req, nb_call);
+    Neighbors nb;
+    if (!neighbors(k, sendbuf, nb).ok() ||
+        !per_neighbor(k, sendcounts, sdispls, nb.out.size(), "send").ok() ||
+        !per_neighbor_types(k, sendtypes, nb.out.size(), "send").ok() ||
+        !per_neighbor(k, recvcounts, rdispls, nb.in.size(), "recv").ok() ||
+        !per_neighbor_types(k, recvtypes, nb.in.size(), "recv").ok())
+        return k.rc;
+    const std::vector<size_t> sc = sizes(sendcounts, degree(nb.out)),
+                              rc = sizes(recvcounts, degree(nb.in));
+    const std::vector<ptrdiff_t> sd(sdispls, sdispls + nb.out.size()),
+        rd(rdispls, rdispls + nb.in.size());
+    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoallw), sendbuf, sc.data(), sd.data(),
+                static_cast<weft_datatype_t *const *>(sendtypes), recvbuf, rc.data(), rd.data(),
+                static_cast<weft_datatype_t *const *>(recvtypes), degree(nb.in),
+                static_cast<const int *>(nb.in.data()), degree(nb.out),
+                static_cast<const int *>(nb.out.data()), comm);
+}
+
+} // namespace
+
+extern "C" {
+
+WEFT_PROFILED(MPI_Neighbor_allgather)
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                               recvtype, comm, nullptr, false, false, "MPI_Neighbor_allgather");
+}
+
+WEFT_PROFILED(MPI_Ineighbor_allgather)
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                               recvtype, comm, request, true, false, "MPI_Ineighbor_allgather");
+}
+
+WEFT_PROFILED(MPI_Neighbor_allgatherv)
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                               recvtype, comm, nullptr, false, true, "MPI_Neighbor_allgatherv");
+}
+
+WEFT_PROFILED(MPI_Ineighbor_allgatherv)
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                               recvtype, comm, request, true, true, "MPI_Ineighbor_allgatherv");
+}
+
+WEFT_PROFILED(MPI_Neighbor_alltoall)
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             nullptr, false, "MPI_Neighbor_alltoall");
+}
+
+WEFT_PROFILED(MPI_Ineighbor_alltoall)
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             request, true, "MPI_Ineighbor_alltoall");
+}
+
+WEFT_PROFILED(MPI_Neighbor_alltoallv)
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, nullptr, false, "MPI_Neighbor_alltoallv");
+}
+
+WEFT_PROFILED(MPI_Ineighbor_alltoallv)
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, request, true, "MPI_Ineighbor_alltoallv");
+}
+
+WEFT_PROFILED(MPI_Neighbor_alltoallw)
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, nullptr, false, "MPI_Neighbor_alltoallw");
+}
+
+WEFT_PROFILED(MPI_Ineighbor_alltoallw)
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, request, true, "MPI_Ineighbor_alltoallw");
 }
 
 } // extern "C"

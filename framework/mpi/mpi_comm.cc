@@ -265,9 +265,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return raise_status(comm, rc, "MPI_Comm_dup");
     group_retain(comm->group);
     weft_comm *c = make_comm(cid, comm->group, comm->errhandler);
-    c->attrs = comm->attrs;
+    c->topo = comm->topo; // MPI-3.1 6.4.2: the copy keeps the topology
+    c->hints = comm->hints;
     *newcomm = c;
-    return comm_activate(c);
+    if (int rc = comm_activate(c); rc != MPI_SUCCESS)
+        return rc;
+    return comm_dup_attrs(comm, newcomm, "MPI_Comm_dup"); // through their copy callbacks
 }
 
 WEFT_PROFILED(MPI_Comm_split)
@@ -731,6 +734,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free",
                      "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    if (int rc = comm_delete_attrs(c); rc != MPI_SUCCESS)
+        return raise(c, rc, "MPI_Comm_free", "an attribute's delete callback failed");
     // The handle goes now; the communicator itself when its pending non-blocking collectives
     // (which hold references) have completed (MPI-3.1 6.4.3).
     c->freed = true;
@@ -957,17 +962,11 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
         ft_val = weft_runtime_ft_enabled();
         v = &ft_val;
         break;
-    default: {
-        auto it = comm->attrs.find(keyval);
-        if (it == comm->attrs.end()) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-        *static_cast<void **>(value) = it->second;
-        *flag = 1;
-        return MPI_SUCCESS;
+    default: return comm_get_user_attr(comm, keyval, value, flag, "MPI_Comm_get_attr");
     }
-    }
+    if (!value || !flag)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_attr",
+                     value ? "flag is NULL" : "attribute_val is NULL");
     *static_cast<int **>(value) = v;
     *flag = 1;
     return MPI_SUCCESS;

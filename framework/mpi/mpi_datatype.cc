@@ -25,7 +25,7 @@ const dt::Layout &predefined_layout(const weft_datatype *t)
     std::lock_guard g(lock);
     auto it = made.find(t);
     if (it == made.end())
-        it = made.emplace(t, dt::basic(t->size)).first;
+        it = made.emplace(t, dt::basic(t->size, t->align, dt::Ext32(t->ext32))).first;
     return it->second;
 }
 
@@ -50,6 +50,7 @@ weft_datatype *make_type(dt::Layout layout, int combiner, std::vector<int> ints,
                                          [&](auto *x) { return x->elem == types[0]->elem; }))) {
         t->elem = types[0]->elem;
         t->type_class = types[0]->type_class;
+        t->base = types[0]->predefined ? types[0] : types[0]->base;
     }
     t->dense = layout.size == 0 ||
                (layout.contiguous && layout.runs[0].disp == 0 && layout.lb == 0 &&
@@ -133,9 +134,6 @@ std::string datatype_problem(MPI_Datatype t)
         return "invalid datatype (freed?)";
     if (!t->committed)
         return "the datatype is not committed (MPI_Type_commit)";
-    if (!t->dense)
-        return "datatypes whose data is not contiguous cannot be sent or received yet "
-               "(MPI_Pack them, or use a contiguous type)";
     return "invalid datatype";
 }
 
@@ -311,6 +309,84 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
                             MPI_COMBINER_SUBARRAY, std::move(ints), {}, {old}));
 }
 
+// A distributed array (MPI-3.1 4.1.4): this process's part of an array of gsizes[] elements
+// spread over a process grid of psizes[] (ranks in C order), each dimension by block, cyclic
+// blocks or not at all.
+WEFT_PROFILED(MPI_Type_create_darray)
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
+                            const int dargs[], const int psizes[], int order, MPI_Datatype old,
+                            MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_darray";
+    if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
+        return rc;
+    if (!old)
+        return type_error(fn, "oldtype is MPI_DATATYPE_NULL");
+    if (ndims < 1 || !gsizes || !distribs || !dargs || !psizes)
+        return raise(nullptr, MPI_ERR_ARG, fn, "ndims < 1 or an array is NULL");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     "order is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN");
+    long long procs = 1;
+    for (int d = 0; d < ndims; ++d)
+        procs *= psizes[d] > 0 ? psizes[d] : 0;
+    if (procs != size || rank < 0 || rank >= size)
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     "the process grid's size is not size, or rank is outside it");
+    std::vector<size_t> sizes(static_cast<size_t>(ndims));
+    std::vector<std::vector<size_t>> indices(static_cast<size_t>(ndims));
+    int rest = rank; // this process's grid coordinates, last dimension fastest
+    for (int d = ndims - 1; d >= 0; --d) {
+        const int p = psizes[d], coord = rest % p, g = gsizes[d];
+        rest /= p;
+        const std::string dim = "dimension " + std::to_string(d) + ": ";
+        if (g < 1)
+            return raise(nullptr, MPI_ERR_ARG, fn, dim + "gsize < 1");
+        sizes[size_t(d)] = size_t(g);
+        auto &idx = indices[size_t(d)];
+        switch (distribs[d]) {
+        case MPI_DISTRIBUTE_NONE:
+            if (p != 1)
+                return raise(nullptr, MPI_ERR_ARG, fn, dim + "MPI_DISTRIBUTE_NONE over psize > 1");
+            for (int i = 0; i < g; ++i)
+                idx.push_back(size_t(i));
+            break;
+        case MPI_DISTRIBUTE_BLOCK: {
+            const int b = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[d];
+            if (b < 1 || (long long)b * p < g)
+                return raise(nullptr, MPI_ERR_ARG, fn,
+                             dim + "block size " + std::to_string(b) + " times psize " +
+                                 std::to_string(p) + " does not cover gsize " + std::to_string(g));
+            for (long long i = (long long)coord * b; i < std::min<long long>((coord + 1LL) * b, g);
+                 ++i)
+                idx.push_back(size_t(i));
+            break;
+        }
+        case MPI_DISTRIBUTE_CYCLIC: {
+            const int b = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[d];
+            if (b < 1)
+                return raise(nullptr, MPI_ERR_ARG, fn, dim + "cyclic block size < 1");
+            for (long long start = (long long)coord * b; start < g; start += (long long)b * p)
+                for (long long i = start; i < std::min<long long>(start + b, g); ++i)
+                    idx.push_back(size_t(i));
+            break;
+        }
+        default:
+            return raise(nullptr, MPI_ERR_ARG, fn,
+                         dim + "unknown distribution " + std::to_string(distribs[d]));
+        }
+    }
+    std::vector<int> ints = {size, rank, ndims};
+    ints.insert(ints.end(), gsizes, gsizes + ndims);
+    ints.insert(ints.end(), distribs, distribs + ndims);
+    ints.insert(ints.end(), dargs, dargs + ndims);
+    ints.insert(ints.end(), psizes, psizes + ndims);
+    ints.push_back(order);
+    return finish(newtype,
+                  make_type(dt::grid(sizes, indices, order == MPI_ORDER_FORTRAN, layout_of(old)),
+                            MPI_COMBINER_DARRAY, std::move(ints), {}, {old}));
+}
+
 WEFT_PROFILED(MPI_Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
@@ -335,6 +411,10 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
     t->elem = old->elem;
     t->type_class = old->type_class;
     t->committed = old->committed;
+    if (int rc = type_copy_attrs(old, t); rc != MPI_SUCCESS) {
+        release_type(t);
+        return raise(nullptr, rc, fn, "an attribute's copy callback failed");
+    }
     return finish(newtype, t);
 }
 
@@ -358,6 +438,8 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return type_error("MPI_Type_free", "invalid datatype");
     if ((*datatype)->predefined)
         return type_error("MPI_Type_free", "a predefined type cannot be freed");
+    if (int rc = type_delete_attrs(*datatype); rc != MPI_SUCCESS)
+        return raise(nullptr, rc, "MPI_Type_free", "an attribute's delete callback failed");
     release_type(*datatype); // types built on it keep it until they go
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
@@ -406,7 +488,8 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *nints, int *naddrs, int *
     *nints = int(datatype->ints.size());
     *naddrs = int(datatype->aints.size());
     *ntypes = int(datatype->types.size());
-    *combiner = datatype->predefined ? MPI_COMBINER_NAMED : datatype->combiner;
+    // Predefined types are MPI_COMBINER_NAMED, but for the MPI_Type_create_f90_* ones.
+    *combiner = datatype->combiner;
     return MPI_SUCCESS;
 }
 
@@ -419,7 +502,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, i
         return rc;
     if (!live_datatype(datatype))
         return type_error(fn, "invalid datatype");
-    if (datatype->predefined)
+    if (datatype->combiner == MPI_COMBINER_NAMED)
         return type_error(fn, "a predefined type has no contents (MPI_COMBINER_NAMED)");
     if (max_ints < int(datatype->ints.size()) || max_addrs < int(datatype->aints.size()) ||
         max_types < int(datatype->types.size()))

@@ -149,6 +149,7 @@ int init(int required)
     if (comm_activate(MPI_COMM_WORLD) != MPI_SUCCESS || comm_activate(MPI_COMM_SELF) != MPI_SUCCESS)
         weft::rt::abort(1, "MPI_Init: MPI_COMM_WORLD cannot be set up (messages above)");
     thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    info_env_init(thread_level);
     phase = Phase::running;
     g_running = true;
     // Nobody sends before everyone can receive.
@@ -235,6 +236,12 @@ int PMPI_Finalize(void)
 {
     if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
         return rc;
+    // First the equivalent of MPI_Comm_free on MPI_COMM_SELF: its attributes' delete callbacks
+    // run, newest first, while all of MPI still works (MPI-3.1 8.7.1).
+    int self_rc = comm_delete_attrs(MPI_COMM_SELF);
+    if (self_rc != MPI_SUCCESS)
+        self_rc = raise(MPI_COMM_SELF, self_rc, "MPI_Finalize",
+                        "a delete callback of an attribute of MPI_COMM_SELF failed");
     // Every rank's traffic is done before any transport closes: the PML first hands
     // everything still queued to the transports (pml_enable(0) progresses until then), then a
     // barrier over the PML itself, which keeps progressing (a rank blocked in the bootstrap's
@@ -270,7 +277,7 @@ int PMPI_Finalize(void)
                             weft_status_string(rc) + "; messages above); ending with status 1");
         std::exit(1);
     }
-    return MPI_SUCCESS;
+    return self_rc;
 }
 
 WEFT_PROFILED(MPI_Abort)

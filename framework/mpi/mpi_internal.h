@@ -132,14 +132,9 @@ inline bool live_datatype(MPI_Datatype type)
 {
     return type && (type->predefined || type->refs > 0);
 }
-// A datatype that communication calls take: live, committed, and (until the PML packs through
-// the datatype engine) dense: count elements are count * size bytes from the buffer.
+// A datatype that communication calls take: live and committed (the PML and the collectives
+// move a type that is not contiguous through the datatype engine).
 inline bool valid_datatype(MPI_Datatype type)
-{
-    return type && (type->predefined || (type->refs > 0 && type->committed && type->dense));
-}
-// A datatype that point-to-point calls take: live and committed (the PML packs the others).
-inline bool valid_p2p_datatype(MPI_Datatype type)
 {
     return type && (type->predefined || (type->refs > 0 && type->committed));
 }
@@ -152,6 +147,26 @@ inline bool valid_op(MPI_Op op) { return op && (op->predefined || op->user); }
 // ---- derived datatypes (mpi_datatype.cc)
 // The datatype engine's layout of a type (predefined ones included).
 const dt::Layout &layout_of(const weft_datatype *type);
+
+// ---- attributes (mpi_attr.cc)
+// MPI_Comm_dup's last step, once *newcomm is active: copy old's attributes to it through their
+// copy callbacks. A callback's error deletes what was copied, frees *newcomm (MPI_COMM_NULL
+// then) and is raised on old as fn's.
+int comm_dup_attrs(weft_comm *old, MPI_Comm *newcomm, const char *fn);
+// MPI_Type_dup's: copy old's attributes to t; on a callback's error what was copied is deleted
+// again and the error returned (not raised).
+int type_copy_attrs(weft_datatype *old, weft_datatype *t);
+// Delete all of an object's attributes through their delete callbacks, newest first
+// (MPI_Comm_free, MPI_Type_free, MPI_Finalize for MPI_COMM_SELF). The first error a callback
+// returns stops it (that attribute and the older ones stay) and is returned, not raised.
+int comm_delete_attrs(weft_comm *c);
+int type_delete_attrs(weft_datatype *t);
+// MPI_Comm_get_attr of a keyval that is not a predefined attribute's.
+int comm_get_user_attr(weft_comm *comm, int keyval, void *value, int *flag, const char *fn);
+
+// ---- info (mpi_info.cc)
+// Fill MPI_INFO_ENV (MPI_Init, once the runtime and the thread level are known).
+void info_env_init(int thread_level);
 
 } // namespace weft::mpi
 

@@ -19,6 +19,9 @@
 #include <vector>
 
 struct weft_errhandler;
+namespace weft::mpi {
+struct Topology; // mpi_topo.h
+}
 
 // A group: world ranks in group order.
 struct weft_group {
@@ -88,7 +91,24 @@ enum Builtin : int {
     builtin_count
 };
 
+// An attribute cached on a communicator or a datatype (mpi_attr.cc): its value, and when it was
+// set (MPI_Finalize deletes MPI_COMM_SELF's in the reverse order of setting, MPI-3.1 8.7.1).
+struct Attribute {
+    void *value = nullptr;
+    uint64_t set_order = 0;
+};
+using Attributes = std::map<int, Attribute>; // keyval -> attribute
+
+// Info entries (key, value) in the order their keys were first set (MPI_Info_get_nthkey).
+using InfoEntries = std::vector<std::pair<std::string, std::string>>;
+
 } // namespace weft::mpi
+
+// An info object (mpi_info.cc): MPI_INFO_ENV, or one the program made and frees.
+struct weft_info {
+    weft::mpi::InfoEntries entries;
+    bool predefined = false;
+};
 
 // A predefined (contiguous) datatype. Derived datatypes come with the
 // datatype engine (issue 6); until then every type is `size` contiguous bytes.
@@ -102,6 +122,11 @@ struct weft_datatype : weft_datatype_view_t {
     bool predefined = true;
     weft::mpi::Elem elem = weft::mpi::Elem::none;
     uint8_t type_class = weft::mpi::class_none;
+    uint8_t align = 0; // a predefined type's C alignment (0: as its size, up to 16)
+    uint8_t ext32 = 0; // a predefined type's external32 form (weft::dt::Ext32)
+    // A derived type of one kind of basic element (elem set): the predefined type it is made of,
+    // which reductions with a predefined op work on.
+    const weft_datatype *base = nullptr;
     // Derived types (framework/mpi/mpi_datatype.cc): the datatype engine's layout, the
     // constructor's arguments (MPI_Type_get_contents; the types are retained), and state.
     bool committed = true;
@@ -111,17 +136,20 @@ struct weft_datatype : weft_datatype_view_t {
     std::vector<ptrdiff_t> aints;
     std::vector<weft_datatype *> types;
     std::string user_name;
+    weft::mpi::Attributes attrs; // mpi_attr.cc
 };
 
 namespace weft::mpi {
-// A predefined (contiguous) type of `size` bytes per element.
-inline weft_datatype basic_datatype(size_t size, const char *name, Elem elem, uint8_t cls)
+// A predefined (contiguous) type of `size` bytes per element, aligned to `align` in a struct.
+inline weft_datatype basic_datatype(size_t size, const char *name, Elem elem, uint8_t cls,
+                                    uint8_t align = 0)
 {
     weft_datatype t;
     t.size = size;
     t.name = name;
     t.elem = elem;
     t.type_class = cls;
+    t.align = align;
     return t;
 }
 // Single bytes, for what the library itself moves as raw bytes (weft/op.h).
@@ -147,7 +175,8 @@ struct weft_op {
 struct weft_comm : weft_comm_view_t {
     weft_errhandler *errhandler = nullptr;
     std::string name;
-    std::map<int, void *> attrs; // keyval -> value
+    weft::mpi::Attributes attrs;  // mpi_attr.cc
+    weft::mpi::InfoEntries hints; // MPI_Comm_set_info (mpi_info.cc)
     bool predefined = false;
     bool freed = false;
     // Collectives: coll/base's choice of functions for this communicator (weft_coll_choice_t).
@@ -158,6 +187,8 @@ struct weft_comm : weft_comm_view_t {
     std::vector<int> ft_failed;
     uint64_t ft_epoch = 0;
     size_t ft_acked = 0;
+    // The process topology (mpi_topo.h), or NULL; MPI_Comm_dup shares it (it never changes).
+    std::shared_ptr<const weft::mpi::Topology> topo;
 
     bool is_inter() const { return remote_group != nullptr; }
     // The group whose members point-to-point ranks name, and its size (from the groups, so

@@ -30,7 +30,7 @@ enum class Dir { send, recv };
         return raise_revoked(comm, fn);
     if (count < 0)
         return raise(comm, MPI_ERR_COUNT, fn, "count " + std::to_string(count) + " is negative");
-    if (!valid_p2p_datatype(type))
+    if (!valid_datatype(type))
         return raise(comm, MPI_ERR_TYPE, fn, datatype_problem(type));
     const bool rank_ok = (peer >= 0 && peer < comm->peer_size()) || peer == MPI_PROC_NULL ||
                          (dir == Dir::recv && peer == MPI_ANY_SOURCE);
@@ -53,7 +53,7 @@ inline int check(const char *fn, const void *buf, int count, MPI_Datatype type, 
 {
     const bool ok =
         g_running && valid_comm(comm) && !weft_comm_is_revoked(comm) && count >= 0 &&
-        valid_p2p_datatype(type) &&
+        valid_datatype(type) &&
         ((peer >= 0 && peer < comm->peer_size()) ||
          (peer < 0 && (peer == MPI_PROC_NULL || (dir == Dir::recv && peer == MPI_ANY_SOURCE)))) &&
         (tag >= 0 || (dir == Dir::recv && tag == MPI_ANY_TAG)) && (buf || count == 0);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -59,6 +60,39 @@ template <class T> constexpr weft::mpi::Elem elem_of()
         return Elem::none;
 }
 
+// The predefined pair type of value_int<T>: two basic elements (the value, then the index) at
+// their offsets in the struct, whose size is the extent. Dense when the struct has no padding.
+weft_datatype with_ext32(weft_datatype t, weft::dt::Ext32 ext)
+{
+    t.ext32 = ext;
+    return t;
+}
+
+// How a pair's value is written in external32.
+template <class T> constexpr weft::dt::Ext32 ext32_of()
+{
+    if constexpr (std::is_same_v<T, long>)
+        return weft::dt::ext_long;
+    else if constexpr (std::is_same_v<T, long double>)
+        return weft::dt::ext_long_double;
+    else
+        return weft::dt::ext_plain;
+}
+
+template <class T> weft_datatype pair_datatype(const char *name)
+{
+    using P = value_int<T>;
+    weft_datatype t = weft::mpi::basic_datatype(sizeof(T) + sizeof(int), name, elem_of<P>(),
+                                                weft::mpi::class_pair, uint8_t(alignof(P)));
+    auto layout = std::make_shared<weft::dt::Layout>(weft::dt::basic_parts(
+        {{ptrdiff_t(offsetof(P, value)), sizeof(T), uint32_t(sizeof(T)), ext32_of<T>()},
+         {ptrdiff_t(offsetof(P, index)), sizeof(int), uint32_t(sizeof(int))}},
+        ptrdiff_t(sizeof(P))));
+    t.dense = layout->contiguous;
+    t.layout = std::move(layout);
+    return t;
+}
+
 } // namespace
 
 // mpi.h declares these with C linkage, so C programs link against them.
@@ -89,8 +123,17 @@ weft_comm weft_mpi_comm_self = [] {
 weft_message weft_mpi_message_no_proc{.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG, .count = 0};
 
 #define WEFT_DATATYPE(var, type, cls, mpi_name)                                                    \
+    weft_datatype var = weft::mpi::basic_datatype(sizeof(type), mpi_name, elem_of<type>(),         \
+                                                  weft::mpi::cls, uint8_t(alignof(type)))
+// A value-index pair: its data is the value and the index, the padding of the C struct is not
+// (MPI's size is their sum: MPI_DOUBLE_INT 12, where the struct is 16).
+#define WEFT_PAIR_DATATYPE(var, value, mpi_name) weft_datatype var = pair_datatype<value>(mpi_name)
+// One whose external32 form is not its bytes reversed (weft::dt::Ext32).
+#define WEFT_EXT_DATATYPE(var, type, cls, mpi_name, ext)                                           \
     weft_datatype var =                                                                            \
-        weft::mpi::basic_datatype(sizeof(type), mpi_name, elem_of<type>(), weft::mpi::cls)
+        with_ext32(weft::mpi::basic_datatype(sizeof(type), mpi_name, elem_of<type>(),              \
+                                             weft::mpi::cls, uint8_t(alignof(type))),              \
+                   ext)
 
 WEFT_DATATYPE(weft_mpi_char, char, class_none, "MPI_CHAR");
 WEFT_DATATYPE(weft_mpi_signed_char, signed char, class_c_int, "MPI_SIGNED_CHAR");
@@ -100,15 +143,17 @@ WEFT_DATATYPE(weft_mpi_short, short, class_c_int, "MPI_SHORT");
 WEFT_DATATYPE(weft_mpi_unsigned_short, unsigned short, class_c_int, "MPI_UNSIGNED_SHORT");
 WEFT_DATATYPE(weft_mpi_int, int, class_c_int, "MPI_INT");
 WEFT_DATATYPE(weft_mpi_unsigned, unsigned, class_c_int, "MPI_UNSIGNED");
-WEFT_DATATYPE(weft_mpi_long, long, class_c_int, "MPI_LONG");
-WEFT_DATATYPE(weft_mpi_unsigned_long, unsigned long, class_c_int, "MPI_UNSIGNED_LONG");
+WEFT_EXT_DATATYPE(weft_mpi_long, long, class_c_int, "MPI_LONG", weft::dt::ext_long);
+WEFT_EXT_DATATYPE(weft_mpi_unsigned_long, unsigned long, class_c_int, "MPI_UNSIGNED_LONG",
+                  weft::dt::ext_ulong);
 WEFT_DATATYPE(weft_mpi_long_long_int, long long, class_c_int, "MPI_LONG_LONG_INT");
 WEFT_DATATYPE(weft_mpi_unsigned_long_long, unsigned long long, class_c_int,
               "MPI_UNSIGNED_LONG_LONG");
 WEFT_DATATYPE(weft_mpi_float, float, class_float, "MPI_FLOAT");
 WEFT_DATATYPE(weft_mpi_double, double, class_float, "MPI_DOUBLE");
-WEFT_DATATYPE(weft_mpi_long_double, long double, class_float, "MPI_LONG_DOUBLE");
-WEFT_DATATYPE(weft_mpi_wchar, wchar_t, class_none, "MPI_WCHAR");
+WEFT_EXT_DATATYPE(weft_mpi_long_double, long double, class_float, "MPI_LONG_DOUBLE",
+                  weft::dt::ext_long_double);
+WEFT_EXT_DATATYPE(weft_mpi_wchar, wchar_t, class_none, "MPI_WCHAR", weft::dt::ext_wchar);
 WEFT_DATATYPE(weft_mpi_c_bool, bool, class_logical,
               "MPI_C_BOOL"); // C's _Bool: one byte on every ABI we target
 WEFT_DATATYPE(weft_mpi_int8_t, int8_t, class_c_int, "MPI_INT8_T");
@@ -123,29 +168,34 @@ WEFT_DATATYPE(weft_mpi_aint, MPI_Aint, class_c_int, "MPI_AINT");
 WEFT_DATATYPE(weft_mpi_offset, MPI_Offset, class_c_int, "MPI_OFFSET");
 WEFT_DATATYPE(weft_mpi_count, MPI_Count, class_c_int, "MPI_COUNT");
 // std::complex<T> has the layout of C's T _Complex (two T, real first).
-WEFT_DATATYPE(weft_mpi_c_float_complex, std::complex<float>, class_complex, "MPI_C_FLOAT_COMPLEX");
-WEFT_DATATYPE(weft_mpi_c_double_complex, std::complex<double>, class_complex,
-              "MPI_C_DOUBLE_COMPLEX");
-WEFT_DATATYPE(weft_mpi_c_long_double_complex, std::complex<long double>, class_complex,
-              "MPI_C_LONG_DOUBLE_COMPLEX");
+WEFT_EXT_DATATYPE(weft_mpi_c_float_complex, std::complex<float>, class_complex,
+                  "MPI_C_FLOAT_COMPLEX", weft::dt::ext_complex);
+WEFT_EXT_DATATYPE(weft_mpi_c_double_complex, std::complex<double>, class_complex,
+                  "MPI_C_DOUBLE_COMPLEX", weft::dt::ext_complex);
+WEFT_EXT_DATATYPE(weft_mpi_c_long_double_complex, std::complex<long double>, class_complex,
+                  "MPI_C_LONG_DOUBLE_COMPLEX", weft::dt::ext_complex_long_double);
 WEFT_DATATYPE(weft_mpi_packed, unsigned char, class_none, "MPI_PACKED");
-WEFT_DATATYPE(weft_mpi_float_int, value_int<float>, class_pair, "MPI_FLOAT_INT");
-WEFT_DATATYPE(weft_mpi_double_int, value_int<double>, class_pair, "MPI_DOUBLE_INT");
-WEFT_DATATYPE(weft_mpi_long_int, value_int<long>, class_pair, "MPI_LONG_INT");
-WEFT_DATATYPE(weft_mpi_2int, value_int<int>, class_pair, "MPI_2INT");
-WEFT_DATATYPE(weft_mpi_short_int, value_int<short>, class_pair, "MPI_SHORT_INT");
-WEFT_DATATYPE(weft_mpi_long_double_int, value_int<long double>, class_pair, "MPI_LONG_DOUBLE_INT");
+WEFT_PAIR_DATATYPE(weft_mpi_float_int, float, "MPI_FLOAT_INT");
+WEFT_PAIR_DATATYPE(weft_mpi_double_int, double, "MPI_DOUBLE_INT");
+WEFT_PAIR_DATATYPE(weft_mpi_long_int, long, "MPI_LONG_INT");
+WEFT_PAIR_DATATYPE(weft_mpi_2int, int, "MPI_2INT");
+WEFT_PAIR_DATATYPE(weft_mpi_short_int, short, "MPI_SHORT_INT");
+WEFT_PAIR_DATATYPE(weft_mpi_long_double_int, long double, "MPI_LONG_DOUBLE_INT");
 // Fortran's default kinds, as gfortran and ifort lay them out.
 WEFT_DATATYPE(weft_mpi_integer, int32_t, class_f_int, "MPI_INTEGER");
 WEFT_DATATYPE(weft_mpi_real, float, class_float, "MPI_REAL");
 WEFT_DATATYPE(weft_mpi_double_precision, double, class_float, "MPI_DOUBLE_PRECISION");
 WEFT_DATATYPE(weft_mpi_logical, int32_t, class_logical, "MPI_LOGICAL");
 WEFT_DATATYPE(weft_mpi_character, char, class_none, "MPI_CHARACTER");
-WEFT_DATATYPE(weft_mpi_complex, std::complex<float>, class_complex, "MPI_COMPLEX");
-WEFT_DATATYPE(weft_mpi_double_complex, std::complex<double>, class_complex, "MPI_DOUBLE_COMPLEX");
-WEFT_DATATYPE(weft_mpi_2integer, value_int<int32_t>, class_pair, "MPI_2INTEGER");
+WEFT_EXT_DATATYPE(weft_mpi_complex, std::complex<float>, class_complex, "MPI_COMPLEX",
+                  weft::dt::ext_complex);
+WEFT_EXT_DATATYPE(weft_mpi_double_complex, std::complex<double>, class_complex,
+                  "MPI_DOUBLE_COMPLEX", weft::dt::ext_complex);
+WEFT_PAIR_DATATYPE(weft_mpi_2integer, int32_t, "MPI_2INTEGER");
 
 #undef WEFT_DATATYPE
+#undef WEFT_PAIR_DATATYPE
+#undef WEFT_EXT_DATATYPE
 
 } // extern "C"
 

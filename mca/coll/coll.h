@@ -1,5 +1,5 @@
 /*
- * coll/coll.h: the collective operations (coll) framework ABI, version 1.0.
+ * coll/coll.h: the collective operations (coll) framework ABI, version 1.2.
  *
  * Collectives are chosen per communicator and per operation: every component is asked about
  * each new communicator, and for each operation the module of highest priority that provides it
@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 #define WEFT_COLL_ABI_MAJOR 1
-#define WEFT_COLL_ABI_MINOR 1
+#define WEFT_COLL_ABI_MINOR 2
 
 typedef struct weft_coll_module weft_coll_module_t;
 typedef struct weft_coll_component weft_coll_component_t;
@@ -73,6 +73,11 @@ typedef struct weft_coll_component weft_coll_component_t;
  *   blocking   yes for the plain forms: they return when this rank's part is done. no for the
  *              i-forms: *request is created by the module, belongs to the caller (released
  *              through framework/mpi's request functions) and completes as the operation does.
+ *   datatypes  any committed datatype, also one whose data is not contiguous in memory
+ *              (weft_datatype_is_contiguous false: a strided type, MPI_DOUBLE_INT with its
+ *              padding): move it through the PML, which packs it, and weft_datatype_copy; size
+ *              scratch buffers with weft_datatype_span (weft/op.h). Never copy such a type's
+ *              padding. A module that moves raw bytes declines such a call (see declining).
  *   memory     buffers are the caller's and must stay unchanged until the operation
  *              completes. Count, displacement and datatype arrays are valid during the call
  *              only (a non-blocking module copies what it needs). comm and op may be freed by
@@ -313,6 +318,99 @@ struct weft_coll_module {
     weft_status_t (*coll_iagree_group)(int *flag, weft_group_t *acked, weft_group_t **failed,
                                        weft_comm_t *comm, weft_request_t **request,
                                        weft_coll_module_t *module);
+
+    /*
+     * (1.2) Neighbourhood collectives (MPI-3.1 7.6), blocking and non-blocking, on a
+     * communicator with a process topology. The framework passes the neighbours, so a module
+     * needs no access to the topology: sources[0..indegree) are the ranks this rank receives
+     * from and destinations[0..outdegree) those it sends to, in the standard's order (Cartesian:
+     * for each dimension the negative then the positive neighbour; graph: MPI_Graph_neighbors';
+     * distributed graph: as MPI_Dist_graph_neighbors gives them). An entry may be WEFT_PROC_NULL
+     * (a non-periodic edge of a grid): nothing is sent there, and that block of recvbuf is left
+     * untouched. A rank may appear more than once: the k-th message from one peer goes to the
+     * k-th block that names it (messages match in order, as point-to-point ones do). Receive
+     * block j is from sources[j], send block j for destinations[j]; the count, displacement and
+     * type arrays have one entry per in-neighbour (receive side) or out-neighbour (send side),
+     * displacements in elements (bytes for the w-forms). No WEFT_IN_PLACE. sources and
+     * destinations are valid during the call only. Otherwise the shared contract above:
+     * blocking or not, memory, returns, thread.
+     */
+    weft_status_t (*coll_neighbor_allgather)(const void *sendbuf, size_t sendcount,
+                                             weft_datatype_t *sendtype, void *recvbuf,
+                                             size_t recvcount, weft_datatype_t *recvtype,
+                                             int indegree, const int *sources, int outdegree,
+                                             const int *destinations, weft_comm_t *comm,
+                                             weft_coll_module_t *module);
+
+    weft_status_t (*coll_neighbor_allgatherv)(const void *sendbuf, size_t sendcount,
+                                              weft_datatype_t *sendtype, void *recvbuf,
+                                              const size_t *recvcounts, const ptrdiff_t *displs,
+                                              weft_datatype_t *recvtype, int indegree,
+                                              const int *sources, int outdegree,
+                                              const int *destinations, weft_comm_t *comm,
+                                              weft_coll_module_t *module);
+
+    weft_status_t (*coll_neighbor_alltoall)(const void *sendbuf, size_t sendcount,
+                                            weft_datatype_t *sendtype, void *recvbuf,
+                                            size_t recvcount, weft_datatype_t *recvtype,
+                                            int indegree, const int *sources, int outdegree,
+                                            const int *destinations, weft_comm_t *comm,
+                                            weft_coll_module_t *module);
+
+    weft_status_t (*coll_neighbor_alltoallv)(const void *sendbuf, const size_t *sendcounts,
+                                             const ptrdiff_t *sdispls, weft_datatype_t *sendtype,
+                                             void *recvbuf, const size_t *recvcounts,
+                                             const ptrdiff_t *rdispls, weft_datatype_t *recvtype,
+                                             int indegree, const int *sources, int outdegree,
+                                             const int *destinations, weft_comm_t *comm,
+                                             weft_coll_module_t *module);
+
+    /* Displacements in bytes; one datatype per neighbour. */
+    weft_status_t (*coll_neighbor_alltoallw)(const void *sendbuf, const size_t *sendcounts,
+                                             const ptrdiff_t *sdispls,
+                                             weft_datatype_t *const *sendtypes, void *recvbuf,
+                                             const size_t *recvcounts, const ptrdiff_t *rdispls,
+                                             weft_datatype_t *const *recvtypes, int indegree,
+                                             const int *sources, int outdegree,
+                                             const int *destinations, weft_comm_t *comm,
+                                             weft_coll_module_t *module);
+
+    weft_status_t (*coll_ineighbor_allgather)(const void *sendbuf, size_t sendcount,
+                                              weft_datatype_t *sendtype, void *recvbuf,
+                                              size_t recvcount, weft_datatype_t *recvtype,
+                                              int indegree, const int *sources, int outdegree,
+                                              const int *destinations, weft_comm_t *comm,
+                                              weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ineighbor_allgatherv)(
+        const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype, void *recvbuf,
+        const size_t *recvcounts, const ptrdiff_t *displs, weft_datatype_t *recvtype, int indegree,
+        const int *sources, int outdegree, const int *destinations, weft_comm_t *comm,
+        weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ineighbor_alltoall)(const void *sendbuf, size_t sendcount,
+                                             weft_datatype_t *sendtype, void *recvbuf,
+                                             size_t recvcount, weft_datatype_t *recvtype,
+                                             int indegree, const int *sources, int outdegree,
+                                             const int *destinations, weft_comm_t *comm,
+                                             weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ineighbor_alltoallv)(const void *sendbuf, const size_t *sendcounts,
+                                              const ptrdiff_t *sdispls, weft_datatype_t *sendtype,
+                                              void *recvbuf, const size_t *recvcounts,
+                                              const ptrdiff_t *rdispls, weft_datatype_t *recvtype,
+                                              int indegree, const int *sources, int outdegree,
+                                              const int *destinations, weft_comm_t *comm,
+                                              weft_request_t **request, weft_coll_module_t *module);
+
+    weft_status_t (*coll_ineighbor_alltoallw)(const void *sendbuf, const size_t *sendcounts,
+                                              const ptrdiff_t *sdispls,
+                                              weft_datatype_t *const *sendtypes, void *recvbuf,
+                                              const size_t *recvcounts, const ptrdiff_t *rdispls,
+                                              weft_datatype_t *const *recvtypes, int indegree,
+                                              const int *sources, int outdegree,
+                                              const int *destinations, weft_comm_t *comm,
+                                              weft_request_t **request, weft_coll_module_t *module);
 };
 
 struct weft_coll_component {

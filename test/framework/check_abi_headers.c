@@ -299,6 +299,17 @@ weft_coll_module_t check_coll_module = {
     .coll_iexscan = NULL,
     .coll_agree = NULL,
     .coll_iagree = NULL,
+    .coll_iagree_group = NULL,
+    .coll_neighbor_allgather = NULL,
+    .coll_neighbor_allgatherv = NULL,
+    .coll_neighbor_alltoall = NULL,
+    .coll_neighbor_alltoallv = NULL,
+    .coll_neighbor_alltoallw = NULL,
+    .coll_ineighbor_allgather = NULL,
+    .coll_ineighbor_allgatherv = NULL,
+    .coll_ineighbor_alltoall = NULL,
+    .coll_ineighbor_alltoallv = NULL,
+    .coll_ineighbor_alltoallw = NULL,
 };
 
 weft_coll_component_t check_coll_component = {

@@ -23,6 +23,10 @@ unsigned long calls = 0;
 weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
                         weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
 {
+    // It copies bytes: a type whose data is not contiguous is declined (coll.h), and coll/basic
+    // takes that call.
+    if (!weft_datatype_is_contiguous(type, count))
+        return WEFT_ERR_NOT_SUPPORTED;
     weft_pml_module_t *pml = weft_pml_selected();
     const int tag = weft_comm_coll_tag(comm);
     const size_t bytes = count * weft_datatype_size(type);

@@ -56,8 +56,23 @@ static inline size_t weft_datatype_size(const weft_datatype_t *dtype)
 }
 
 /* The distance from one element to the next in a buffer (its extent). Equal to the size for
- * the predefined types. */
+ * the predefined types but the value-index pairs with padding (MPI_DOUBLE_INT: size 12,
+ * extent 16). */
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype);
+
+/* The bytes of memory that count elements of dtype cover, from the true lower bound of the
+ * first to the true upper bound of the last, and in *true_lb (may be NULL) the true lower bound:
+ * a scratch buffer of that many bytes at p holds the elements with the buffer pointer
+ * p - *true_lb. 0 for count 0. Blocking: no. Thread: any. */
+size_t weft_datatype_span(const weft_datatype_t *dtype, size_t count, ptrdiff_t *true_lb);
+
+/* Copy the data of scount elements of stype at src into dcount elements of dtype at dst, as a
+ * send and its matching receive would move them (the type signatures must agree): as many
+ * bytes of data as the smaller of the two holds, through the datatype engine when either is
+ * not contiguous. src and dst may be the same buffer only when both types are contiguous (the
+ * copy is then a memmove). Returns the bytes of data copied. Blocking: no. Thread: any. */
+size_t weft_datatype_copy(void *dst, size_t dcount, const weft_datatype_t *dtype, const void *src,
+                          size_t scount, const weft_datatype_t *stype);
 
 /* Nonzero when count elements of dtype at buf are the count * size bytes from buf, so they may
  * be copied (or sent in place) as they are; otherwise the datatype engine moves them

@@ -17,15 +17,24 @@ namespace weft::coll::base {
 #define WEFT_COLL_OPS(X)                                                                           \
     X(coll_barrier)                                                                                \
     X(coll_bcast)                                                                                  \
-    X(coll_reduce) X(coll_allreduce) X(coll_gather) X(coll_gatherv) X(coll_scatter)                \
-        X(coll_scatterv) X(coll_allgather) X(coll_allgatherv) X(coll_alltoall) X(coll_alltoallv)   \
-            X(coll_alltoallw) X(coll_reduce_scatter) X(coll_reduce_scatter_block) X(coll_scan)     \
-                X(coll_exscan) X(coll_ibarrier) X(coll_ibcast) X(coll_ireduce) X(coll_iallreduce)  \
-                    X(coll_igather) X(coll_igatherv) X(coll_iscatter) X(coll_iscatterv)            \
-                        X(coll_iallgather) X(coll_iallgatherv) X(coll_ialltoall)                   \
-                            X(coll_ialltoallv) X(coll_ialltoallw) X(coll_ireduce_scatter)          \
+    X(coll_reduce)                                                                                 \
+    X(coll_allreduce) X(coll_gather) X(coll_gatherv) X(coll_scatter) X(coll_scatterv)              \
+        X(coll_allgather) X(coll_allgatherv) X(coll_alltoall) X(coll_alltoallv) X(coll_alltoallw)  \
+            X(coll_reduce_scatter) X(coll_reduce_scatter_block) X(coll_scan) X(coll_exscan)        \
+                X(coll_ibarrier) X(coll_ibcast) X(coll_ireduce) X(coll_iallreduce) X(coll_igather) \
+                    X(coll_igatherv) X(coll_iscatter) X(coll_iscatterv) X(coll_iallgather)         \
+                        X(coll_iallgatherv) X(coll_ialltoall) X(coll_ialltoallv)                   \
+                            X(coll_ialltoallw) X(coll_ireduce_scatter)                             \
                                 X(coll_ireduce_scatter_block) X(coll_iscan) X(coll_iexscan)        \
-                                    X(coll_agree) X(coll_iagree) X(coll_iagree_group)
+                                    X(coll_agree) X(coll_iagree) X(coll_iagree_group)              \
+                                        X(coll_neighbor_allgather) X(coll_neighbor_allgatherv)     \
+                                            X(coll_neighbor_alltoall) X(coll_neighbor_alltoallv)   \
+                                                X(coll_neighbor_alltoallw)                         \
+                                                    X(coll_ineighbor_allgather)                    \
+                                                        X(coll_ineighbor_allgatherv)               \
+                                                            X(coll_ineighbor_alltoall)             \
+                                                                X(coll_ineighbor_alltoallv)        \
+                                                                    X(coll_ineighbor_alltoallw)
 
 enum class Op : size_t {
 #define WEFT_COLL_ENUM(name) name,

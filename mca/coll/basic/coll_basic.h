@@ -31,6 +31,8 @@ struct Step {
     void *dst;       // recv: buffer; reduce: in and out (dst = src op dst); copy: destination
     size_t count;    // elements of type
     weft_datatype_t *type;
+    size_t dcount; // copy: the destination's elements of dtype (a copy may change the type, as
+    weft_datatype_t *dtype; // a send and its receive do)
 };
 
 class Sched {
@@ -41,27 +43,34 @@ class Sched {
     // Building. Transfers go into the current round; reduce and copy run after them.
     void send(int peer, const void *buf, size_t count, weft_datatype_t *type)
     {
-        steps_.push_back({Step::send, peer, buf, nullptr, count, type});
+        steps_.push_back({Step::send, peer, buf, nullptr, count, type, 0, nullptr});
         ++building_.sends;
         building_.large = building_.large || count * weft_datatype_size(type) > kOverlapMin;
     }
     void recv(int peer, void *buf, size_t count, weft_datatype_t *type)
     {
-        steps_.push_back({Step::recv, peer, nullptr, buf, count, type});
+        steps_.push_back({Step::recv, peer, nullptr, buf, count, type, 0, nullptr});
         ++building_.recvs;
     }
     // dst = src op dst: src holds the contribution of the lower ranks.
     void reduce(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
         if (count) {
-            steps_.push_back({Step::reduce, -1, src, dst, count, type});
+            steps_.push_back({Step::reduce, -1, src, dst, count, type, 0, nullptr});
             building_.local = true;
         }
     }
     void copy(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
-        if (count && src != dst) {
-            steps_.push_back({Step::copy, -1, src, dst, count, type});
+        copy(src, count, type, dst, count, type);
+    }
+    // The data of scount elements of stype at src into dcount of dtype at dst (as much as the
+    // smaller holds; the type signatures agree, as a send's and its receive's do).
+    void copy(const void *src, size_t scount, weft_datatype_t *stype, void *dst, size_t dcount,
+              weft_datatype_t *dtype)
+    {
+        if (scount && dcount && (src != dst || stype != dtype || scount != dcount)) {
+            steps_.push_back({Step::copy, -1, src, dst, scount, stype, dcount, dtype});
             building_.local = true;
         }
     }
@@ -77,6 +86,15 @@ class Sched {
     }
     // A scratch buffer that lives as long as the schedule.
     char *scratch(size_t bytes);
+    // One for count elements of type, as they lie in memory (gaps included; the pointer is
+    // the buffer pointer of the elements, which a type with a positive true lower bound puts
+    // before the memory).
+    char *scratch_for(size_t count, weft_datatype_t *type)
+    {
+        ptrdiff_t lb = 0;
+        const size_t span = weft_datatype_span(type, count, &lb);
+        return scratch(span) - lb;
+    }
 
     // Running.
     weft_status_t start();
@@ -212,6 +230,59 @@ void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const si
 // The op is the schedule's (Sched::reset).
 void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
                 weft_comm_t *comm, bool exclusive);
+
+// ---- the neighbourhood collectives (coll_basic_neighbor.cc): the module's operations.
+weft_status_t neighbor_allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
+                                 void *rbuf, size_t rcount, weft_datatype_t *rtype, int indegree,
+                                 const int *sources, int outdegree, const int *destinations,
+                                 weft_comm_t *comm, weft_coll_module_t *module);
+weft_status_t neighbor_allgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype,
+                                  void *rbuf, const size_t *rcounts, const ptrdiff_t *displs,
+                                  weft_datatype_t *rtype, int indegree, const int *sources,
+                                  int outdegree, const int *destinations, weft_comm_t *comm,
+                                  weft_coll_module_t *module);
+weft_status_t neighbor_alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                                size_t rcount, weft_datatype_t *rtype, int indegree,
+                                const int *sources, int outdegree, const int *destinations,
+                                weft_comm_t *comm, weft_coll_module_t *module);
+weft_status_t neighbor_alltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                                 weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                                 const ptrdiff_t *rdispls, weft_datatype_t *rtype, int indegree,
+                                 const int *sources, int outdegree, const int *destinations,
+                                 weft_comm_t *comm, weft_coll_module_t *module);
+weft_status_t neighbor_alltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                                 weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                                 const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes,
+                                 int indegree, const int *sources, int outdegree,
+                                 const int *destinations, weft_comm_t *comm,
+                                 weft_coll_module_t *module);
+weft_status_t ineighbor_allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
+                                  void *rbuf, size_t rcount, weft_datatype_t *rtype, int indegree,
+                                  const int *sources, int outdegree, const int *destinations,
+                                  weft_comm_t *comm, weft_request_t **req,
+                                  weft_coll_module_t *module);
+weft_status_t ineighbor_allgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype,
+                                   void *rbuf, const size_t *rcounts, const ptrdiff_t *displs,
+                                   weft_datatype_t *rtype, int indegree, const int *sources,
+                                   int outdegree, const int *destinations, weft_comm_t *comm,
+                                   weft_request_t **req, weft_coll_module_t *module);
+weft_status_t ineighbor_alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype,
+                                 void *rbuf, size_t rcount, weft_datatype_t *rtype, int indegree,
+                                 const int *sources, int outdegree, const int *destinations,
+                                 weft_comm_t *comm, weft_request_t **req,
+                                 weft_coll_module_t *module);
+weft_status_t ineighbor_alltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                                  weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                                  const ptrdiff_t *rdispls, weft_datatype_t *rtype, int indegree,
+                                  const int *sources, int outdegree, const int *destinations,
+                                  weft_comm_t *comm, weft_request_t **req,
+                                  weft_coll_module_t *module);
+weft_status_t ineighbor_alltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                                  weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                                  const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes,
+                                  int indegree, const int *sources, int outdegree,
+                                  const int *destinations, weft_comm_t *comm, weft_request_t **req,
+                                  weft_coll_module_t *module);
 
 } // namespace weft::coll::basic
 

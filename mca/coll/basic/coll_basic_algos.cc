@@ -103,7 +103,7 @@ Parts recv_children(Sched &s, size_t count, weft_datatype_t *type, int vrank, in
         if (vrank & mask)
             break;
         if (vrank + mask < n) {
-            char *part = s.scratch(bytes_of(count, type));
+            char *part = s.scratch_for(count, type);
             s.recv(real(vrank + mask), part, count, type);
             parts.push(part);
         }
@@ -146,7 +146,7 @@ void direct_reduce_scatter(Sched &s, const void *mine, char *acc, const Blocks &
     std::vector<const char *> part(size_t(n), nullptr);
     for (int k = 1; k < n; ++k) {
         const int from = (me - k + n) % n;
-        char *p = s.scratch(bytes_of(mycnt, type));
+        char *p = s.scratch_for(mycnt, type);
         s.recv(from, p, mycnt, type);
         part[size_t(from)] = p;
     }
@@ -163,7 +163,7 @@ void direct_reduce_scatter(Sched &s, const void *mine, char *acc, const Blocks &
     } else {
         if (own == acc && me != n - 1) {
             // acc is about to take the last rank's block: keep the own one aside first.
-            char *keep = s.scratch(bytes_of(mycnt, type));
+            char *keep = s.scratch_for(mycnt, type);
             s.copy(own, keep, mycnt, type);
             own = keep;
         }
@@ -312,8 +312,8 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
         // Each rank folds one block of everyone's contributions; the root gathers the blocks.
         const Blocks b{count, size_t(n)};
         const size_t my = size_t(me);
-        char *acc = me == root ? at(recvbuf, ptrdiff_t(b.disp(my)), type)
-                               : s.scratch(bytes_of(b.cnt(my), type));
+        char *acc =
+            me == root ? at(recvbuf, ptrdiff_t(b.disp(my)), type) : s.scratch_for(b.cnt(my), type);
         direct_reduce_scatter(s, mine, acc, b, type, weft_op_commutative(op), me, n);
         if (me == root) {
             for (int k = 1; k < n; ++k) {
@@ -344,7 +344,7 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
             return;
         }
         // The own contribution is copied while the children's are on their way.
-        char *acc = vrank == 0 ? static_cast<char *>(recvbuf) : s.scratch(bytes);
+        char *acc = vrank == 0 ? static_cast<char *>(recvbuf) : s.scratch_for(count, type);
         s.copy(mine, acc, count, type);
         s.next();
         for (char *part : recv_children(s, count, type, vrank, n, real, mask))
@@ -356,7 +356,7 @@ void build_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count, we
         }
         return;
     }
-    char *acc = s.scratch(bytes);
+    char *acc = s.scratch_for(count, type);
     s.copy(mine, acc, count, type);
     s.next();
     // Non-commutative: reduce in rank order to rank 0, which hands the result to root.
@@ -430,7 +430,7 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
             s.next();
             newrank = -1;
         } else {
-            char *tmp = s.scratch(bytes);
+            char *tmp = s.scratch_for(count, type);
             s.recv(me - 1, tmp, count, type);
             s.reduce(tmp, recvbuf, count, type); // rank me - 1 is the lower
             s.next();
@@ -450,7 +450,7 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
             for (int i = 0; i < p2; ++i)
                 disp[size_t(i) + 1] = disp[size_t(i)] + cnt[size_t(i)];
             auto span = [&](int lo, int hi) { return disp[size_t(hi)] - disp[size_t(lo)]; };
-            char *tmp = s.scratch(bytes);
+            char *tmp = s.scratch_for(count, type);
             int lo = 0, hi = p2;
             for (int mask = p2 / 2; mask > 0; mask >>= 1) {
                 const int partner = newrank ^ mask, mid = lo + (hi - lo) / 2;
@@ -483,7 +483,7 @@ void build_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
             // Recursive doubling; each side's data covers a contiguous range of ranks, the
             // lower range goes first (non-commutative ops keep MPI's order).
             char *data = static_cast<char *>(recvbuf);
-            char *tmp = s.scratch(bytes);
+            char *tmp = s.scratch_for(count, type);
             for (int mask = 1; mask < p2; mask <<= 1) {
                 const int partner = newrank ^ mask;
                 s.recv(real(partner), tmp, count, type);
@@ -524,9 +524,8 @@ void build_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatyp
         if (r != me)
             s.recv(r, at(recvbuf, displs[r], recvtype), recvcounts[r], recvtype);
     if (!in_place(sendbuf))
-        s.copy(sendbuf, at(recvbuf, displs[me], recvtype),
-               std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
-               type_bytes());
+        s.copy(sendbuf, sendcount, sendtype, at(recvbuf, displs[me], recvtype), recvcounts[me],
+               recvtype);
     s.next();
 }
 
@@ -544,9 +543,8 @@ void build_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
         if (r != me)
             s.send(r, at(sendbuf, displs[r], sendtype), sendcounts[r], sendtype);
     if (!in_place(recvbuf))
-        s.copy(at(sendbuf, displs[me], sendtype), recvbuf,
-               std::min(bytes_of(sendcounts[me], sendtype), bytes_of(recvcount, recvtype)),
-               type_bytes());
+        s.copy(at(sendbuf, displs[me], sendtype), sendcounts[me], sendtype, recvbuf, recvcount,
+               recvtype);
     s.next();
 }
 
@@ -556,9 +554,8 @@ void build_allgatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_data
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     if (!in_place(sendbuf))
-        s.copy(sendbuf, at(recvbuf, displs[me], recvtype),
-               std::min(bytes_of(sendcount, sendtype), bytes_of(recvcounts[me], recvtype)),
-               type_bytes());
+        s.copy(sendbuf, sendcount, sendtype, at(recvbuf, displs[me], recvtype), recvcounts[me],
+               recvtype);
     s.next();
     // Ring: in step k, pass on the block of rank me - k, take that of me - k - 1. The own
     // block goes from the send buffer, not from the copy just made in recvbuf (reading
@@ -613,19 +610,22 @@ void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datat
                 s.send((me + k) % n, mine, sendcount, sendtype);
         }
         if (!in_place(sendbuf))
-            s.copy(sendbuf, at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype),
-                   std::min(bytes_of(sendcount, sendtype), block), type_bytes());
+            s.copy(sendbuf, sendcount, sendtype,
+                   at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype), recvcount,
+                   recvtype);
         s.next();
         return;
     }
     if (alg == Alg::bruck && n > 2) {
-        // Bruck: blocks gathered in rotated order (block i from rank me + i) in scratch, the
-        // number held doubling each round, then rotated into place.
+        // Bruck: blocks gathered in rotated order (block i from rank me + i) in scratch, packed
+        // (block bytes of data each, whatever the type's layout), the number held doubling
+        // each round, then rotated into place.
         char *tmp = s.scratch(block * size_t(n));
-        const void *mine = in_place(sendbuf)
-                               ? at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype)
-                               : sendbuf;
-        s.copy(mine, tmp, std::min(bytes_of(sendcount, sendtype), block), type_bytes());
+        if (in_place(sendbuf))
+            s.copy(at(recvbuf, ptrdiff_t(me) * ptrdiff_t(recvcount), recvtype), recvcount, recvtype,
+                   tmp, block, type_bytes());
+        else
+            s.copy(sendbuf, sendcount, sendtype, tmp, block, type_bytes());
         s.next();
         for (int k = 1; k < n; k <<= 1) {
             const int m = std::min(k, n - k);
@@ -634,9 +634,9 @@ void build_allgather(Sched &s, const void *sendbuf, size_t sendcount, weft_datat
             s.next();
         }
         for (int i = 0; i < n; ++i)
-            s.copy(tmp + size_t(i) * block,
-                   at(recvbuf, ptrdiff_t((me + i) % n) * ptrdiff_t(recvcount), recvtype), block,
-                   type_bytes());
+            s.copy(tmp + size_t(i) * block, block, type_bytes(),
+                   at(recvbuf, ptrdiff_t((me + i) % n) * ptrdiff_t(recvcount), recvtype), recvcount,
+                   recvtype);
         s.next();
         return;
     }
@@ -657,15 +657,18 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
     const char *src = static_cast<const char *>(sendbuf);
     if (in_place(sendbuf)) {
         // Send from a copy of what recvbuf held, so no block is overwritten before it left. The
-        // blocks span [lo, hi) around recvbuf (displacements may be negative).
+        // blocks cover the bytes [lo, hi) around recvbuf (displacements and lower bounds may be
+        // negative), copied as they lie.
         ptrdiff_t lo = 0, hi = 0;
         bool any = false;
         for (int r = 0; r < n; ++r) {
-            const size_t len = bytes_of(recvcounts[r], recvtypes[r]);
+            ptrdiff_t tlb = 0;
+            const size_t len = weft_datatype_span(recvtypes[r], recvcounts[r], &tlb);
             if (len == 0)
                 continue;
-            lo = any ? std::min(lo, rdispls[r]) : rdispls[r];
-            hi = any ? std::max(hi, rdispls[r] + ptrdiff_t(len)) : rdispls[r] + ptrdiff_t(len);
+            const ptrdiff_t b = rdispls[r] + tlb, e = b + ptrdiff_t(len);
+            lo = any ? std::min(lo, b) : b;
+            hi = any ? std::max(hi, e) : e;
             any = true;
         }
         char *copy = s.scratch(size_t(hi - lo));
@@ -676,10 +679,8 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
         sdispls = rdispls;
         sendtypes = recvtypes;
     } else {
-        s.copy(src + sdispls[me], static_cast<char *>(recvbuf) + rdispls[me],
-               std::min(bytes_of(sendcounts[me], sendtypes[me]),
-                        bytes_of(recvcounts[me], recvtypes[me])),
-               type_bytes());
+        s.copy(src + sdispls[me], sendcounts[me], sendtypes[me],
+               static_cast<char *>(recvbuf) + rdispls[me], recvcounts[me], recvtypes[me]);
         s.next();
     }
     // Pairwise: in step k, send to me + k and receive from me - k.
@@ -718,8 +719,7 @@ void build_alltoall(Sched &s, const void *sendbuf, size_t sendcount, weft_dataty
         if (alg != Alg::direct)
             s.next();
     }
-    s.copy(sblock(me), rblock(me),
-           std::min(bytes_of(sendcount, sendtype), bytes_of(recvcount, recvtype)), type_bytes());
+    s.copy(sblock(me), sendcount, sendtype, rblock(me), recvcount, recvtype);
     s.next();
 }
 
@@ -735,7 +735,7 @@ void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const si
         total += recvcounts[i];
     }
     const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
-    char *full = me == 0 ? s.scratch(bytes_of(total, type)) : nullptr;
+    char *full = me == 0 ? s.scratch_for(total, type) : nullptr;
     build_reduce(s, mine, full, total, type, op, 0, comm);
     s.next();
     build_scatterv(s, full, recvcounts, displs.data(), type, recvbuf, recvcounts[me], type, 0,
@@ -748,16 +748,15 @@ void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft
     // Recursive doubling: after the round of distance k, partial covers ranks
     // [me - 2k + 1, me]; what arrives from me - k is lower and goes first.
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    const size_t bytes = bytes_of(count, type);
     const void *mine = in_place(sendbuf) ? recvbuf : sendbuf;
-    char *partial = exclusive ? s.scratch(bytes) : static_cast<char *>(recvbuf);
+    char *partial = exclusive ? s.scratch_for(count, type) : static_cast<char *>(recvbuf);
     s.copy(mine, partial, count, type);
     s.next();
     bool have_excl = false;
     for (int k = 1; k < n; k <<= 1) {
         char *tmp = nullptr;
         if (me - k >= 0) {
-            tmp = s.scratch(bytes);
+            tmp = s.scratch_for(count, type);
             s.recv(me - k, tmp, count, type);
         }
         if (me + k < n)

@@ -676,12 +676,15 @@ weft_status_t inter_allreduce(const void *sbuf, void *rbuf, size_t count, weft_d
 {
     const int tag = weft_comm_coll_tag(comm);
     weft_comm_t *local = weft_comm_local_comm(comm);
-    std::vector<char> mine(weft_comm_rank(local) == 0 ? count * weft_datatype_size(type) : 0);
-    weft_status_t rc = blocking(local, op, [&](Sched &s) {
-        build_reduce(s, sbuf, mine.data(), count, type, op, 0, local);
-    });
+    // The leader's reduction, laid out as the type lays out count elements.
+    ptrdiff_t lb = 0;
+    const size_t span = weft_datatype_span(type, count, &lb);
+    std::vector<char> mine(weft_comm_rank(local) == 0 ? span : 0);
+    char *const at = mine.empty() ? nullptr : mine.data() - lb;
+    weft_status_t rc = blocking(
+        local, op, [&](Sched &s) { build_reduce(s, sbuf, at, count, type, op, 0, local); });
     if (rc == WEFT_SUCCESS && weft_comm_rank(local) == 0)
-        rc = leader_exchange(comm, tag, mine.data(), rbuf, count, type);
+        rc = leader_exchange(comm, tag, at, rbuf, count, type);
     if (rc == WEFT_SUCCESS)
         rc = blocking(local, nullptr,
                       [&](Sched &s) { build_bcast(s, rbuf, count, type, 0, local); });
@@ -733,6 +736,16 @@ weft_coll_module_t the_module = {
     .coll_agree = nullptr, // coll/base's serves
     .coll_iagree = nullptr,
     .coll_iagree_group = nullptr,
+    .coll_neighbor_allgather = neighbor_allgather,
+    .coll_neighbor_allgatherv = neighbor_allgatherv,
+    .coll_neighbor_alltoall = neighbor_alltoall,
+    .coll_neighbor_alltoallv = neighbor_alltoallv,
+    .coll_neighbor_alltoallw = neighbor_alltoallw,
+    .coll_ineighbor_allgather = ineighbor_allgather,
+    .coll_ineighbor_allgatherv = ineighbor_allgatherv,
+    .coll_ineighbor_alltoall = ineighbor_alltoall,
+    .coll_ineighbor_alltoallv = ineighbor_alltoallv,
+    .coll_ineighbor_alltoallw = ineighbor_alltoallw,
 };
 
 weft_status_t query(int *priority, char *, size_t)

@@ -176,7 +176,7 @@ bool Sched::advance()
         for (size_t i = begin; rounds_[round_].local && i < end; ++i) {
             const Step &st = steps_[i];
             if (st.kind == Step::copy) {
-                std::memmove(st.dst, st.src, st.count * weft_datatype_size(st.type));
+                weft_datatype_copy(st.dst, st.dcount, st.dtype, st.src, st.count, st.type);
             } else if (st.kind == Step::reduce) {
                 if (weft_status_t rc = weft_op_reduce(op_, st.src, st.dst, st.count, st.type);
                     rc != WEFT_SUCCESS) {

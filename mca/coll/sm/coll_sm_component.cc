@@ -145,7 +145,7 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm);
-    if (bytes > kSlot)
+    if (bytes > kSlot || !weft_datatype_is_contiguous(type, count)) // slots hold packed bytes
         return WEFT_ERR_NOT_SUPPORTED;
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
