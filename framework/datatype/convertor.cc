@@ -55,7 +55,8 @@ extern "C" size_t weft_datatype_span(const weft_datatype_t *dtype, size_t count,
 extern "C" size_t weft_datatype_copy(void *dst, size_t dcount, const weft_datatype_t *dtype,
                                      const void *src, size_t scount, const weft_datatype_t *stype)
 {
-    if (!dst || !src || !dtype || !stype)
+    // A NULL buffer is MPI_BOTTOM: the type's displacements are absolute addresses.
+    if (!dtype || !stype)
         return 0;
     const size_t n = std::min(scount * stype->size, dcount * dtype->size);
     if (n == 0)

@@ -115,31 +115,22 @@ Layout resized(const Layout &child, ptrdiff_t lb, ptrdiff_t extent)
 
 size_t alignment(const Layout &l) { return l.align; }
 
-Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<size_t>> &indices,
+Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<Range>> &ranges,
             bool fortran_order, const Layout &child)
 {
     const size_t nd = sizes.size();
     // Dimension k from the fastest-varying one.
     auto dim = [&](size_t k) { return fortran_order ? k : nd - 1 - k; };
-    // Innermost: the fastest dimension's indices, runs of consecutive ones as one block.
-    std::vector<Block> blocks;
-    const std::vector<size_t> &first = indices[dim(0)];
-    for (size_t i = 0; i < first.size();) {
-        size_t j = i + 1;
-        while (j < first.size() && first[j] == first[j - 1] + 1)
-            ++j;
-        blocks.push_back({ptrdiff_t(first[i]) * child.extent(), j - i, &child});
-        i = j;
-    }
-    Layout cur = combine(blocks, 0);
-    ptrdiff_t stride = ptrdiff_t(sizes[dim(0)]) * child.extent(); // bytes per step of dim 1
-    for (size_t k = 1; k < nd; ++k) {
-        blocks.clear();
-        const Layout inner = cur;
-        // The inner layout's bounds cover only its own data: place each copy by displacement,
-        // one block per index of this dimension.
-        for (size_t i : indices[dim(k)])
-            blocks.push_back({ptrdiff_t(i) * stride, 1, &inner});
+    // Each dimension's ranges are blocks of the layout of the dimensions inside it, made to
+    // span one step of this dimension (the whole of the inner dimensions), so that a range is
+    // one block of `count` instances.
+    Layout cur = child;
+    ptrdiff_t stride = child.extent(); // bytes per step of the current dimension
+    for (size_t k = 0; k < nd; ++k) {
+        const Layout inner = k == 0 ? cur : resized(cur, 0, stride);
+        std::vector<Block> blocks;
+        for (const Range &r : ranges[dim(k)])
+            blocks.push_back({ptrdiff_t(r.start) * stride, r.count, &inner});
         cur = combine(blocks, 0);
         stride *= ptrdiff_t(sizes[dim(k)]);
     }
@@ -150,11 +141,10 @@ Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<size
 Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &subsizes,
                 const std::vector<size_t> &starts, bool fortran_order, const Layout &child)
 {
-    std::vector<std::vector<size_t>> indices(sizes.size());
+    std::vector<std::vector<Range>> ranges(sizes.size());
     for (size_t d = 0; d < sizes.size(); ++d)
-        for (size_t i = 0; i < subsizes[d]; ++i)
-            indices[d].push_back(starts[d] + i);
-    return grid(sizes, indices, fortran_order, child);
+        ranges[d].push_back({starts[d], subsizes[d]});
+    return grid(sizes, ranges, fortran_order, child);
 }
 
 namespace {

@@ -82,9 +82,12 @@ size_t alignment(const Layout &l);
 Layout subarray(const std::vector<size_t> &sizes, const std::vector<size_t> &subsizes,
                 const std::vector<size_t> &starts, bool fortran_order, const Layout &child);
 // The general form of both subarray and MPI_Type_create_darray: of an array of sizes[] elements
-// of child, those whose index in dimension d is one of indices[d] (ascending), in array order,
-// with the bounds of the whole array.
-Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<size_t>> &indices,
+// of child, those whose index in dimension d lies in one of ranges[d] (ascending, apart), in
+// array order, with the bounds of the whole array.
+struct Range {
+    size_t start, count;
+};
+Layout grid(const std::vector<size_t> &sizes, const std::vector<std::vector<Range>> &ranges,
             bool fortran_order, const Layout &child);
 
 // ---- moving data

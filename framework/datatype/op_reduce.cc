@@ -3,6 +3,7 @@
 // contiguity, references): the weft/op.h functions. In libweft, so that components (loadable
 // or linked into libweft) can call them; the MPI_Op and MPI_Datatype objects and calls are
 // framework/mpi's (mpi_op.cc, mpi_datatype.cc).
+#include "mpi_handles.h"
 #include "mpi_objects.h"
 
 #include <weft/op.h>
@@ -283,8 +284,10 @@ void weft_op_retain(weft_op_t *op)
 
 void weft_op_release(weft_op_t *op)
 {
-    if (op && !op->predefined && --op->refs == 0)
+    if (op && !op->predefined && --op->refs == 0) {
+        weft::mpi::handle_forget(weft::mpi::HandleKind::op, op);
         delete op;
+    }
 }
 
 int weft_op_valid_for(const weft_op_t *op, const weft_datatype_t *dtype)
@@ -312,6 +315,7 @@ void weft_datatype_release(weft_datatype_t *dtype)
     // A derived type holds the types it was built from (MPI_Type_get_contents).
     for (weft_datatype *c : dtype->types)
         weft_datatype_release(c);
+    weft::mpi::handle_forget(weft::mpi::HandleKind::datatype, dtype);
     delete dtype;
 }
 

@@ -46,7 +46,8 @@ std::string describe_source(weft_mca_param_source_t src, const std::string &deta
     case WEFT_MCA_SOURCE_DEFAULT: return "the default";
     case WEFT_MCA_SOURCE_FILE: return "param file " + detail;
     case WEFT_MCA_SOURCE_ENV: return "environment variable " + detail;
-    case WEFT_MCA_SOURCE_CMDLINE: return "the command line (--mca)";
+    case WEFT_MCA_SOURCE_CMDLINE:
+        return "the command line (" + (detail.empty() ? std::string("--mca") : detail) + ")";
     case WEFT_MCA_SOURCE_API: return "the program";
     }
     return "an unknown source";
@@ -260,6 +261,13 @@ void Registry::load_sources()
         if (!control)
             env_[name] = Given{std::string(kv.substr(eq + 1)), std::string(env_prefix) + name};
     }
+    // The names mpirun passed from its --mca: their source is the command line.
+    if (const char *list = std::getenv("WEFT_MPIRUN_MCA"))
+        for (const auto &name : split(list, ','))
+            if (auto it = env_.find(name); it != env_.end()) {
+                it->second.from_mpirun = true;
+                it->second.detail = "mpirun --mca";
+            }
     if (const char *list = std::getenv("WEFT_MCA_PARAM_FILES")) {
         for (const auto &path : split(list, ':'))
             load_file(path, true);
@@ -331,6 +339,8 @@ weft_status_t Registry::resolve(Param &p)
         std::string as;
         if (const Given *g = lookup(*layer.from, p, as)) {
             std::string detail = g->detail;
+            if (layer.source == WEFT_MCA_SOURCE_ENV && g->from_mpirun)
+                return set(p, g->value, WEFT_MCA_SOURCE_CMDLINE, detail);
             if (layer.source == WEFT_MCA_SOURCE_ENV)
                 detail = std::string(env_prefix) + as;
             return set(p, g->value, layer.source, detail);
@@ -493,7 +503,8 @@ int Registry::warn_unknown()
             if (warned_[name])
                 continue;
             warned_[name] = true;
-            std::string msg = "unknown parameter " + name + " (from " + where +
+            std::string msg = "unknown parameter " + name + " (from " +
+                              (given.from_mpirun ? std::string("mpirun --mca") : where) +
                               (file ? " " + given.detail : "") + ")";
             std::string near = nearest(name);
             msg += near.empty() ? "; see weft_info --all for the known ones"

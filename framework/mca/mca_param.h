@@ -2,7 +2,8 @@
 // handles (weft_mca_param_t *) and read through the typed accessors.
 //
 // Sources, highest first: command line (weft_mca_cmdline_set), environment
-// WEFT_MCA_<name>, param files (WEFT_MCA_PARAM_FILES, or
+// WEFT_MCA_<name> (reported as the command line when WEFT_MPIRUN_MCA, a comma list that
+// mpirun sets, names it: mpirun --mca passes it that way), param files (WEFT_MCA_PARAM_FILES, or
 // $HOME/.weft/mca-params.conf then $sysconfdir/weft-mca-params.conf; an
 // earlier file wins), the default from the component's table.
 #ifndef WEFT_MCA_PARAM_H
@@ -36,7 +37,7 @@ struct weft_mca_param {
 
     weft::mca::Value value;
     weft_mca_param_source_t source = WEFT_MCA_SOURCE_DEFAULT;
-    std::string source_detail; // file:line or the environment variable name
+    std::string source_detail; // file:line, the environment variable name, or "mpirun --mca"
 };
 
 namespace weft::mca {
@@ -84,6 +85,7 @@ class Registry {
     struct Given {
         std::string value;
         std::string detail;
+        bool from_mpirun = false; // in the environment from mpirun --mca (WEFT_MPIRUN_MCA)
     };
 
     void load_sources();

@@ -180,7 +180,10 @@ template <class Side> int set_attr(typename Side::Obj *obj, int id, void *value,
         // The value replaced is deleted as by MPI_Comm_delete_attr (MPI-3.1 6.7.2).
         if (int rc = Side::del(*k, obj, id, it->second.value); rc != MPI_SUCCESS)
             return Side::raise_on(obj, rc, fn, "the delete callback of the value replaced failed");
-        it = obj->attrs.find(id); // the callback may have changed the attributes
+        // The callback may have changed the attributes, and even freed the keyval.
+        it = obj->attrs.find(id);
+        if (!(k = find_keyval(id, Side::kind, false, &why)))
+            return Side::raise_on(obj, MPI_ERR_KEYVAL, fn, why);
     }
     if (it == obj->attrs.end()) {
         obj->attrs[id] = Attribute{value, ++set_clock};

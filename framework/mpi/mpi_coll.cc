@@ -54,12 +54,13 @@ struct Slot {
 };
 #define WEFT_COLL_SLOT(op) (Slot{offsetof(weft_coll_module_t, op), sizeof(weft_coll_module_t::op)})
 
-// weft_coll_call with a C++ callable.
-template <class F> weft_status_t call_op(weft_comm *comm, Slot slot, F &&invoke, bool &found)
+// weft_coll_call_min with a C++ callable.
+template <class F>
+weft_status_t call_op(weft_comm *comm, Slot slot, unsigned min_minor, F &&invoke, bool &found)
 {
     int f = 0;
-    const weft_status_t rc = weft_coll_call(
-        coll_of(comm), slot.offset, slot.size,
+    const weft_status_t rc = weft_coll_call_min(
+        coll_of(comm), slot.offset, slot.size, min_minor,
         [](void *context, weft_coll_module_t *module) {
             return (*static_cast<std::remove_reference_t<F> *>(context))(module);
         },
@@ -71,15 +72,18 @@ template <class F> weft_status_t call_op(weft_comm *comm, Slot slot, F &&invoke,
 // Call the function chosen on comm: the blocking one (request == NULL) or the non-blocking one
 // (coll/base falls back to the next module when the chosen one declines). args end with comm;
 // the request (non-blocking) and the module follow.
+// min_minor: the least coll ABI minor version a module must be built for to take the call
+// (Check::abi_needed).
 template <class B, class N, class... Args>
-int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_module_t::*blocking,
-         Slot b, N weft_coll_module_t::*nonblocking, Slot nb, Args... args)
+int call_min(const char *fn, unsigned min_minor, MPI_Request *request, weft_comm *comm,
+             B weft_coll_module_t::*blocking, Slot b, N weft_coll_module_t::*nonblocking, Slot nb,
+             Args... args)
 {
     bool found = false;
     weft_status_t rc;
     if (!request) {
         rc = call_op(
-            comm, b,
+            comm, b, min_minor,
             [&](weft_coll_module_t *m) {
                 B f = m->*blocking;
                 return f ? f(args..., m) : WEFT_ERR_NOT_SUPPORTED;
@@ -87,7 +91,7 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
             found);
     } else {
         rc = call_op(
-            comm, nb,
+            comm, nb, min_minor,
             [&](weft_coll_module_t *m) {
                 N f = m->*nonblocking;
                 return f ? f(args..., request, m) : WEFT_ERR_NOT_SUPPORTED;
@@ -99,6 +103,10 @@ int call(const char *fn, MPI_Request *request, weft_comm *comm, B weft_coll_modu
                      "no coll component provides it on this communicator (see --mca coll)");
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status(comm, rc, fn);
 }
+template <class... Args> int call(const char *fn, MPI_Request *request, Args... args)
+{
+    return call_min(fn, 0, request, args...);
+}
 
 } // namespace
 
@@ -109,7 +117,7 @@ weft_status_t iagree_group_status(weft_comm *comm, int *flag, weft_group_t **fai
 {
     bool found = false;
     const weft_status_t rc = call_op(
-        comm, WEFT_COLL_SLOT(coll_iagree_group),
+        comm, WEFT_COLL_SLOT(coll_iagree_group), 0,
         [&](weft_coll_module_t *m) {
             return m->coll_iagree_group
                        ? m->coll_iagree_group(flag, nullptr, failed, comm, request, m)
@@ -132,6 +140,9 @@ struct Check {
     MPI_Comm comm;
     const char *fn;
     int rc = MPI_SUCCESS;
+    // The coll ABI minor version a module must be built for to be given this call: 2 when a
+    // datatype is not contiguous (modules built before 1.2 were never given one).
+    unsigned abi_needed = 0;
 
     Check(MPI_Comm c, const char *name, MPI_Request *request, bool nonblocking) : comm(c), fn(name)
     {
@@ -173,6 +184,8 @@ struct Check {
     {
         if (ok() && !valid_datatype(t))
             rc = raise(comm, MPI_ERR_TYPE, fn, datatype_problem(t));
+        if (ok() && !t->dense)
+            abi_needed = 2;
         return *this;
     }
     Check &types(const MPI_Datatype *t, const char *what)
@@ -224,6 +237,12 @@ struct Check {
     }
 };
 
+// The call, with what the checks found the module must be built for.
+template <class... Args> int call(const Check &k, MPI_Request *request, Args... args)
+{
+    return call_min(k.fn, k.abi_needed, request, args...);
+}
+
 std::vector<size_t> sizes(const int *v, int n)
 {
     return v ? std::vector<size_t>(v, v + n) : std::vector<size_t>(size_t(n), 0);
@@ -238,7 +257,7 @@ int barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
     Check k(comm, fn, req, req != nullptr);
     if (!k.ok())
         return k.rc;
-    return call(fn, req, comm, WEFT_PAIR(barrier), comm);
+    return call(k, req, comm, WEFT_PAIR(barrier), comm);
 }
 
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req,
@@ -252,7 +271,7 @@ int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_
         return k.rc;
     if (!no_data && !k.type(type).buffer(buf, count).ok())
         return k.rc;
-    return call(fn, req, comm, WEFT_PAIR(bcast), buf, size_t(count), type, root, comm);
+    return call(k, req, comm, WEFT_PAIR(bcast), buf, size_t(count), type, root, comm);
 }
 
 int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -261,7 +280,7 @@ int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI
     Check k(comm, fn, req, nb);
     if (!k.count(count).type(type).op(op, type).root(root).in_place_root_only(sendbuf, root).ok())
         return k.rc;
-    return call(fn, req, comm, WEFT_PAIR(reduce), sendbuf, recvbuf, size_t(count), type, op, root,
+    return call(k, req, comm, WEFT_PAIR(reduce), sendbuf, recvbuf, size_t(count), type, op, root,
                 comm);
 }
 
@@ -274,7 +293,7 @@ int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, 
     if (sendbuf == MPI_IN_PLACE && comm->is_inter())
         return raise(comm, MPI_ERR_BUFFER, fn,
                      "MPI_IN_PLACE is not allowed on an intercommunicator");
-    return call(fn, req, comm, WEFT_PAIR(allreduce), sendbuf, recvbuf, size_t(count), type, op,
+    return call(k, req, comm, WEFT_PAIR(allreduce), sendbuf, recvbuf, size_t(count), type, op,
                 comm);
 }
 
@@ -298,14 +317,14 @@ int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *rec
     if (!k.ok())
         return k.rc;
     if (!vector)
-        return call(fn, req, comm, WEFT_PAIR(gather), sendbuf,
+        return call(k, req, comm, WEFT_PAIR(gather), sendbuf,
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, at_root ? size_t(recvcount) : 0, at_root ? recvtype : sendtype, root,
                     comm);
     const int n = comm->size;
     std::vector<size_t> rc = at_root ? sizes(recvcounts, n) : std::vector<size_t>(size_t(n), 0);
     std::vector<ptrdiff_t> rd = at_root ? offsets(displs, n) : std::vector<ptrdiff_t>(size_t(n), 0);
-    return call(fn, req, comm, WEFT_PAIR(gatherv), sendbuf, inplace ? 0 : size_t(sendcount),
+    return call(k, req, comm, WEFT_PAIR(gatherv), sendbuf, inplace ? 0 : size_t(sendcount),
                 inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
                 static_cast<const ptrdiff_t *>(rd.data()), at_root ? recvtype : sendtype, root,
                 comm);
@@ -329,13 +348,13 @@ int scatterv(const void *sendbuf, const int *sendcounts, const int *displs, int 
         return k.rc;
     const int n = comm->size;
     if (!vector)
-        return call(fn, req, comm, WEFT_PAIR(scatter), sendbuf, at_root ? size_t(sendcount) : 0,
+        return call(k, req, comm, WEFT_PAIR(scatter), sendbuf, at_root ? size_t(sendcount) : 0,
                     at_root ? sendtype : recvtype, recvbuf,
                     inplace ? size_t(sendcount) : size_t(recvcount), inplace ? sendtype : recvtype,
                     root, comm);
     std::vector<size_t> sc = at_root ? sizes(sendcounts, n) : std::vector<size_t>(size_t(n), 0);
     std::vector<ptrdiff_t> sd = at_root ? offsets(displs, n) : std::vector<ptrdiff_t>(size_t(n));
-    return call(fn, req, comm, WEFT_PAIR(scatterv), sendbuf, static_cast<const size_t *>(sc.data()),
+    return call(k, req, comm, WEFT_PAIR(scatterv), sendbuf, static_cast<const size_t *>(sc.data()),
                 static_cast<const ptrdiff_t *>(sd.data()), at_root ? sendtype : recvtype, recvbuf,
                 inplace ? 0 : size_t(recvcount), inplace ? sendtype : recvtype, root, comm);
 }
@@ -355,13 +374,13 @@ int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     if (!k.ok())
         return k.rc;
     if (!vector)
-        return call(fn, req, comm, WEFT_PAIR(allgather), sendbuf,
+        return call(k, req, comm, WEFT_PAIR(allgather), sendbuf,
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, size_t(recvcount), recvtype, comm);
     const int n = comm->size;
     std::vector<size_t> rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> rd = offsets(displs, n);
-    return call(fn, req, comm, WEFT_PAIR(allgatherv), sendbuf, inplace ? 0 : size_t(sendcount),
+    return call(k, req, comm, WEFT_PAIR(allgatherv), sendbuf, inplace ? 0 : size_t(sendcount),
                 inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
                 static_cast<const ptrdiff_t *>(rd.data()), recvtype, comm);
 }
@@ -382,7 +401,7 @@ int alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
     const int n = comm->size;
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(fn, req, comm, WEFT_PAIR(alltoallw), sendbuf,
+    return call(k, req, comm, WEFT_PAIR(alltoallw), sendbuf,
                 static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
                 static_cast<weft_datatype *const *>(inplace ? recvtypes : sendtypes), recvbuf,
                 static_cast<const size_t *>(rc.data()), static_cast<const ptrdiff_t *>(rd.data()),
@@ -403,7 +422,7 @@ int alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MP
     const int n = comm->size;
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(fn, req, comm, WEFT_PAIR(alltoallv), sendbuf,
+    return call(k, req, comm, WEFT_PAIR(alltoallv), sendbuf,
                 static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
                 inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
                 static_cast<const ptrdiff_t *>(rd.data()), recvtype, comm);
@@ -419,7 +438,7 @@ int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *re
         k.count(sendcount).type(sendtype);
     if (!k.count(recvcount).type(recvtype).ok())
         return k.rc;
-    return call(fn, req, comm, WEFT_PAIR(alltoall), sendbuf,
+    return call(k, req, comm, WEFT_PAIR(alltoall), sendbuf,
                 inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                 recvbuf, size_t(recvcount), recvtype, comm);
 }
@@ -436,10 +455,10 @@ int reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, in
     if (!k.type(type).op(op, type).ok())
         return k.rc;
     if (block)
-        return call(fn, req, comm, WEFT_PAIR(reduce_scatter_block), sendbuf, recvbuf,
+        return call(k, req, comm, WEFT_PAIR(reduce_scatter_block), sendbuf, recvbuf,
                     size_t(recvcount), type, op, comm);
     std::vector<size_t> rc = sizes(recvcounts, comm->size);
-    return call(fn, req, comm, WEFT_PAIR(reduce_scatter), sendbuf, recvbuf,
+    return call(k, req, comm, WEFT_PAIR(reduce_scatter), sendbuf, recvbuf,
                 static_cast<const size_t *>(rc.data()), type, op, comm);
 }
 
@@ -450,9 +469,9 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
     if (!k.count(count).type(type).op(op, type).ok())
         return k.rc;
     if (exclusive)
-        return call(fn, req, comm, WEFT_PAIR(exscan), sendbuf, recvbuf, size_t(count), type, op,
+        return call(k, req, comm, WEFT_PAIR(exscan), sendbuf, recvbuf, size_t(count), type, op,
                     comm);
-    return call(fn, req, comm, WEFT_PAIR(scan), sendbuf, recvbuf, size_t(count), type, op, comm);
+    return call(k, req, comm, WEFT_PAIR(scan), sendbuf, recvbuf, size_t(count), type, op, comm);
 }
 
 } // namespace
@@ -828,13 +847,13 @@ int neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                : !k.count(recvcount).ok())
         return k.rc;
     if (!vector)
-        return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(allgather), sendbuf, size_t(sendcount),
+        return call(k, req, comm, WEFT_NEIGHBOR_PAIR(allgather), sendbuf, size_t(sendcount),
                     sendtype, recvbuf, size_t(recvcount), recvtype, degree(nb.in),
                     static_cast<const int *>(nb.in.data()), degree(nb.out),
                     static_cast<const int *>(nb.out.data()), comm);
     const std::vector<size_t> rc = sizes(recvcounts, degree(nb.in));
     const std::vector<ptrdiff_t> rd = offsets(displs, degree(nb.in));
-    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(allgatherv), sendbuf, size_t(sendcount), sendtype,
+    return call(k, req, comm, WEFT_NEIGHBOR_PAIR(allgatherv), sendbuf, size_t(sendcount), sendtype,
                 recvbuf, rc.data(), rd.data(), recvtype, degree(nb.in),
                 static_cast<const int *>(nb.in.data()), degree(nb.out),
                 static_cast<const int *>(nb.out.data()), comm);
@@ -853,7 +872,7 @@ int neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
              .type(recvtype)
              .ok())
         return k.rc;
-    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoall), sendbuf, size_t(sendcount), sendtype,
+    return call(k, req, comm, WEFT_NEIGHBOR_PAIR(alltoall), sendbuf, size_t(sendcount), sendtype,
                 recvbuf, size_t(recvcount), recvtype, degree(nb.in),
                 static_cast<const int *>(nb.in.data()), degree(nb.out),
                 static_cast<const int *>(nb.out.data()), comm);
@@ -874,7 +893,7 @@ int neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sd
                               rc = sizes(recvcounts, degree(nb.in));
     const std::vector<ptrdiff_t> sd = offsets(sdispls, degree(nb.out)),
                                  rd = offsets(rdispls, degree(nb.in));
-    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoallv), sendbuf, sc.data(), sd.data(),
+    return call(k, req, comm, WEFT_NEIGHBOR_PAIR(alltoallv), sendbuf, sc.data(), sd.data(),
                 sendtype, recvbuf, rc.data(), rd.data(), recvtype, degree(nb.in),
                 static_cast<const int *>(nb.in.data()), degree(nb.out),
                 static_cast<const int *>(nb.out.data()), comm);
@@ -897,7 +916,7 @@ int neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const MPI_Ain
                               rc = sizes(recvcounts, degree(nb.in));
     const std::vector<ptrdiff_t> sd(sdispls, sdispls + nb.out.size()),
         rd(rdispls, rdispls + nb.in.size());
-    return call(fn, req, comm, WEFT_NEIGHBOR_PAIR(alltoallw), sendbuf, sc.data(), sd.data(),
+    return call(k, req, comm, WEFT_NEIGHBOR_PAIR(alltoallw), sendbuf, sc.data(), sd.data(),
                 static_cast<weft_datatype_t *const *>(sendtypes), recvbuf, rc.data(), rd.data(),
                 static_cast<weft_datatype_t *const *>(recvtypes), degree(nb.in),
                 static_cast<const int *>(nb.in.data()), degree(nb.out),

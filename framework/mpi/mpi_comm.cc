@@ -88,8 +88,8 @@ void destroy_comm(weft_comm *c)
         weft_comm_release(c->local_comm);
     group_release(c->remote_group);
     group_release(c->group);
-    if (c->errhandler && --c->errhandler->refs == 0 && !c->errhandler->predefined)
-        delete c->errhandler;
+    errhandler_release(c->errhandler);
+    handle_forget(HandleKind::comm, c);
     delete c;
 }
 
@@ -131,7 +131,6 @@ int wtime_global = 0;
 int appnum = 0;
 int universe = 0;
 int ft_val = 0;
-int lastcode = MPI_ERR_LASTCODE;
 
 } // namespace
 
@@ -957,7 +956,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_APPNUM: v = &appnum; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
-    case MPI_LASTUSEDCODE: v = &lastcode; break;
+    case MPI_LASTUSEDCODE: v = last_used_code(); break;
     case MPIX_FT:
         ft_val = weft_runtime_ft_enabled();
         v = &ft_val;

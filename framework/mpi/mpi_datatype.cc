@@ -12,6 +12,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
 namespace weft::mpi {
 
@@ -32,6 +34,14 @@ const dt::Layout &predefined_layout(const weft_datatype *t)
 int type_error(const char *fn, const std::string &what)
 {
     return raise(nullptr, MPI_ERR_TYPE, fn, what);
+}
+
+// A constructor whose type does not fit in memory (the layout lists every run of the type map:
+// a vector of 10^9 strided elements takes tens of GB) fails with MPI_ERR_NO_MEM rather than an
+// exception out of a C function.
+int no_memory(const char *fn)
+{
+    return raise(nullptr, MPI_ERR_NO_MEM, fn, "the type's layout does not fit in memory");
 }
 
 // A new derived type from a layout and the constructor's arguments (the types retained).
@@ -146,7 +156,7 @@ extern "C" {
 
 WEFT_PROFILED(MPI_Type_contiguous)
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_contiguous";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -155,11 +165,13 @@ int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
     const dt::Layout &child = layout_of(old);
     return finish(newtype, make_type(dt::combine({{0, size_t(count), &child}}, 0),
                                      MPI_COMBINER_CONTIGUOUS, {count}, {}, {old}));
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_contiguous");
 }
 
 WEFT_PROFILED(MPI_Type_vector)
 int PMPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_vector";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -172,24 +184,28 @@ int PMPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_
         disps[size_t(i)] = ptrdiff_t(i) * stride * ext;
     return blocks_type(fn, count, lens.data(), disps.data(), old, MPI_COMBINER_VECTOR,
                        {count, blocklen, stride}, {}, newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_vector");
 }
 
 WEFT_PROFILED(MPI_Type_create_hvector)
 int PMPI_Type_create_hvector(int count, int blocklen, MPI_Aint stride, MPI_Datatype old,
                              MPI_Datatype *newtype)
-{
+try {
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(size_t(std::max(count, 0)));
     for (int i = 0; i < count; ++i)
         disps[size_t(i)] = ptrdiff_t(i) * stride;
     return blocks_type("MPI_Type_create_hvector", count, lens.data(), disps.data(), old,
                        MPI_COMBINER_HVECTOR, {count, blocklen}, {stride}, newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_hvector");
 }
 
 WEFT_PROFILED(MPI_Type_indexed)
 int PMPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_Datatype old,
                       MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_indexed";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -205,22 +221,26 @@ int PMPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_
     ints.insert(ints.end(), displs, displs + count);
     return blocks_type(fn, count, blocklens, disps.data(), old, MPI_COMBINER_INDEXED,
                        std::move(ints), {}, newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_indexed");
 }
 
 WEFT_PROFILED(MPI_Type_create_hindexed)
 int PMPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint displs[],
                               MPI_Datatype old, MPI_Datatype *newtype)
-{
+try {
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
     return blocks_type("MPI_Type_create_hindexed", count, blocklens, disps.data(), old,
                        MPI_COMBINER_HINDEXED, cat({count}, blocklens, std::max(count, 0)), disps,
                        newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_hindexed");
 }
 
 WEFT_PROFILED(MPI_Type_create_indexed_block)
 int PMPI_Type_create_indexed_block(int count, int blocklen, const int displs[], MPI_Datatype old,
                                    MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_create_indexed_block";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -235,22 +255,26 @@ int PMPI_Type_create_indexed_block(int count, int blocklen, const int displs[], 
         disps[size_t(i)] = ptrdiff_t(displs[i]) * ext;
     return blocks_type(fn, count, lens.data(), disps.data(), old, MPI_COMBINER_INDEXED_BLOCK,
                        cat({count, blocklen}, displs, count), {}, newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_indexed_block");
 }
 
 WEFT_PROFILED(MPI_Type_create_hindexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blocklen, const MPI_Aint displs[],
                                     MPI_Datatype old, MPI_Datatype *newtype)
-{
+try {
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
     return blocks_type("MPI_Type_create_hindexed_block", count, lens.data(), disps.data(), old,
                        MPI_COMBINER_HINDEXED_BLOCK, {count, blocklen}, disps, newtype);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_hindexed_block");
 }
 
 WEFT_PROFILED(MPI_Type_create_struct)
 int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint displs[],
                             const MPI_Datatype types[], MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_create_struct";
     if (int rc = check_new(fn, count, MPI_DATATYPE_NULL, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -271,13 +295,15 @@ int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint dis
                   make_type(dt::combine(blocks, 1), MPI_COMBINER_STRUCT,
                             cat({count}, blocklens, count),
                             std::vector<ptrdiff_t>(displs, displs + count), std::move(kids)));
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_struct");
 }
 
 WEFT_PROFILED(MPI_Type_create_subarray)
 int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
                               const int starts[], int order, MPI_Datatype old,
                               MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_create_subarray";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -307,6 +333,8 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
     return finish(newtype,
                   make_type(dt::subarray(sz, sub, st, order == MPI_ORDER_FORTRAN, layout_of(old)),
                             MPI_COMBINER_SUBARRAY, std::move(ints), {}, {old}));
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_subarray");
 }
 
 // A distributed array (MPI-3.1 4.1.4): this process's part of an array of gsizes[] elements
@@ -316,7 +344,7 @@ WEFT_PROFILED(MPI_Type_create_darray)
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[],
                             const int dargs[], const int psizes[], int order, MPI_Datatype old,
                             MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_create_darray";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -334,7 +362,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
         return raise(nullptr, MPI_ERR_ARG, fn,
                      "the process grid's size is not size, or rank is outside it");
     std::vector<size_t> sizes(static_cast<size_t>(ndims));
-    std::vector<std::vector<size_t>> indices(static_cast<size_t>(ndims));
+    std::vector<std::vector<dt::Range>> ranges(static_cast<size_t>(ndims));
     int rest = rank; // this process's grid coordinates, last dimension fastest
     for (int d = ndims - 1; d >= 0; --d) {
         const int p = psizes[d], coord = rest % p, g = gsizes[d];
@@ -343,13 +371,12 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
         if (g < 1)
             return raise(nullptr, MPI_ERR_ARG, fn, dim + "gsize < 1");
         sizes[size_t(d)] = size_t(g);
-        auto &idx = indices[size_t(d)];
+        auto &idx = ranges[size_t(d)];
         switch (distribs[d]) {
         case MPI_DISTRIBUTE_NONE:
             if (p != 1)
                 return raise(nullptr, MPI_ERR_ARG, fn, dim + "MPI_DISTRIBUTE_NONE over psize > 1");
-            for (int i = 0; i < g; ++i)
-                idx.push_back(size_t(i));
+            idx.push_back({0, size_t(g)});
             break;
         case MPI_DISTRIBUTE_BLOCK: {
             const int b = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[d];
@@ -357,9 +384,10 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
                 return raise(nullptr, MPI_ERR_ARG, fn,
                              dim + "block size " + std::to_string(b) + " times psize " +
                                  std::to_string(p) + " does not cover gsize " + std::to_string(g));
-            for (long long i = (long long)coord * b; i < std::min<long long>((coord + 1LL) * b, g);
-                 ++i)
-                idx.push_back(size_t(i));
+            const long long lo = std::min<long long>((long long)coord * b, g),
+                            hi = std::min<long long>((coord + 1LL) * b, g);
+            if (hi > lo)
+                idx.push_back({size_t(lo), size_t(hi - lo)});
             break;
         }
         case MPI_DISTRIBUTE_CYCLIC: {
@@ -367,8 +395,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
             if (b < 1)
                 return raise(nullptr, MPI_ERR_ARG, fn, dim + "cyclic block size < 1");
             for (long long start = (long long)coord * b; start < g; start += (long long)b * p)
-                for (long long i = start; i < std::min<long long>(start + b, g); ++i)
-                    idx.push_back(size_t(i));
+                idx.push_back({size_t(start), size_t(std::min<long long>(start + b, g) - start)});
             break;
         }
         default:
@@ -383,13 +410,15 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
     ints.insert(ints.end(), psizes, psizes + ndims);
     ints.push_back(order);
     return finish(newtype,
-                  make_type(dt::grid(sizes, indices, order == MPI_ORDER_FORTRAN, layout_of(old)),
+                  make_type(dt::grid(sizes, ranges, order == MPI_ORDER_FORTRAN, layout_of(old)),
                             MPI_COMBINER_DARRAY, std::move(ints), {}, {old}));
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_darray");
 }
 
 WEFT_PROFILED(MPI_Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_create_resized";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -397,11 +426,13 @@ int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI
         return type_error(fn, "oldtype is MPI_DATATYPE_NULL");
     return finish(newtype, make_type(dt::resized(layout_of(old), lb, extent), MPI_COMBINER_RESIZED,
                                      {}, {lb, extent}, {old}));
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_create_resized");
 }
 
 WEFT_PROFILED(MPI_Type_dup)
 int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
-{
+try {
     const char *fn = "MPI_Type_dup";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -416,6 +447,8 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
         return raise(nullptr, rc, fn, "an attribute's copy callback failed");
     }
     return finish(newtype, t);
+} catch (const std::exception &) {
+    return no_memory("MPI_Type_dup");
 }
 
 WEFT_PROFILED(MPI_Type_commit)

@@ -3,10 +3,13 @@
 #include "mpi_internal.h"
 #include "runtime.h"
 
+#include <mpi-ext.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace {
 
@@ -89,11 +92,54 @@ const ErrorClass *find_class(int code)
     return nullptr;
 }
 
-// "invalid rank (MPI_ERR_RANK)", or the bare number of an unknown code.
+// The program's error classes and codes (MPI_Add_error_class, _code, _string), numbered from
+// first_user_code in the order they were made: one numbering, as a class is a code too.
+constexpr int first_user_code = MPI_ERR_LASTCODE + 1;
+static_assert(MPI_ERR_RMA_FLAVOR < first_user_code && MPIX_ERR_PROC_FAILED < first_user_code &&
+                  MPIX_ERR_PROC_FAILED_PENDING < first_user_code &&
+                  MPIX_ERR_REVOKED < first_user_code,
+              "user error codes must not meet the predefined ones");
+
+struct UserCode {
+    int errclass; // itself for a class
+    std::string text;
+};
+
+std::mutex user_mutex;
+std::vector<UserCode> user_codes;       // code first_user_code + i
+int last_code_value = MPI_ERR_LASTCODE; // the attribute's value (MPI_LASTUSEDCODE)
+
+// A copy of the user code's entry, if code is one.
+bool find_user(int code, UserCode *out)
+{
+    std::lock_guard lock(user_mutex);
+    if (code < first_user_code || size_t(code - first_user_code) >= user_codes.size())
+        return false;
+    *out = user_codes[size_t(code - first_user_code)];
+    return true;
+}
+
+// A new user code in errclass (a class when errclass is -1).
+int add_user_code(int errclass)
+{
+    std::lock_guard lock(user_mutex);
+    const int code = first_user_code + int(user_codes.size());
+    user_codes.push_back({errclass < 0 ? code : errclass, ""});
+    last_code_value = code;
+    return code;
+}
+
+// "invalid rank (MPI_ERR_RANK)", the program's string of its own code, or the bare number of an
+// unknown code.
 std::string describe(int errclass)
 {
     if (const ErrorClass *c = find_class(errclass))
         return std::string(c->text) + " (" + c->name + ")";
+    if (UserCode u; find_user(errclass, &u))
+        return (u.text.empty() ? "user error code" : u.text) + " (" + std::to_string(errclass) +
+               (u.errclass == errclass
+                    ? ", a user error class)"
+                    : ", of user error class " + std::to_string(u.errclass) + ")");
     return "unknown error code " + std::to_string(errclass);
 }
 
@@ -104,6 +150,10 @@ std::string comm_label(weft_comm *comm)
     return "an unnamed communicator (context id " + std::to_string(comm->cid) + ")";
 }
 
+} // namespace
+
+namespace weft::mpi {
+
 void errhandler_retain(weft_errhandler *eh)
 {
     if (eh && !eh->predefined)
@@ -112,13 +162,11 @@ void errhandler_retain(weft_errhandler *eh)
 
 void errhandler_release(weft_errhandler *eh)
 {
-    if (eh && !eh->predefined && --eh->refs == 0)
+    if (eh && !eh->predefined && --eh->refs == 0) {
+        handle_forget(HandleKind::errhandler, eh);
         delete eh;
+    }
 }
-
-} // namespace
-
-namespace weft::mpi {
 
 int error_class_of(weft_status_t status)
 {
@@ -178,8 +226,12 @@ int raise_status(weft_comm *comm, weft_status_t status, const char *fn)
     return raise(comm, errclass, fn, errclass == MPI_ERR_OTHER ? weft_status_string(status) : "");
 }
 
+int *last_used_code() { return &last_code_value; }
+
 } // namespace weft::mpi
 
+using weft::mpi::errhandler_release;
+using weft::mpi::errhandler_retain;
 using weft::mpi::raise;
 using weft::mpi::valid_comm;
 
@@ -190,6 +242,10 @@ extern "C" {
 WEFT_PROFILED(MPI_Error_class)
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    if (UserCode u; errorclass && find_user(errorcode, &u)) {
+        *errorclass = u.errclass;
+        return MPI_SUCCESS;
+    }
     if (!find_class(errorcode) || !errorclass) {
         if (!weft::mpi::initialized() || weft::mpi::finalized())
             return MPI_ERR_ARG;
@@ -205,14 +261,17 @@ WEFT_PROFILED(MPI_Error_string)
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     const ErrorClass *c = find_class(errorcode);
-    if (!c || !string || !resultlen) {
+    UserCode u;
+    const bool user = !c && find_user(errorcode, &u);
+    if ((!c && !user) || !string || !resultlen) {
         if (!weft::mpi::initialized() || weft::mpi::finalized())
             return MPI_ERR_ARG;
         return raise(nullptr, MPI_ERR_ARG, "MPI_Error_string",
-                     !c ? "no error code " + std::to_string(errorcode)
-                        : std::string(!string ? "string is NULL" : "resultlen is NULL"));
+                     !c && !user ? "no error code " + std::to_string(errorcode)
+                                 : std::string(!string ? "string is NULL" : "resultlen is NULL"));
     }
-    std::string text = std::string(c->name) + ": " + c->text;
+    // A user code says what MPI_Add_error_string gave it: nothing until then (MPI-3.1 8.5).
+    std::string text = user ? u.text : std::string(c->name) + ": " + c->text;
     size_t len = std::min(text.size(), size_t(MPI_MAX_ERROR_STRING - 1));
     std::memcpy(string, text.data(), len);
     string[len] = '\0';
@@ -291,6 +350,63 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     // MPI_SUCCESS once the handler has run and returned (MPI-3.1 8.3.4).
     raise(comm, errorcode, "MPI_Comm_call_errhandler");
     return MPI_SUCCESS;
+}
+
+WEFT_PROFILED(MPI_Add_error_class)
+int PMPI_Add_error_class(int *errorclass)
+{
+    if (int rc = weft::mpi::check_state("MPI_Add_error_class"); rc != MPI_SUCCESS)
+        return rc;
+    if (!errorclass)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+    *errorclass = add_user_code(-1);
+    return MPI_SUCCESS;
+}
+
+WEFT_PROFILED(MPI_Add_error_code)
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    if (int rc = weft::mpi::check_state("MPI_Add_error_code"); rc != MPI_SUCCESS)
+        return rc;
+    if (!errorcode)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
+    // A class: a predefined one (not MPI_SUCCESS, which is no error), or one the program added.
+    UserCode u;
+    const bool is_class = (errorclass != MPI_SUCCESS && find_class(errorclass)) ||
+                          (find_user(errorclass, &u) && u.errclass == errorclass);
+    if (!is_class)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Add_error_code",
+                     std::to_string(errorclass) + " is not an error class");
+    *errorcode = add_user_code(errorclass);
+    return MPI_SUCCESS;
+}
+
+WEFT_PROFILED(MPI_Add_error_string)
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    const char *fn = "MPI_Add_error_string";
+    if (int rc = weft::mpi::check_state(fn); rc != MPI_SUCCESS)
+        return rc;
+    if (!string)
+        return raise(nullptr, MPI_ERR_ARG, fn, "string is NULL");
+    // The predefined codes keep their strings (MPI-3.1 8.5).
+    if (errorcode <= MPI_ERR_LASTCODE)
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     std::to_string(errorcode) + " is a predefined error code");
+    const size_t len = std::strlen(string);
+    if (len >= MPI_MAX_ERROR_STRING)
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     "the string is " + std::to_string(len) +
+                         " characters long; MPI_MAX_ERROR_STRING allows " +
+                         std::to_string(MPI_MAX_ERROR_STRING - 1));
+    {
+        std::lock_guard lock(user_mutex);
+        if (size_t(errorcode - first_user_code) < user_codes.size()) {
+            user_codes[size_t(errorcode - first_user_code)].text = string;
+            return MPI_SUCCESS;
+        }
+    }
+    return raise(nullptr, MPI_ERR_ARG, fn, "no error code " + std::to_string(errorcode));
 }
 
 } // extern "C"

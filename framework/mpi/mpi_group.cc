@@ -36,8 +36,10 @@ void group_retain(weft_group *g)
 
 void group_release(weft_group *g)
 {
-    if (g && !g->predefined && --g->refs == 0)
+    if (g && !g->predefined && --g->refs == 0) {
+        handle_forget(HandleKind::group, g);
         delete g;
+    }
 }
 
 } // namespace weft::mpi

@@ -195,6 +195,7 @@ int PMPI_Info_free(MPI_Info *info)
     if (int rc = check_writable(*info, "MPI_Info_free"); rc != MPI_SUCCESS)
         return rc;
     live_infos.erase(*info);
+    handle_forget(HandleKind::info, *info);
     delete *info;
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;

@@ -4,6 +4,7 @@
 #ifndef WEFT_MPI_INTERNAL_H
 #define WEFT_MPI_INTERNAL_H
 
+#include "mpi_handles.h"
 #include "mpi_objects.h"
 
 #include <mpi.h>
@@ -94,6 +95,28 @@ int raise(weft_comm *comm, int errclass, const char *fn, const std::string &deta
 // raise() for an internal status: its class, and for MPI_ERR_OTHER what the status says (for
 // example "peer unreachable"), which the class alone would hide.
 int raise_status(weft_comm *comm, weft_status_t status, const char *fn);
+// A reference to an error handler (a communicator's, a handle's); the last release deletes a
+// user's handler. The predefined ones are not counted.
+void errhandler_retain(weft_errhandler *eh);
+void errhandler_release(weft_errhandler *eh);
+// The value of the attribute MPI_LASTUSEDCODE, kept current: the largest error code in use,
+// MPI_ERR_LASTCODE or the last one MPI_Add_error_class or MPI_Add_error_code made.
+int *last_used_code();
+
+// ---- generalized requests (mpi_grequest.cc)
+// Every generalized request's pml_free, which is how one is recognised.
+void grequest_pml_free(weft_request_t *r);
+inline bool is_grequest(const weft_request_t *r) { return r->pml_free == grequest_pml_free; }
+// A complete generalized request is done with (a completion call): query_fn fills *status (not
+// NULL), then free_fn runs and the request is gone. The first error a callback returned (not
+// raised), or MPI_SUCCESS.
+int grequest_finish(weft_request_t *r, MPI_Status *status);
+// MPI_Request_get_status of a complete one: query_fn only.
+int grequest_query(weft_request_t *r, MPI_Status *status);
+// MPI_Request_free: free_fn now if it is complete, else when MPI_Grequest_complete comes.
+int grequest_free(weft_request_t *r);
+// MPI_Cancel: cancel_fn, told whether it is complete.
+int grequest_cancel(weft_request_t *r);
 
 // ---- fault tolerance (mpi_ft.cc)
 // Whether fault tolerance is on (mpi_ft_enable), cached after MPI_Init.

@@ -521,6 +521,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
     }
     weft_msg_status_t st{};
     MPI_Comm comm = (*message)->comm;
+    handle_forget(HandleKind::message, *message);
     weft_status_t rc = pml()->pml_mrecv(pml(), buf, size_t(count), type, message, &st);
     to_status(st, status);
     *message = MPI_MESSAGE_NULL;
@@ -542,6 +543,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, M
         return MPI_SUCCESS;
     }
     MPI_Comm comm = (*message)->comm;
+    handle_forget(HandleKind::message, *message);
     weft_status_t rc = pml()->pml_imrecv(pml(), buf, size_t(count), type, message, req);
     *message = MPI_MESSAGE_NULL;
     return result(rc, comm, "MPI_Imrecv");

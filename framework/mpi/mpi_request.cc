@@ -43,6 +43,13 @@ weft_msg_status_t stopped_status()
 int finish(MPI_Request *req, MPI_Status *status, const char *fn)
 {
     MPI_Request r = *req;
+    if (is_grequest(r)) {
+        MPI_Status ignored;
+        handle_forget(HandleKind::request, r);
+        *req = MPI_REQUEST_NULL;
+        const int rc = grequest_finish(r, status ? status : &ignored);
+        return rc == MPI_SUCCESS ? MPI_SUCCESS : raise(nullptr, rc, fn, "a callback failed");
+    }
     if (!r->complete) {
         to_status(stopped_status(), status);
         return raise(r->comm, MPIX_ERR_PROC_FAILED_PENDING, fn,
@@ -59,6 +66,7 @@ int finish(MPI_Request *req, MPI_Status *status, const char *fn)
     if (r->persistent) {
         r->active = false;
     } else {
+        handle_forget(HandleKind::request, r);
         if (r->pml_free)
             r->pml_free(r);
         *req = MPI_REQUEST_NULL;
@@ -128,6 +136,12 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     if (!req->complete)
         weft_progress();
     *flag = req->complete;
+    if (*flag && is_grequest(req)) { // query_fn says, and the request stays
+        MPI_Status ignored;
+        const int rc = grequest_query(req, status ? status : &ignored);
+        return rc == MPI_SUCCESS ? MPI_SUCCESS
+                                 : raise(nullptr, rc, "MPI_Request_get_status", "query_fn failed");
+    }
     if (*flag)
         to_status(req->status, status);
     return MPI_SUCCESS;
@@ -156,6 +170,14 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
                 empty_status(&statuses[i]);
             continue;
         }
+        if (is_grequest(r)) {
+            MPI_Status ignored, *s = statuses ? &statuses[i] : &ignored;
+            handle_forget(HandleKind::request, r);
+            reqs[i] = MPI_REQUEST_NULL;
+            s->MPI_ERROR = grequest_finish(r, s);
+            error |= s->MPI_ERROR != MPI_SUCCESS;
+            continue;
+        }
         if (!r->complete) { // stopped by a failure: reported, left pending
             if (statuses)
                 to_status(stopped_status(), &statuses[i]);
@@ -168,6 +190,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         if (r->persistent) {
             r->active = false;
         } else {
+            handle_forget(HandleKind::request, r);
             r->pml_free(r);
             reqs[i] = MPI_REQUEST_NULL;
         }
@@ -259,6 +282,13 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         indices[*outcount] = i;
         ++*outcount;
         MPI_Request r = reqs[i];
+        if (is_grequest(r)) {
+            handle_forget(HandleKind::request, r);
+            reqs[i] = MPI_REQUEST_NULL;
+            s->MPI_ERROR = grequest_finish(r, s);
+            error |= s->MPI_ERROR != MPI_SUCCESS;
+            continue;
+        }
         if (!r->complete) { // stopped by a failure: reported, left pending
             to_status(stopped_status(), s);
             error = true;
@@ -269,6 +299,7 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         if (r->persistent)
             r->active = false;
         else {
+            handle_forget(HandleKind::request, r);
             r->pml_free(r);
             reqs[i] = MPI_REQUEST_NULL;
         }
@@ -308,6 +339,11 @@ int PMPI_Cancel(MPI_Request *req)
         return rc;
     if (!req || !*req)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "null request");
+    if (is_grequest(*req)) {
+        const int rc = grequest_cancel(*req);
+        return rc == MPI_SUCCESS ? MPI_SUCCESS
+                                 : raise(nullptr, rc, "MPI_Cancel", "cancel_fn failed");
+    }
     if ((*req)->pml_cancel)
         (*req)->pml_cancel(*req);
     return MPI_SUCCESS;
@@ -327,8 +363,15 @@ int PMPI_Request_free(MPI_Request *req)
         return rc;
     if (!req || !*req)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "null request");
-    (*req)->pml_free(*req);
+    MPI_Request r = *req;
+    handle_forget(HandleKind::request, r);
     *req = MPI_REQUEST_NULL;
+    if (is_grequest(r)) {
+        const int rc = grequest_free(r);
+        return rc == MPI_SUCCESS ? MPI_SUCCESS
+                                 : raise(nullptr, rc, "MPI_Request_free", "free_fn failed");
+    }
+    r->pml_free(r);
     return MPI_SUCCESS;
 }
 

@@ -59,10 +59,19 @@ void cart_shift(const Topology &t, int rank, size_t dim, int disp, int &source, 
 {
     std::vector<int> c = cart_coords(t, rank);
     const int here = c[dim];
-    c[dim] = here - disp;
-    source = cart_rank(t, c);
-    c[dim] = here + disp;
-    dest = cart_rank(t, c);
+    // In 64 bits (here +- INT_MAX overflows an int), reduced to the dimension when periodic;
+    // anything else off the grid stays off it.
+    const long long n = t.dims[dim];
+    auto place = [&](long long at) {
+        if (t.periods[dim])
+            at = ((at % n) + n) % n;
+        return at < 0 || at >= n ? -1 : int(at);
+    };
+    const int back = place((long long)here - disp), fwd = place((long long)here + disp);
+    c[dim] = back;
+    source = back < 0 ? -1 : cart_rank(t, c);
+    c[dim] = fwd;
+    dest = fwd < 0 ? -1 : cart_rank(t, c);
     if (source < 0)
         source = MPI_PROC_NULL;
     if (dest < 0)

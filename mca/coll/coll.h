@@ -81,8 +81,9 @@ typedef struct weft_coll_component weft_coll_component_t;
  *   memory     buffers are the caller's and must stay unchanged until the operation
  *              completes. Count, displacement and datatype arrays are valid during the call
  *              only (a non-blocking module copies what it needs). comm and op may be freed by
- *              the user before a non-blocking operation completes: a module that keeps them
- *              retains them (weft_op_retain; the communicator's reference count).
+ *              the user before a non-blocking operation completes, and so may datatypes: a
+ *              module that keeps them retains them (weft_op_retain, weft_datatype_retain; the
+ *              communicator's reference count).
  *   returns    WEFT_SUCCESS; WEFT_ERR_BAD_PARAM; WEFT_ERR_OUT_OF_RESOURCE; WEFT_ERR_TRUNCATE;
  *              WEFT_ERR_PROC_FAILED (a process of comm failed); WEFT_ERR_REVOKED (comm, or its
  *              collectives, were revoked). An i-form that returns WEFT_SUCCESS reports later
@@ -464,6 +465,13 @@ void weft_coll_comm_disable(weft_comm_t *comm, weft_coll_choice_t *choice);
 weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset, size_t op_size,
                              weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                              void *context, int *found);
+/* The same for a call that only modules of components built for coll ABI 1.<min_minor> or later
+ * may take (those of older ones are passed over, as if they declined): the core asks for 1.2
+ * when a datatype of the call is not contiguous, which no module built before 1.2 was given. */
+weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset,
+                                 size_t op_size, unsigned min_minor,
+                                 weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                                 void *context, int *found);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -10,6 +10,7 @@
 #include <weft/mca.h>
 #include <weft/op.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -23,10 +24,6 @@ unsigned long calls = 0;
 weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
                         weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
 {
-    // It copies bytes: a type whose data is not contiguous is declined (coll.h), and coll/basic
-    // takes that call.
-    if (!weft_datatype_is_contiguous(type, count))
-        return WEFT_ERR_NOT_SUPPORTED;
     weft_pml_module_t *pml = weft_pml_selected();
     const int tag = weft_comm_coll_tag(comm);
     const size_t bytes = count * weft_datatype_size(type);
@@ -59,7 +56,8 @@ weft_status_t allreduce(const void *sendbuf, void *recvbuf, size_t count, weft_d
 // Allreduce only: every other operation is NULL, left to the modules below.
 weft_coll_module_t the_module = [] {
     weft_coll_module_t m{};
-    m.struct_size = sizeof(weft_coll_module_t);
+    // As a component built for coll ABI 1.1 lays out its module (the operations of 1.2 beyond).
+    m.struct_size = offsetof(weft_coll_module_t, coll_neighbor_allgather);
     m.coll_allreduce = allreduce;
     return m;
 }();
@@ -98,8 +96,11 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
 extern "C" {
 extern const weft_coll_component_t mca_coll_fixture_component;
 const weft_coll_component_t mca_coll_fixture_component = {
-    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR,
-                                      WEFT_COLL_ABI_MINOR, "fixture", 0, 1, 0),
+    // Built for coll ABI 1.1, as a component from before 1.2 would be: its allreduce copies
+    // bytes, so it must never be given a datatype whose data is not contiguous (coll/base passes
+    // it over for those calls, and coll/basic takes them).
+    .mca = {WEFT_MCA_COMPONENT_HEADER(weft_coll_component_t, "coll", WEFT_COLL_ABI_MAJOR, 1,
+                                      "fixture", 0, 1, 0),
             .register_params = register_params, .open = nullptr, .query = query, .close = nullptr},
     .init_query = nullptr,
     .comm_query = comm_query,

@@ -1,8 +1,9 @@
 #!/bin/sh
 # MPI programs built the ways users build them, against an installed Weft: the
 # tree is installed (make install DESTDIR=...) and used from there, moved by
-# WEFT_PREFIX. mpicc and mpicxx (-show, compile, link), pkg-config weft-mpi,
-# and CMake's FindMPI; each program then runs with the installed mpirun -np 4.
+# WEFT_PREFIX. mpicc and mpicxx (-show, compile, link; mpic++ and mpiCC too, with the
+# program's own -std), pkg-config weft-mpi (and mpi, mpi-c, mpi-cxx), the man pages, and
+# CMake's FindMPI; each program then runs with the installed mpirun -np 4.
 # A coll and a PML component (examples/coll_component, examples/pml_component) built with
 # pkg-config weft-mca against the installed headers alone serve a job's allreduces and its
 # point-to-point traffic.
@@ -16,7 +17,8 @@ P=$(cd "$(dirname "$mpicc")/.." && pwd)
 export WEFT_PREFIX="$P"
 libmpi=$(find "$P" -name 'libmpi.so' | head -n 1)
 [ -n "$libmpi" ] || fail "no libmpi.so under $P"
-export LD_LIBRARY_PATH="$(dirname "$libmpi")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+LD_LIBRARY_PATH="$(dirname "$libmpi")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
 MPIRUN="$P/bin/mpirun"
 np4() { run "$MPIRUN" -np 4 --oversubscribe --timeout 60 "$@"; }
 cd "$TEST_TMP" || fail "no $TEST_TMP"
@@ -42,6 +44,38 @@ out=$(run "$P/bin/mpicxx" -O2 -Wall -Werror -o hello_cxx "$WEFT_TEST_SRCDIR/test
     fail "mpicxx hello.cc: $out"
 out=$(np4 ./hello_cxx 2>&1) || fail "hello_cxx: $out"
 expect_in "hello_cxx: 4 ranks, sum 6 (expected 6)" "$out" "hello_cxx built by mpicxx"
+
+# mpic++ and mpiCC are mpicxx; none of them forces -std=c++20 on the program: its own -std
+# (C++17 here) applies.
+for w in mpic++ mpiCC; do
+    out=$(run "$P/bin/$w" -show -c x.cc) || fail "$w -show: $out"
+    expect_in "-I$P/include" "$out" "$w -show"
+done
+out=$(run "$P/bin/mpicxx" -show -c x.cc) || fail "mpicxx -show: $out"
+expect_not_in "-std=c++20" "$out" "mpicxx -show"
+out=$(run "$P/bin/mpic++" -std=c++17 -O2 -Wall -Werror -o hello_cxx17 \
+    "$WEFT_TEST_SRCDIR/test/integration/cmake_findmpi/hello.cc" 2>&1) || fail "mpic++ -std=c++17: $out"
+out=$(np4 ./hello_cxx17 2>&1) || fail "hello_cxx17: $out"
+expect_in "sum 6 (expected 6)" "$out" "hello_cxx built by mpic++ -std=c++17"
+
+# Man pages: mpirun (mpiexec a link page to it), mpicc (mpicxx a link page to it).
+for m in weft_info mpirun mpiexec mpicc mpicxx; do
+    [ -f "$P/share/man/man1/$m.1" ] || fail "man page $m.1 not installed"
+done
+grep -q '^\.so man1/mpirun\.1' "$P/share/man/man1/mpiexec.1" || fail "mpiexec.1 is not a link to mpirun.1"
+grep -q '^\.so man1/mpicc\.1' "$P/share/man/man1/mpicxx.1" || fail "mpicxx.1 is not a link to mpicc.1"
+if command -v man >/dev/null 2>&1; then
+    out=$(MANWIDTH=80 run man -l "$P/share/man/man1/mpirun.1" 2>&1) || fail "man mpirun: $out"
+    expect_in "--output-filename" "$out" "man mpirun"
+fi
+
+# pkg-config mpi, mpi-c and mpi-cxx (the names other MPIs install) give weft-mpi's flags.
+for name in mpi mpi-c mpi-cxx; do
+    flags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" run pkg-config --define-prefix --cflags --libs "$name" 2>&1) ||
+        fail "pkg-config $name: $flags"
+    expect_in "-I$P/include" "$flags" "pkg-config $name"
+    expect_in "-lmpi" "$flags" "pkg-config $name"
+done
 
 # pkg-config weft-mpi, with the plain C compiler.
 pc=$(find "$P" -name weft-mpi.pc | head -n 1)
@@ -112,4 +146,9 @@ else
     [ "${WEFT_TEST_REQUIRE_CMAKE:-0}" = 1 ] && fail "cmake is not installed"
     cmake_note=" (CMake not installed: FindMPI skipped)"
 fi
-echo "installed wrappers: mpicc -show and two-step builds, mpicxx, pkg-config weft-mpi, a coll and a pml component from pkg-config weft-mca$cmake_note; programs ran with the installed mpirun -np 4"
+# make uninstall takes away everything make install put there, the links too.
+out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL timeout 300 make -C "$WEFT_TEST_BUILDDIR" uninstall DESTDIR="$stage" 2>&1) ||
+    fail "make uninstall DESTDIR=$stage failed: $out"
+left=$(find "$stage" ! -type d)
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "installed wrappers: mpicc -show and two-step builds, mpicxx (and mpic++, mpiCC, no forced -std), man pages, pkg-config weft-mpi and mpi, mpi-c, mpi-cxx, make uninstall, a coll and a pml component from pkg-config weft-mca$cmake_note; programs ran with the installed mpirun -np 4"

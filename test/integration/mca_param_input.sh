@@ -18,11 +18,11 @@ refused() {
     expect_not_in "hello from" "$out" "--mca $1"
 }
 n=0
-R="from environment variable WEFT_MCA_"
+R="from the command line (mpirun --mca)"
 while IFS='|' read -r pv range; do
     [ -n "$pv" ] || continue
     name=${pv%% *} value=${pv#* }
-    refused "$pv" "parameter $name: value '$value' $R$name is outside its range $range"
+    refused "$pv" "parameter $name: value '$value' $R is outside its range $range"
     n=$((n + 1))
 done <<'EOT'
 btl_sm_eager_limit 16T|64..1M

@@ -42,7 +42,7 @@ expect_in "every rank must use the same PML (set --mca pml NAME for all)" "$out"
 # Bad rendezvous parameters: named, with what they may be.
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca pml_ob1_send_pipeline_depth 0 "$B/examples/hello" 2>&1) &&
     fail "a job with pml_ob1_send_pipeline_depth 0 ran: $out"
-expect_in "parameter pml_ob1_send_pipeline_depth: value '0' from environment variable WEFT_MCA_pml_ob1_send_pipeline_depth is outside its range 1..1024" "$out" "bad pipeline depth"
+expect_in "parameter pml_ob1_send_pipeline_depth: value '0' from the command line (mpirun --mca) is outside its range 1..1024" "$out" "bad pipeline depth"
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,sm --mca btl_sm_flags send,teleport "$B/examples/hello" 2>&1) &&
     fail "a job with btl_sm_flags send,teleport ran over sm: $out"
 expect_in 'btl_sm_flags names "teleport" (expected some of send, put, get, inplace)' "$out" "bad btl flags"
@@ -61,8 +61,8 @@ expect_in "expected one of: dissemination recursive_doubling binomial" "$out" "b
 # BTL settings that would let more than 2^15 fragments wait for one peer (the PML's sequence
 # window) are refused, with the allowed range.
 for bad in "btl_tcp_free_list_max 0|btl_tcp_free_list_max is 0; it must be between 1 and 16383" \
-    "btl_sm_ring_size 1M|parameter btl_sm_ring_size: value '1M' from environment variable WEFT_MCA_btl_sm_ring_size is outside its range 512..512k" \
-    "btl_sm_free_list_max 9000|parameter btl_sm_free_list_max: value '9000' from environment variable WEFT_MCA_btl_sm_free_list_max is outside its range 1..8191"; do
+    "btl_sm_ring_size 1M|parameter btl_sm_ring_size: value '1M' from the command line (mpirun --mca) is outside its range 512..512k" \
+    "btl_sm_free_list_max 9000|parameter btl_sm_free_list_max: value '9000' from the command line (mpirun --mca) is outside its range 1..8191"; do
     param=${bad%%|*} msg=${bad#*|}
     # shellcheck disable=SC2086
     out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,sm,tcp --mca $param "$B/examples/hello" 2>&1) &&

@@ -1,7 +1,8 @@
 #!/bin/sh
 # mpirun as a user drives it: non-MPI programs, exit codes and signals passed
 # through, output never lost, --tag-output, --timestamp-output, -x, --mca, hosts and slots,
-# -N, several programs (MPMD), --wdir, --report-bindings, each rank's place in its environment (Weft's and Open
+# -N, --map-by, --output-filename, the source of --mca values, warnings once per job, a rank
+# without MPI_Finalize, several programs (MPMD), --wdir, --report-bindings, each rank's place in its environment (Weft's and Open
 # MPI's names), --allow-run-as-root, binding, --timeout and MPIEXEC_TIMEOUT, signals to
 # mpirun, and clear errors for bad input: out-of-range
 # numbers, a boot selection that bypasses mpirun, host files that are not small regular
@@ -69,6 +70,128 @@ expect_in "-N 3 ranks per host were asked for but localhost has 2 slots" "$out" 
 run "$MPIRUN" -N 3 --host localhost:2 --oversubscribe true || fail "-N 3 --oversubscribe refused"
 out=$(run "$MPIRUN" -N 2 -np 3 --host localhost:2 true 2>&1) && fail "-N 2 -np 3 accepted"
 expect_in "-np 3 and -N 2 on 1 host (2 ranks) disagree" "$out" "-N and -np"; ok
+
+# --map-by: which rank runs on which host, and its place there. slot (the default) and core fill
+# each host's slots in turn; node goes one rank per host in turn, passing over full hosts;
+# ppr:N:node is -N N; ppr:N:core and ppr:N:socket count this machine's cores and sockets
+# (hwloc), refuse a count over the slots without --oversubscribe, and cannot count another
+# host's. Open MPI's :oversubscribe modifier is taken, :PE=n refused with the reason.
+where='echo "$MPIRUN_RANK@$WEFT_HOSTNAME:$OMPI_COMM_WORLD_LOCAL_RANK/$WEFT_LOCAL_SIZE"'
+for m in slot core; do
+    out=$(run "$MPIRUN" --map-by $m -np 4 --host localhost:2,127.0.0.2:2 --launch-agent "$TEST_TMP/agent.sh" \
+        sh -c "$where" | sort | tr '\n' ' ')
+    [ "$out" = "0@localhost:0/2 1@localhost:1/2 2@127.0.0.2:0/2 3@127.0.0.2:1/2 " ] || fail "--map-by $m: got '$out'"
+done
+out=$(run "$MPIRUN" --map-by node -np 4 --host localhost:2,127.0.0.2:2 --launch-agent "$TEST_TMP/agent.sh" \
+    sh -c "$where" | sort | tr '\n' ' ')
+[ "$out" = "0@localhost:0/2 1@127.0.0.2:0/2 2@localhost:1/2 3@127.0.0.2:1/2 " ] || fail "--map-by node: got '$out'"
+out=$(run "$MPIRUN" --map-by node -np 4 --host localhost:1,127.0.0.2:3 --launch-agent "$TEST_TMP/agent.sh" \
+    sh -c "$where" | sort | tr '\n' ' ')
+[ "$out" = "0@localhost:0/1 1@127.0.0.2:0/3 2@127.0.0.2:1/3 3@127.0.0.2:2/3 " ] ||
+    fail "--map-by node past a full host: got '$out'"
+out=$(run "$MPIRUN" --map-by ppr:2:node --host localhost:2,127.0.0.2:2 --launch-agent "$TEST_TMP/agent.sh" \
+    sh -c "$where" | sort | tr '\n' ' ')
+[ "$out" = "0@localhost:0/2 1@localhost:1/2 2@127.0.0.2:0/2 3@127.0.0.2:1/2 " ] || fail "--map-by ppr:2:node: got '$out'"
+cores=$(run "$MPIRUN" --map-by ppr:1:core sh -c 'echo "$MPIRUN_NPROCS"' | sort -u)
+sockets=$(run "$MPIRUN" --map-by ppr:1:socket sh -c 'echo "$MPIRUN_NPROCS"' | sort -u)
+if command -v lscpu >/dev/null 2>&1; then
+    [ "$cores" = "$(lscpu -p=core,socket | grep -v '^#' | sort -u | wc -l)" ] ||
+        fail "--map-by ppr:1:core: $cores ranks, not one per core"
+    [ "$sockets" = "$(lscpu -p=socket | grep -v '^#' | sort -u | wc -l)" ] ||
+        fail "--map-by ppr:1:socket: $sockets ranks, not one per socket"
+fi
+out=$(run "$MPIRUN" --map-by ppr:2:core --host "localhost:$cores" true 2>&1) && fail "ppr:2:core over the slots accepted"
+expect_in "--map-by ppr:2:core puts $((2 * cores)) ranks on localhost (2 per core, $cores core" "$out" "ppr:2:core over the slots"
+expect_in "Use --oversubscribe" "$out" "ppr:2:core over the slots"
+out=$(run "$MPIRUN" --map-by ppr:2:core:oversubscribe --host "localhost:$cores" sh -c 'echo "$MPIRUN_NPROCS"' | sort -u)
+[ "$out" = $((2 * cores)) ] || fail "ppr:2:core:oversubscribe: got '$out' ranks"
+out=$(run "$MPIRUN" --map-by ppr:1:core --host localhost,127.0.0.2 --launch-agent "$TEST_TMP/agent.sh" true 2>&1) &&
+    fail "ppr:1:core on another host accepted"
+expect_in "mpirun cannot tell how many cores host 127.0.0.2 has" "$out" "ppr:1:core on another host"
+out=$(run "$MPIRUN" --map-by slot:PE=2 true 2>&1) && fail "--map-by slot:PE=2 accepted"
+expect_in "':PE=2' (several cores per rank) is not supported" "$out" "PE=2"
+out=$(run "$MPIRUN" --map-by hwthread true 2>&1) && fail "--map-by hwthread accepted"
+expect_in "--map-by 'hwthread': expected slot, core, node or ppr:N:node|socket|core" "$out" "hwthread"
+out=$(run "$MPIRUN" --map-by node -N 2 true 2>&1) && fail "--map-by and -N together accepted"
+expect_in "both say where ranks go" "$out" "--map-by with -N"; ok
+
+# --output-filename DIR: each rank's stdout and stderr in DIR/1/rank.N/, as Open MPI 4 lays
+# them out, and on the terminal too (:nocopy: only in the files); mpirun's own messages stay
+# on the terminal; a directory that cannot be made is an error before any rank starts.
+out=$(cd "$TEST_TMP" && run "$MPIRUN" -np 2 --output-filename outdir sh -c \
+    'echo "out $MPIRUN_RANK"; echo "err $MPIRUN_RANK" >&2; printf "last $MPIRUN_RANK"' 2>&1)
+for r in 0 1; do
+    [ "$(cat "$TEST_TMP/outdir/1/rank.$r/stdout")" = "out $r
+last $r" ] || fail "--output-filename: rank $r's stdout file: $(cat "$TEST_TMP/outdir/1/rank.$r/stdout")"
+    [ "$(cat "$TEST_TMP/outdir/1/rank.$r/stderr")" = "err $r" ] || fail "--output-filename: rank $r's stderr file"
+    expect_in "out $r" "$out" "--output-filename copies to the terminal"
+done
+out=$(run "$MPIRUN" -np 2 --output-filename "$TEST_TMP/quiet:nocopy" sh -c 'echo "out $MPIRUN_RANK"; [ "$MPIRUN_RANK" = 0 ] || exit 3' 2>&1)
+expect_not_in "out 1" "$out" "--output-filename :nocopy"
+expect_in "mpirun: rank 1 (pid" "$out" "mpirun's messages with --output-filename"
+[ "$(cat "$TEST_TMP/quiet/1/rank.1/stdout")" = "out 1" ] || fail "--output-filename :nocopy: file"
+out=$(run "$MPIRUN" -np 12 --oversubscribe --output-filename "$TEST_TMP/twelve:nocopy,nojobid" true 2>&1) ||
+    fail "--output-filename with 12 ranks: $out"
+[ -f "$TEST_TMP/twelve/rank.00/stdout" ] && [ -f "$TEST_TMP/twelve/rank.11/stderr" ] ||
+    fail "--output-filename: 12 ranks not in rank.00 to rank.11: $(ls "$TEST_TMP/twelve")"
+touch "$TEST_TMP/plainfile"
+out=$(run "$MPIRUN" -np 2 --output-filename "$TEST_TMP/plainfile/sub" echo started 2>&1) &&
+    fail "--output-filename under a file accepted"
+expect_in "--output-filename '$TEST_TMP/plainfile/sub': $TEST_TMP/plainfile is there but is not a directory" "$out" "--output-filename under a file"
+out=$(run "$MPIRUN" -np 1 --output-filename /proc/weft-no/out true 2>&1) && fail "--output-filename in /proc accepted"
+expect_in "--output-filename '/proc/weft-no/out': cannot make /proc/weft-no: No such file or directory" "$out" "--output-filename in /proc"
+expect_not_in "started" "$out" "--output-filename error started ranks"
+out=$(run "$MPIRUN" -np 1 --output-filename "$TEST_TMP/x:nocpy" true 2>&1) && fail "--output-filename :nocpy accepted"
+expect_in "'nocpy' is not a list of nocopy and nojobid" "$out" "--output-filename :nocpy"; ok
+
+# --mca values reach the ranks as coming from the command line (mpirun --mca), not the
+# environment; -x WEFT_MCA_ and mpirun's environment still read as the environment.
+WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}"
+export WEFT_MCA_mca_base_component_path
+out=$(run "$MPIRUN" -np 1 --mca btl_tcp_eager_limit 8k "$WEFT_INFO" --param btl tcp --level 9 2>&1)
+expect_in '"btl_tcp_eager_limit" (current value: "8k", source: command line (mpirun --mca))' "$out" "--mca source"
+out=$(run "$MPIRUN" -np 1 --mca btl_tcp_eager_limit 8k "$WEFT_INFO" --param btl tcp --level 9 --parsable 2>&1)
+expect_in "btl_tcp_eager_limit:source:command line" "$out" "--mca source (parsable)"
+expect_in "btl_tcp_eager_limit:source_detail:mpirun --mca" "$out" "--mca source detail (parsable)"
+out=$(WEFT_MCA_btl_tcp_eager_limit=4k run "$MPIRUN" -np 1 "$WEFT_INFO" --param btl tcp --level 9 2>&1)
+expect_in '(current value: "4k", source: environment WEFT_MCA_btl_tcp_eager_limit)' "$out" "environment source"
+out=$(WEFT_MPIRUN_MCA=btl_tcp_eager_limit WEFT_MCA_btl_tcp_eager_limit=4k run "$MPIRUN" -np 1 "$WEFT_INFO" \
+    --param btl tcp --level 9 2>&1)
+expect_in "source: environment WEFT_MCA_btl_tcp_eager_limit" "$out" "an outer mpirun's WEFT_MPIRUN_MCA"
+out=$(run "$MPIRUN" -np 1 --mca btl_tcp_eager_limit 12x "$WEFT_INFO" --param btl tcp 2>&1)
+expect_in "value '12x' from the command line (mpirun --mca) is not valid" "$out" "--mca bad value"
+unset WEFT_MCA_mca_base_component_path; ok
+
+# Warnings every rank prints alike come once, from the first rank, and mpirun names the ranks
+# whose copies it left out; one that differs between ranks comes from each; the files of
+# --output-filename keep every copy.
+ring="$WEFT_TEST_BUILDDIR/examples/ring"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$MPIRUN" -np 4 --oversubscribe \
+    --timeout 60 --mca btl_tcp_eager_limt 8k "$ring" 2>&1) || fail "ring with a misspelt --mca: $out"
+n=$(echo "$out" | grep -c '^weft: warning: unknown parameter btl_tcp_eager_limt (from mpirun --mca); did you mean btl_tcp_eager_limit?$')
+[ "$n" -eq 1 ] || fail "the unknown parameter warning came $n times, not once: $out"
+echo "$out" | grep -Eq '^mpirun: ranks [0-3](-[0-3]|,[0-3])+ printed the same warning as rank [0-3], shown once: unknown parameter btl_tcp_eager_limt' ||
+    fail "no word of the left-out copies: $out"
+expect_in "token 40 (expected 40)" "$out" "ring with a misspelt --mca"
+out=$(run "$MPIRUN" -np 4 --oversubscribe sh -c 'echo "weft: warning: disk $MPIRUN_RANK is slow" >&2; echo "weft: warning: same" >&2' 2>&1)
+for r in 0 1 2 3; do expect_in "weft: warning: disk $r is slow" "$out" "a warning that differs"; done
+[ "$(echo "$out" | grep -c '^weft: warning: same$')" -eq 1 ] || fail "'same' not once: $out"
+out=$(run "$MPIRUN" -np 4 --oversubscribe --output-filename "$TEST_TMP/warn" sh -c 'echo "weft: warning: same" >&2' 2>&1)
+[ "$(echo "$out" | grep -c '^weft: warning: same$')" -eq 1 ] || fail "'same' not once with --output-filename: $out"
+[ "$(cat "$TEST_TMP"/warn/1/rank.*/stderr | grep -c '^weft: warning: same$')" -eq 4 ] ||
+    fail "--output-filename files lost a copy of a warning"; ok
+
+# A rank that returns from main after MPI_Init without MPI_Finalize is named, in those words;
+# with fault tolerance too (and the job goes on without it).
+nofin="$WEFT_TEST_BUILDDIR/test/integration/mpi_no_finalize"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$MPIRUN" -np 4 --oversubscribe \
+    --timeout 60 "$nofin" 2 2>&1) && fail "a rank without MPI_Finalize: the job succeeded: $out"
+expect_in "mpirun: rank 2 (pid" "$out" "no MPI_Finalize"
+expect_in "exited with status 0 without calling MPI_Finalize (it called MPI_Init, then returned from main or called exit); ending the job" "$out" "no MPI_Finalize"
+out=$(WEFT_MCA_mca_base_component_path="$WEFT_TEST_COMPONENT_PATH" run "$MPIRUN" -np 4 --oversubscribe \
+    --timeout 60 --with-ft ulfm "$nofin" 1 2>&1) || fail "no MPI_Finalize under --with-ft ulfm: $out"
+expect_in "mpirun: rank 1 (pid" "$out" "no MPI_Finalize, ulfm"
+expect_in "exited with status 0 without calling MPI_Finalize; the job goes on without it (fault tolerance is on)" "$out" "no MPI_Finalize, ulfm"; ok
 
 # --wdir (and -wdir, -wd): the ranks run there, and a relative program is found from there; a
 # directory that is not there is an error that names it.

@@ -246,6 +246,57 @@ static void predefined_ops_on_derived(void)
     MPI_Type_free(&cp);
 }
 
+/* A non-blocking collective whose datatype the program frees before the wait (MPI-3.1 4.1.9
+ * allows it; the operation completes as if it had not been), and a collective on MPI_BOTTOM with
+ * a type of absolute addresses. */
+static void freed_type_and_bottom(void)
+{
+    MPI_Datatype v, t;
+    MPI_Type_vector(4, 1, 2, MPI_DOUBLE, &v);
+    MPI_Type_create_resized(v, 0, 8 * sizeof(double), &t);
+    MPI_Type_commit(&t);
+    MPI_Type_free(&v);
+    double *s = malloc(sizeof(double) * 8 * (size_t)size),
+           *r = malloc(sizeof(double) * 8 * (size_t)size);
+    for (int i = 0; i < 8 * size; ++i)
+        s[i] = rank * 1000 + i, r[i] = -1;
+    MPI_Request req;
+    MPI_Ialltoall(s, 1, t, r, 1, t, MPI_COMM_WORLD, &req);
+    MPI_Type_free(&t);
+    for (int i = 0; i < 50; ++i) { /* reuse the freed type's memory */
+        MPI_Datatype x;
+        MPI_Type_contiguous(i + 1, MPI_INT, &x);
+        MPI_Type_commit(&x);
+        MPI_Type_free(&x);
+    }
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int src = 0; src < size; ++src)
+        for (int k = 0; k < 8; ++k) {
+            const double want = k % 2 ? -1 : src * 1000 + rank * 8 + k;
+            CHECK(r[src * 8 + k] == want,
+                  "ialltoall with its type freed: from %d double %d is %g, "
+                  "expected %g",
+                  src, k, r[src * 8 + k], want);
+        }
+    free(s);
+    free(r);
+
+    int mine = 7000 + rank, *all = malloc(sizeof(int) * (size_t)size);
+    MPI_Aint addr;
+    MPI_Get_address(&mine, &addr);
+    int one = 1;
+    MPI_Datatype abs_type;
+    MPI_Type_create_hindexed(1, &one, &addr, MPI_INT, &abs_type);
+    MPI_Type_commit(&abs_type);
+    for (int i = 0; i < size; ++i)
+        all[i] = -1;
+    MPI_Allgather(MPI_BOTTOM, 1, abs_type, all, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; ++i)
+        CHECK(all[i] == 7000 + i, "allgather from MPI_BOTTOM: block %d is %d", i, all[i]);
+    MPI_Type_free(&abs_type);
+    free(all);
+}
+
 static void complex_alignment(void)
 {
     struct cf {
@@ -466,6 +517,7 @@ int main(int argc, char **argv)
 
     pairs();
     predefined_ops_on_derived();
+    freed_type_and_bottom();
     complex_alignment();
 
     MPI_Datatype v, vec;

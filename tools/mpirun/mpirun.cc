@@ -25,14 +25,17 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <map>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <set>
 #include <string>
+#include <string_view>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -53,6 +56,10 @@ constexpr int exit_timeout = 124;
 constexpr size_t max_pending_line = size_t(64) << 10;
 // How long mpirun waits before it tries accept() again when it is out of descriptors.
 constexpr auto accept_backoff = std::chrono::milliseconds(100);
+// A Weft warning or error that another rank printed word for word this recently is not
+// repeated.
+constexpr auto warning_window = std::chrono::seconds(5);
+constexpr std::string_view warning_prefixes[] = {"weft: warning: ", "weft: error: "};
 
 void say(const std::string &text)
 {
@@ -106,6 +113,7 @@ std::string route_source_addr(const std::string &host)
 
 struct CoreSet {
     std::vector<int> pus; // OS indices of a core's hardware threads
+    int socket = 0;       // its package's logical index
 };
 
 std::vector<CoreSet> core_sets()
@@ -123,6 +131,8 @@ std::vector<CoreSet> core_sets()
             unsigned pu;
             hwloc_bitmap_foreach_begin(pu, core->cpuset) cs.pus.push_back(int(pu));
             hwloc_bitmap_foreach_end();
+            if (hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, core))
+                cs.socket = int(pkg->logical_index);
             out.push_back(cs);
         }
     }
@@ -142,6 +152,9 @@ class Job {
     std::vector<std::string> rank_env(const Rank &r) const;
     bool spawn(Rank &r);
     void forward(Rank &r, Stream &s, bool is_err);
+    bool open_output_files();
+    bool repeated_warning(const Rank &r, std::string_view line, Clock::time_point now);
+    void report_repeats(Clock::time_point now, bool all);
     void line_prefix(const Rank &r, bool is_err, FILE *to) const;
     void flush_partial(Rank &r, Stream &s, bool is_err);
     void reap();
@@ -183,6 +196,28 @@ class Job {
     std::optional<Clock::time_point> fds_exhausted_since_;
     bool warned_fds_ = false;
     void accept_connections(Clock::time_point now);
+
+    // Warnings (and errors) every rank prints alike are shown once (docs/mpirun.md, "Output"). A
+    // warning is its "weft: warning: " line and the lines that came with it (in the same read) from
+    // the rank that showed it; another rank's copy is left out line by line, only as far as it is
+    // the same, and only within warning_window of the first.
+    struct Warning {
+        std::vector<std::string> lines;
+        Clock::time_point first;
+        int shown_by = 0;
+        uint64_t order = 0;    // which was shown first
+        std::set<int> seen;    // ranks that printed it
+        std::vector<int> also; // ranks whose copy was left out
+    };
+    std::map<std::string, Warning> warnings_;
+    uint64_t warnings_shown_ = 0;
+    struct WarningState {
+        std::string key;        // the warning this rank's stderr is in
+        size_t at = 0;          // its copy: the next line expected
+        bool following = false; // leaving out a copy
+        bool recording = false; // the lines that came with a warning it showed
+    };
+    std::vector<WarningState> warning_state_; // by rank
 };
 
 bool Job::setup_hosts()
@@ -208,7 +243,41 @@ bool Job::setup_hosts()
     int np = opt_.np;
     for (const auto &app : opt_.more_apps)
         np += app.np;
-    if (!map_ranks(hosts_, np, opt_.oversubscribe, ranks_, error, opt_.per_host)) {
+    // This machine's cores and sockets, as hwloc sees them: for binding and for ppr.
+    cores_ = core_sets();
+    std::vector<std::vector<int>> socket_cores; // each socket's cores, in order
+    for (int c = 0; c < int(cores_.size()); ++c) {
+        if (cores_[size_t(c)].socket >= int(socket_cores.size()))
+            socket_cores.resize(size_t(cores_[size_t(c)].socket) + 1);
+        socket_cores[size_t(cores_[size_t(c)].socket)].push_back(c);
+    }
+    std::erase_if(socket_cores, [](const std::vector<int> &v) { return v.empty(); });
+    if (opt_.map_by == MapBy::ppr) {
+        const bool per_node = opt_.ppr_unit == PprUnit::node;
+        const char *unit = opt_.ppr_unit == PprUnit::socket ? "socket" : "core";
+        const int units =
+            opt_.ppr_unit == PprUnit::socket ? int(socket_cores.size()) : int(cores_.size());
+        for (auto &h : hosts_) {
+            if (per_node) {
+                h.ppr_ranks = opt_.ppr;
+                continue;
+            }
+            if (!h.local) {
+                say(opt_.map_spelling + ": mpirun cannot tell how many " + unit + "s host " +
+                    h.name + " has (it sees only this machine's); use ppr:N:node (-N N) there");
+                return false;
+            }
+            if (units == 0) {
+                say(opt_.map_spelling + ": mpirun cannot tell how many " + unit +
+                    "s this machine has (Weft was built without hwloc); use ppr:N:node or -N");
+                return false;
+            }
+            h.ppr_ranks = opt_.ppr * units;
+            h.ppr_why = std::to_string(opt_.ppr) + " per " + unit + ", " + std::to_string(units) +
+                        " " + unit + (units == 1 ? "" : "s");
+        }
+    }
+    if (!map_ranks(hosts_, np, opt_.oversubscribe, ranks_, error, opt_.map_by, opt_.map_spelling)) {
         say(error);
         return false;
     }
@@ -231,8 +300,9 @@ bool Job::setup_hosts()
             return false;
         }
     }
-    // Binding: a core per rank on this machine, unless it is oversubscribed.
-    cores_ = core_sets();
+    // Binding: a core per rank on this machine, unless it is oversubscribed. The host's ranks
+    // take its cores in turn; under ppr:N:socket the cores of their socket, under ppr:N:core N
+    // ranks share each core.
     for (auto &h : hosts_) {
         if (!h.local)
             continue;
@@ -240,10 +310,21 @@ bool Job::setup_hosts()
                     (opt_.bind == Bind::automatic && h.placed <= int(cores_.size()));
         if (!bind || cores_.empty())
             continue;
+        const int n = opt_.ppr;
         int k = 0;
-        for (auto &r : ranks_)
-            if (r.host == &h)
-                r.core = k++ % int(cores_.size());
+        for (auto &r : ranks_) {
+            if (r.host != &h)
+                continue;
+            const int j = k++;
+            if (opt_.map_by == MapBy::ppr && opt_.ppr_unit == PprUnit::socket) {
+                const auto &mine = socket_cores[size_t(j / n) % socket_cores.size()];
+                r.core = mine[size_t(j % n) % mine.size()];
+            } else if (opt_.map_by == MapBy::ppr && opt_.ppr_unit == PprUnit::core) {
+                r.core = (j / n) % int(cores_.size());
+            } else {
+                r.core = j % int(cores_.size());
+            }
+        }
     }
     return true;
 }
@@ -336,13 +417,25 @@ std::vector<std::string> Job::rank_env(const Rank &r) const
         else if (const char *v = std::getenv(name.c_str()))
             env.push_back(name + "=" + v);
     }
-    for (const auto &[name, value] : opt_.mca)
+    // Which WEFT_MCA_ variables are this mpirun's --mca, so that the ranks report their source
+    // as the command line (framework/mca/mca_param.cc); set when empty too, so that one left in
+    // the environment by an outer mpirun does not speak for this one.
+    std::string from_mca;
+    for (const auto &[name, value] : opt_.mca) {
         env.push_back("WEFT_MCA_" + name + "=" + value);
+        from_mca += (from_mca.empty() ? "" : ",") + name;
+    }
+    env.push_back("WEFT_MPIRUN_MCA=" + from_mca);
     if (!r.host->local) {
         // A remote shell starts afresh: carry the settings that steer the
-        // bootstrap and Weft's parameters.
+        // bootstrap and Weft's parameters, under what is set above (-x, --mca).
+        std::set<std::string> set_here;
+        for (const auto &kv : env)
+            set_here.insert(kv.substr(0, kv.find('=')));
         for (char **e = environ; *e; ++e) {
             std::string kv = *e;
+            if (set_here.count(kv.substr(0, kv.find('='))))
+                continue;
             bool steer = (kv.rfind("MPIRUN_", 0) == 0 && kv.rfind("MPIRUN_RANK=", 0) != 0 &&
                           kv.rfind("MPIRUN_NPROCS=", 0) != 0 && kv.rfind("MPIRUN_ID=", 0) != 0 &&
                           kv.rfind("MPIRUN_HOST=", 0) != 0 && kv.rfind("MPIRUN_PORT=", 0) != 0) ||
@@ -505,12 +598,40 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
         flush_partial(r, s, is_err);
         close(s.fd);
         s.fd = -1;
+        if (s.file >= 0)
+            close(s.file);
+        s.file = -1;
         return;
     }
+    if (s.file >= 0) {
+        // The rank's bytes as they are, whole lines or not.
+        for (ssize_t done = 0, w; done < n; done += w)
+            if ((w = write(s.file, buf + done, size_t(n - done))) < 0) {
+                if (errno == EINTR) {
+                    w = 0;
+                    continue;
+                }
+                say("--output-filename: cannot write rank " + std::to_string(r.rank) + "'s " +
+                    (is_err ? "stderr" : "stdout") + ": " + std::strerror(errno) +
+                    "; the rest goes only to the terminal");
+                close(s.file);
+                s.file = -1;
+                break;
+            }
+    }
+    if (!opt_.output_copy && s.file >= 0)
+        return;
     s.pending.append(buf, size_t(n));
     FILE *to = is_err ? stderr : stdout;
+    const bool dedup = is_err && ranks_.size() > 1;
+    const Clock::time_point now = Clock::now();
     size_t start = 0, nl;
     while ((nl = s.pending.find('\n', start)) != std::string::npos) {
+        if (dedup && !s.mid_line &&
+            repeated_warning(r, std::string_view(s.pending).substr(start, nl - start), now)) {
+            start = nl + 1;
+            continue;
+        }
         if (!s.mid_line)
             line_prefix(r, is_err, to);
         std::fwrite(s.pending.data() + start, 1, nl + 1 - start, to);
@@ -518,6 +639,8 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
         start = nl + 1;
     }
     s.pending.erase(0, start);
+    if (dedup) // what came with a warning is what came in the same read
+        warning_state_[size_t(r.rank)].recording = false;
     if (s.pending.size() > max_pending_line) {
         // A line without end: pass it on in pieces rather than hold it.
         if (!s.mid_line)
@@ -527,6 +650,137 @@ void Job::forward(Rank &r, Stream &s, bool is_err)
         s.mid_line = true;
     }
     std::fflush(to);
+}
+
+// Whether `line` of rank r's stderr is another rank's warning again (and is left out). Called
+// for every whole line of stderr, in order.
+bool Job::repeated_warning(const Rank &r, std::string_view line, Clock::time_point now)
+{
+    WarningState &st = warning_state_[size_t(r.rank)];
+    auto it = warnings_.find(st.key);
+    if (st.following) {
+        if (it != warnings_.end() && st.at < it->second.lines.size() &&
+            it->second.lines[st.at] == line) {
+            ++st.at;
+            return true;
+        }
+        st.following = false;
+    }
+    if (st.recording && it != warnings_.end() && line.substr(0, 6) != "weft: ") {
+        it->second.lines.emplace_back(line);
+        return false;
+    }
+    st.recording = false;
+    if (std::none_of(std::begin(warning_prefixes), std::end(warning_prefixes),
+                     [&](std::string_view p) { return line.substr(0, p.size()) == p; }))
+        return false;
+    it = warnings_.find(std::string(line));
+    if (it != warnings_.end() && now - it->second.first < warning_window &&
+        !it->second.seen.count(r.rank)) {
+        it->second.seen.insert(r.rank);
+        it->second.also.push_back(r.rank);
+        st = {it->first, 1, true, false};
+        return true;
+    }
+    // New, or printed again by a rank that printed it already: shown, and remembered afresh
+    // (what was left out of the earlier one is said first).
+    if (it != warnings_.end())
+        it->second.first = Clock::time_point{};
+    report_repeats(now, false);
+    Warning w;
+    w.lines.emplace_back(line);
+    w.first = now;
+    w.shown_by = r.rank;
+    w.order = ++warnings_shown_;
+    w.seen.insert(r.rank);
+    warnings_[std::string(line)] = std::move(w);
+    st = {std::string(line), 0, false, true};
+    return false;
+}
+
+// Say which ranks' copies of a warning were left out, once its window has passed (all: now, as
+// the job ends), and forget it.
+void Job::report_repeats(Clock::time_point now, bool all)
+{
+    std::vector<std::map<std::string, Warning>::iterator> due; // in the order they were shown
+    for (auto it = warnings_.begin(); it != warnings_.end(); ++it)
+        if (all || now - it->second.first >= warning_window)
+            due.push_back(it);
+    std::sort(due.begin(), due.end(),
+              [](const auto &a, const auto &b) { return a->second.order < b->second.order; });
+    for (auto it : due) {
+        Warning &w = it->second;
+        if (!w.also.empty()) {
+            std::sort(w.also.begin(), w.also.end());
+            std::string list;
+            for (size_t k = 0; k < w.also.size();) {
+                size_t e = k;
+                while (e + 1 < w.also.size() && w.also[e + 1] == w.also[e] + 1)
+                    ++e;
+                list += (list.empty() ? "" : ",") + std::to_string(w.also[k]) +
+                        (e > k ? "-" + std::to_string(w.also[e]) : "");
+                k = e + 1;
+            }
+            const bool error = w.lines[0].rfind(warning_prefixes[1], 0) == 0;
+            std::string what = w.lines[0].substr(warning_prefixes[error].size());
+            if (what.size() > 60)
+                what = what.substr(0, 57) + "...";
+            say(std::string(w.also.size() == 1 ? "rank " : "ranks ") + list + " printed the same " +
+                (error ? "error" : "warning") + " as rank " + std::to_string(w.shown_by) +
+                ", shown once: " + what);
+        }
+        for (auto &st : warning_state_)
+            if (st.key == it->first)
+                st = {};
+        warnings_.erase(it);
+    }
+}
+
+// --output-filename: DIR/1/rank.N/stdout and stderr for every rank, made before any rank
+// starts; the rank number has as many digits as the job's size (rank.07 of 12), as Open MPI 4
+// writes it.
+bool Job::open_output_files()
+{
+    if (opt_.output_dir.empty())
+        return true;
+    const std::string top = opt_.output_dir + (opt_.output_jobid ? "/1" : "");
+    const int digits = int(std::to_string(ranks_.size()).size());
+    auto make_dirs = [](const std::string &path, std::string &error) {
+        for (size_t pos = 1; pos != std::string::npos;) {
+            pos = path.find('/', pos + 1);
+            const std::string dir = path.substr(0, pos);
+            struct stat st;
+            if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+                error = "cannot make " + dir + ": " + std::strerror(errno);
+                return false;
+            }
+            if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+                error = dir + " is there but is not a directory";
+                return false;
+            }
+        }
+        return true;
+    };
+    for (auto &r : ranks_) {
+        char name[32];
+        std::snprintf(name, sizeof name, "rank.%0*d", digits, r.rank);
+        const std::string dir = top + "/" + name;
+        std::string error;
+        if (!make_dirs(dir, error)) {
+            say("--output-filename '" + opt_.output_dir + "': " + error);
+            return false;
+        }
+        for (auto [stream, file] : {std::pair{&r.out, "/stdout"}, std::pair{&r.err, "/stderr"}}) {
+            stream->file = open((dir + file).c_str(),
+                                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+            if (stream->file < 0) {
+                say("--output-filename '" + opt_.output_dir + "': cannot open " + dir + file +
+                    ": " + std::strerror(errno));
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 void Job::flush_partial(Rank &r, Stream &s, bool is_err)
@@ -644,7 +898,7 @@ void Job::judge_ft(Clock::time_point now)
             continue;
         }
         say(who + " " + describe_status(r.status) +
-            (WIFEXITED(r.status) ? " without finalizing" : "") +
+            (WIFEXITED(r.status) ? " without calling MPI_Finalize" : "") +
             "; the job goes on without it (fault tolerance is on)");
         server_->notify_failed(r.rank, WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1,
                                WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
@@ -707,9 +961,14 @@ void Job::check_bootstrap(Clock::time_point now)
             return *a->exit_time < *b->exit_time;
         });
         const Rank &r = *failed.front();
+        // An exit status after MPI_Init and before MPI_Finalize says so (a signal needs no
+        // more words).
+        const bool unfinalized = WIFEXITED(r.status) && server_->has_event_channel(r.rank) &&
+                                 !server_->finalized(r.rank);
         fail(r.rank,
              "rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) + ") on host " +
-                 r.host->name + " " + describe_status(r.status) + "; ending the job",
+                 r.host->name + " " + describe_status(r.status) +
+                 (unfinalized ? " without calling MPI_Finalize" : "") + "; ending the job",
              exit_code_of(r.status));
         return;
     }
@@ -720,18 +979,26 @@ void Job::check_bootstrap(Clock::time_point now)
         // connection yet unread: judge it at once. A clean exit never
         // explains more than a pending bootstrap error.
         const bool settled = !server_->has_open_connection(r.rank) && !server_->has_undecided();
-        if (server_error_at_ || (!settled && now < *r.exit_time + grace))
+        // Except an exit after MPI_Init without MPI_Finalize: that explains the bootstrap error
+        // it causes (its connection closed without PMGR_CLOSE).
+        const bool unfinalized = server_->has_event_channel(r.rank) && !server_->finalized(r.rank);
+        if ((server_error_at_ && !unfinalized) || (!settled && now < *r.exit_time + grace))
             continue;
         r.exit_time.reset();
         const std::string who = "rank " + std::to_string(r.rank) + " (pid " +
                                 std::to_string(r.pid) + ") on host " + r.host->name;
-        if (server_->in_collectives(r.rank)) {
+        // An MPI rank (its event channel opened in MPI_Init) keeps its bootstrap open until
+        // MPI_Finalize: its exit without it is said in those words, before the bootstrap's.
+        if (unfinalized) {
+            fail(r.rank,
+                 who + " exited with status 0 without calling MPI_Finalize (it called MPI_Init, "
+                       "then returned from main or called exit); ending the job",
+                 1);
+        } else if (server_->in_collectives(r.rank)) {
             fail(r.rank,
                  who + " exited in the middle of the bootstrap (after pmgr_open, before "
                        "pmgr_close); ending the job",
                  1);
-        } else if (server_->has_event_channel(r.rank) && !server_->finalized(r.rank)) {
-            fail(r.rank, who + " exited without finalizing; ending the job", 1);
         } else if (server_->started() && !server_->joined(r.rank) && !server_->all_closed()) {
             // Once the bootstrap has begun, every rank must join it: one that
             // ended without joining leaves the others waiting for ever.
@@ -776,6 +1043,9 @@ int Job::run()
                 ")");
             return exit_not_found;
         }
+    warning_state_.resize(ranks_.size());
+    if (!open_output_files())
+        return exit_usage;
     if (!listen_socket())
         return 1;
     const char *dbg = std::getenv("MPIRUN_DEBUG");
@@ -897,7 +1167,9 @@ int Job::run()
         }
         if (!failing_)
             check_bootstrap(Clock::now());
+        report_repeats(Clock::now(), false);
     }
+    report_repeats(Clock::now(), true);
     remove_job_files();
     if (!failing_)
         return ft_exit_code_;

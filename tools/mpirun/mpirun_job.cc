@@ -44,34 +44,45 @@ int local_cores()
 }
 
 bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector<Rank> &ranks,
-               std::string &error, int per_host)
+               std::string &error, MapBy by, const std::string &spelling)
 {
-    if (per_host > 0) {
-        // -N: that many on every host, host after host.
-        const int total = per_host * int(hosts.size());
+    auto plural = [](int n, const char *word) {
+        return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+    };
+    auto place = [&](int r, Host &h) {
+        ranks[size_t(r)].rank = r;
+        ranks[size_t(r)].host = &h;
+        ++h.placed;
+    };
+    if (by == MapBy::ppr) {
+        // That many on every host, host after host.
+        int total = 0;
+        for (const auto &h : hosts)
+            total += h.ppr_ranks;
         if (np != 0 && np != total) {
-            error = "-np " + std::to_string(np) + " and -N " + std::to_string(per_host) + " on " +
-                    std::to_string(hosts.size()) + " host" + (hosts.size() == 1 ? "" : "s") + " (" +
-                    std::to_string(total) + " ranks) disagree; give one of them";
+            error = "-np " + std::to_string(np) + " and " + spelling + " on " +
+                    plural(int(hosts.size()), "host") + " (" + std::to_string(total) +
+                    " ranks) disagree; give one of them";
             return false;
         }
         for (const auto &h : hosts)
-            if (per_host > h.slots && !oversubscribe) {
-                error = "-N " + std::to_string(per_host) + " ranks per host were asked for but " +
-                        h.name + " has " + std::to_string(h.slots) + " slot" +
-                        (h.slots == 1 ? "" : "s") +
-                        ".\nUse --oversubscribe to run more ranks than slots.";
+            if (h.ppr_ranks > h.slots && !oversubscribe) {
+                // -N N keeps the words it always had.
+                error = spelling.rfind("-N ", 0) == 0
+                            ? spelling + " ranks per host were asked for but " + h.name + " has " +
+                                  plural(h.slots, "slot")
+                            : spelling + " puts " + std::to_string(h.ppr_ranks) + " ranks on " +
+                                  h.name + " (" + h.ppr_why + ") but it has " +
+                                  plural(h.slots, "slot");
+                error += ".\nUse --oversubscribe to run more ranks than slots.";
                 return false;
             }
         ranks.clear();
         ranks.resize(size_t(total));
         int r = 0;
         for (auto &h : hosts)
-            for (int k = 0; k < per_host; ++k, ++r) {
-                ranks[size_t(r)].rank = r;
-                ranks[size_t(r)].host = &h;
-                ++h.placed;
-            }
+            for (int k = 0; k < h.ppr_ranks; ++k)
+                place(r++, h);
         return true;
     }
     int slots = 0;
@@ -89,21 +100,26 @@ bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector
         return false;
     }
     ranks.clear();
-    ranks.resize(np);
+    ranks.resize(size_t(np));
     int r = 0;
-    for (auto &h : hosts)
-        for (int s = 0; s < h.slots && r < np; ++s, ++r) {
-            ranks[r].rank = r;
-            ranks[r].host = &h;
-            ++h.placed;
+    if (by == MapBy::node) {
+        // One per host in turn, passing over hosts whose slots are full.
+        for (bool placed = true; r < np && placed;) {
+            placed = false;
+            for (auto &h : hosts)
+                if (r < np && h.placed < h.slots) {
+                    place(r++, h);
+                    placed = true;
+                }
         }
-    // Oversubscribed: the rest round-robin over the hosts.
-    for (size_t k = 0; r < np; ++r, ++k) {
-        Host &h = hosts[k % hosts.size()];
-        ranks[r].rank = r;
-        ranks[r].host = &h;
-        ++h.placed;
+    } else {
+        for (auto &h : hosts)
+            for (int s = 0; s < h.slots && r < np; ++s)
+                place(r++, h);
     }
+    // Oversubscribed: the rest round-robin over the hosts.
+    for (size_t k = 0; r < np; ++r, ++k)
+        place(r, hosts[k % hosts.size()]);
     return true;
 }
 

@@ -18,11 +18,14 @@ struct Host {
     int slots = 0;
     bool local = false;
     int placed = 0;          // ranks placed here
+    int ppr_ranks = 0;       // --map-by ppr (-N): how many ranks go here
+    std::string ppr_why;     // and why, for a message: "2 per core, 4 cores"
     std::string mpirun_addr; // what its ranks use as MPIRUN_HOST
 };
 
 struct Stream {
     int fd = -1;
+    int file = -1;         // --output-filename: where a copy goes
     std::string pending;   // bytes after the last newline, at most max_pending_line
     bool mid_line = false; // part of the current line was already written
 };
@@ -42,11 +45,13 @@ struct Rank {
     std::optional<std::chrono::steady_clock::time_point> exit_time;
 };
 
-// Put `np` ranks (0: one per slot) on `hosts` by slot. Returns false with
-// `error` when more ranks than slots are asked for without oversubscription.
-// per_host > 0 (-N): that many ranks on every host instead.
+// Put `np` ranks (0: one per slot) on `hosts`: by slot (each host's slots in turn; core is the
+// same across hosts), by node (one rank per host in turn, while hosts have free slots), or ppr
+// (each host's ppr_ranks, host after host; `spelling` names the option in messages). Returns
+// false with `error` when more ranks than slots are asked for without oversubscription, or an
+// np that disagrees with ppr.
 bool map_ranks(std::vector<Host> &hosts, int np, bool oversubscribe, std::vector<Rank> &ranks,
-               std::string &error, int per_host = 0);
+               std::string &error, MapBy by = MapBy::slot, const std::string &spelling = "");
 
 // Whether `name` means this machine.
 bool is_local_host(const std::string &name);

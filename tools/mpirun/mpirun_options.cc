@@ -25,6 +25,10 @@ const char usage_text[] =
     "\n"
     "  -n, -np N              number of ranks (default: one per slot)\n"
     "  -N N                   N ranks on every host (--npernode N)\n"
+    "  --map-by POLICY        where ranks go: slot (each host's slots in turn, the\n"
+    "                         default), core, node (one per host in turn), ppr:N:node,\n"
+    "                         ppr:N:socket, ppr:N:core (N per node, socket or core);\n"
+    "                         :oversubscribe may follow\n"
     "  --host H1[:S],H2[:S]   hosts, with S slots each (default: this host, one slot per core)\n"
     "  --hostfile FILE        hosts from FILE, one 'host [slots=N]' per line\n"
     "  --oversubscribe        allow more ranks than slots on a host\n"
@@ -33,6 +37,8 @@ const char usage_text[] =
     "  -x NAME[=VALUE]        export NAME (with this VALUE, or mpirun's) to the ranks\n"
     "  --mca NAME VALUE       set an MCA parameter for the ranks (also -mca)\n"
     "  --tag-output           prefix each output line with [job,rank]<stdout|stderr>:\n"
+    "  --output-filename DIR  each rank's stdout and stderr also to DIR/1/rank.N/stdout and\n"
+    "                         stderr (DIR:nocopy: only there; DIR:nojobid: DIR/rank.N/)\n"
     "  --timestamp-output     prefix each output line with the time mpirun passed it on\n"
     "                         ([2026-01-31T12:00:00.000000], local time)\n"
     "  --launch-agent CMD     how to start ranks on other hosts (default: ssh); {host} in\n"
@@ -128,6 +134,126 @@ bool valid_host_name(const std::string &h)
     for (char c : h)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
             return false;
+    return true;
+}
+
+// Open MPI's --map-by modifiers after the policy (slot:oversubscribe): the ones that cost
+// nothing are taken, the rest refused with what to do instead.
+bool map_by_modifier(const std::string &spec, const std::string &mod, Options &o,
+                     std::string &error)
+{
+    std::string m;
+    for (char c : mod)
+        m += char(std::tolower(static_cast<unsigned char>(c)));
+    if (m == "oversubscribe") {
+        o.oversubscribe = true;
+        return true;
+    }
+    if (m == "nooversubscribe") {
+        o.oversubscribe = false;
+        return true;
+    }
+    if (m.rfind("pe=", 0) == 0)
+        error = "--map-by " + spec + ": ':" + mod +
+                "' (several cores per rank) is not supported; run with --bind-to none and " +
+                "bind inside each rank (OMP_PLACES, for example)";
+    else
+        error = "--map-by " + spec + ": the modifier ':" + mod +
+                "' is not supported (only :oversubscribe and :nooversubscribe are)";
+    return false;
+}
+
+bool parse_map_by(const std::string &spec, Options &o, std::string &error)
+{
+    std::vector<std::string> parts;
+    std::stringstream ss(spec);
+    for (std::string part; std::getline(ss, part, ':');)
+        parts.push_back(part);
+    std::string policy = parts.empty() ? std::string{} : parts[0];
+    for (char &c : policy)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    size_t first_mod = 1;
+    if (policy == "slot")
+        o.map_by = MapBy::slot;
+    else if (policy == "core")
+        o.map_by = MapBy::core;
+    else if (policy == "node")
+        o.map_by = MapBy::node;
+    else if (policy == "ppr") {
+        std::string unit = parts.size() > 2 ? parts[2] : std::string{};
+        for (char &c : unit)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        if (parts.size() < 3 || !parse_int(parts[1], o.ppr) || o.ppr < 1) {
+            error = "--map-by " + spec + ": expected ppr:N:node, ppr:N:socket or ppr:N:core " +
+                    "with N at least 1";
+            return false;
+        }
+        if (unit == "node")
+            o.ppr_unit = PprUnit::node;
+        else if (unit == "socket" || unit == "package")
+            o.ppr_unit = PprUnit::socket;
+        else if (unit == "core")
+            o.ppr_unit = PprUnit::core;
+        else {
+            error = "--map-by " + spec + ": '" + parts[2] +
+                    "' is not a resource mpirun can count (node, socket or core)";
+            return false;
+        }
+        o.map_by = MapBy::ppr;
+        first_mod = 3;
+    } else {
+        error = "--map-by '" + spec + "': expected slot, core, node or ppr:N:node|socket|core" +
+                (policy.empty() ? std::string{}
+                                : " ('" + parts[0] + "' is not a mapping this mpirun knows)");
+        return false;
+    }
+    for (size_t k = first_mod; k < parts.size(); ++k)
+        if (!map_by_modifier(spec, parts[k], o, error))
+            return false;
+    o.map_spelling = "--map-by " + spec;
+    return true;
+}
+
+// --output-filename DIR[:nocopy,nojobid] (Open MPI 4's directives). A relative DIR is taken
+// from mpirun's working directory, before --wdir.
+bool parse_output_filename(const std::string &value, Options &o, std::string &error)
+{
+    std::string dir = value;
+    if (auto colon = value.rfind(':'); colon != std::string::npos) {
+        std::stringstream ss(value.substr(colon + 1));
+        std::vector<std::string> directives;
+        bool all_known = true;
+        for (std::string d; std::getline(ss, d, ',');) {
+            for (char &c : d)
+                c = char(std::tolower(static_cast<unsigned char>(c)));
+            all_known &= d == "nocopy" || d == "nojobid";
+            directives.push_back(d);
+        }
+        if (all_known && !directives.empty()) {
+            dir = value.substr(0, colon);
+            for (const auto &d : directives)
+                (d == "nocopy" ? o.output_copy : o.output_jobid) = false;
+        } else if (colon + 1 < value.size() && value.find('/', colon) == std::string::npos) {
+            // A misspelt directive is an error, not part of the name (Open MPI once took
+            // :noocopy silently); a colon followed by a path is part of the name.
+            error = "--output-filename '" + value + "': '" + value.substr(colon + 1) +
+                    "' is not a list of nocopy and nojobid";
+            return false;
+        }
+    }
+    if (dir.empty()) {
+        error = "--output-filename '" + value + "': no directory";
+        return false;
+    }
+    if (dir[0] != '/') {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) {
+            error = std::string("--output-filename: getcwd: ") + std::strerror(errno);
+            return false;
+        }
+        dir = std::string(cwd) + "/" + dir;
+    }
+    o.output_dir = dir;
     return true;
 }
 
@@ -313,8 +439,29 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
             if (!value(v) || !parse_int(v, o.np) || o.np == 0)
                 return fail(a + " needs a positive number of ranks");
         } else if (a == "-N" || a == "--npernode" || a == "-npernode") {
-            if (!value(v) || !parse_int(v, o.per_host) || o.per_host < 1)
+            if (!value(v) || !parse_int(v, o.ppr) || o.ppr < 1)
                 return fail(a + " needs a number of ranks per host, at least 1");
+            if (!o.map_spelling.empty())
+                return fail(a + " " + v + " and " + o.map_spelling + " both say where ranks go; " +
+                            "give one of them");
+            o.map_by = MapBy::ppr;
+            o.ppr_unit = PprUnit::node;
+            o.map_spelling = "-N " + v;
+        } else if (a == "--map-by" || a == "-map-by") {
+            std::string err;
+            if (!value(v))
+                return fail(a + " needs slot, core, node or ppr:N:node|socket|core");
+            if (!o.map_spelling.empty())
+                return fail("--map-by " + v + " and " + o.map_spelling +
+                            " both say where ranks go; give one of them");
+            if (!parse_map_by(v, o, err))
+                return fail(err);
+        } else if (a == "--output-filename" || a == "-output-filename") {
+            if (!value(v) || v.empty() || v[0] == ':')
+                return fail(a + " needs a directory");
+            std::string err;
+            if (!parse_output_filename(v, o, err))
+                return fail(err);
         } else if (a == "--host" || a == "-host" || a == "-H") {
             std::string err;
             if (!value(v))
@@ -431,8 +578,9 @@ std::optional<Options> parse_options(int argc, char **argv, int &exit_code)
     if (!o.more_apps.empty() && o.np == 0)
         return fail("'" + o.command[0] + "' needs -np: each program of an MPMD job (':') says " +
                     "how many ranks run it");
-    if (!o.more_apps.empty() && o.per_host > 0)
-        return fail("-N and several programs (':') do not go together: give each program -np");
+    if (!o.more_apps.empty() && o.map_by == MapBy::ppr)
+        return fail(o.map_spelling.substr(0, o.map_spelling.find(' ')) +
+                    " and several programs (':') do not go together: give each program -np");
     // The time limit Open MPI's and MPICH's mpiexec read from the environment, when --timeout
     // is not given: checked as --timeout is.
     if (const char *t = std::getenv("MPIEXEC_TIMEOUT"); t && o.timeout == 0) {

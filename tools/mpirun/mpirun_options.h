@@ -12,14 +12,23 @@ namespace weft::mpirun {
 
 enum class Bind { automatic, core, none };
 
+// --map-by: how ranks are put on hosts. slot: each host's slots in turn (the default); core:
+// the same across hosts, each rank of this machine on its next core; node: one rank per host in
+// turn; ppr: a number of ranks per node, socket or core (-N is ppr:N:node).
+enum class MapBy { slot, core, node, ppr };
+enum class PprUnit { node, socket, core };
+
 struct HostSpec {
     std::string name;
     int slots = 0; // 0: not given
 };
 
 struct Options {
-    int np = 0;       // 0: one rank per slot
-    int per_host = 0; // -N: that many ranks on every host (0: by slots)
+    int np = 0; // 0: one rank per slot
+    MapBy map_by = MapBy::slot;
+    int ppr = 0; // ppr:N:unit (and -N N): N ranks per unit
+    PprUnit ppr_unit = PprUnit::node;
+    std::string map_spelling; // how the mapping was asked for ("-N 2"), for messages
     std::vector<HostSpec> hosts;
     std::string hostfile;
     std::vector<std::pair<std::string, std::optional<std::string>>> exports; // -x
@@ -50,6 +59,11 @@ struct Options {
         return k == 0 ? command : more_apps[size_t(k - 1)].command;
     }
     std::string wdir; // --wdir: the ranks' working directory (empty: mpirun's)
+    // --output-filename DIR: each rank's stdout and stderr also go to DIR/1/rank.N/stdout and
+    // stderr (Open MPI 4's layout); :nocopy, not to the terminal; :nojobid, DIR/rank.N.
+    std::string output_dir;
+    bool output_copy = true;
+    bool output_jobid = true;
     // Fault tolerance (ULFM): --with-ft ulfm, or mpi_ft_enable true for the ranks (by --mca, -x
     // or mpirun's environment). Then a rank that dies does not end the job: the others are
     // told, and the job succeeds when every surviving rank exits 0.

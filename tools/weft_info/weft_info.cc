@@ -239,8 +239,9 @@ void print_param(const Param &p, bool parsable)
         return;
     }
     std::string where = source_name(p.source);
-    if (!p.source_detail.empty())
-        where += " " + p.source_detail;
+    if (!p.source_detail.empty()) // "command line (mpirun --mca)", "file /etc/x.conf:3"
+        where += p.source == WEFT_MCA_SOURCE_CMDLINE ? " (" + p.source_detail + ")"
+                                                     : " " + p.source_detail;
     std::printf("  MCA %s %s: parameter \"%s\" (current value: \"%s\", source: %s)\n",
                 p.framework.c_str(), comp.c_str(), p.full_name.c_str(), display_value(p).c_str(),
                 where.c_str());

@@ -51,8 +51,10 @@ struct Slot {
 // long as the module called declines (WEFT_ERR_NOT_SUPPORTED), for the next enabled module by
 // priority whose struct reaches the slot. invoke calls the module's function (and returns
 // WEFT_ERR_NOT_SUPPORTED if it is NULL). `found` is false when no module provides the
-// operation on comm (then nothing was called). Returns what the last call returned.
-weft_status_t call_slot(const CommColl *choice, Slot slot,
+// operation on comm (then nothing was called). Modules of components built for a coll ABI
+// older than 1.<min_minor> are passed over as if they declined. Returns what the last call
+// returned.
+weft_status_t call_slot(const CommColl *choice, Slot slot, unsigned min_minor,
                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                         void *context, bool &found);
 

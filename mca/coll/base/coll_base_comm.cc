@@ -187,7 +187,7 @@ weft_status_t comm_enable(weft_comm_t *comm, const char *label, CommColl **choic
         int priority = 0;
         if (weft_coll_module_t *m =
                 comp->comm_query ? comp->comm_query(comm, &priority) : nullptr) {
-            offers.push_back({m, priority});
+            offers.push_back({m, priority, comp->mca.framework_abi_minor});
             c->modules.push_back(m);
             names.emplace_back(m, comp->mca.name);
         }
@@ -238,7 +238,7 @@ void comm_disable(weft_comm_t *comm, CommColl *choice)
     delete choice;
 }
 
-weft_status_t call_slot(const CommColl *choice, Slot slot,
+weft_status_t call_slot(const CommColl *choice, Slot slot, unsigned min_minor,
                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                         void *context, bool &found)
 {
@@ -247,16 +247,16 @@ weft_status_t call_slot(const CommColl *choice, Slot slot,
     found = owner != nullptr;
     if (!owner)
         return WEFT_ERR_NOT_SUPPORTED;
-    weft_status_t rc = invoke(context, owner);
-    // A module may decline one call (coll.h): the next module by priority that provides the
-    // operation takes it.
+    // A module may decline one call (coll.h), and one built for an older ABI than the call
+    // needs is passed over: the next module by priority that provides the operation takes it.
+    weft_status_t rc = WEFT_ERR_NOT_SUPPORTED;
     bool after = false;
     for (const Offer &o : choice->ranked) {
         if (rc != WEFT_ERR_NOT_SUPPORTED)
             break;
         if (o.module == owner)
             after = true;
-        else if (after && reaches(o.module, slot))
+        if (after && (o.module == owner || reaches(o.module, slot)) && o.abi_minor >= min_minor)
             rc = invoke(context, o.module);
     }
     return rc;
@@ -296,7 +296,20 @@ weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset,
     bool f = false;
     const weft_status_t rc =
         weft::coll::base::call_slot(reinterpret_cast<const weft::coll::base::CommColl *>(choice),
-                                    {op_offset, op_size}, invoke, context, f);
+                                    {op_offset, op_size}, 0, invoke, context, f);
+    *found = f;
+    return rc;
+}
+
+weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset,
+                                 size_t op_size, unsigned min_minor,
+                                 weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                                 void *context, int *found)
+{
+    bool f = false;
+    const weft_status_t rc =
+        weft::coll::base::call_slot(reinterpret_cast<const weft::coll::base::CommColl *>(choice),
+                                    {op_offset, op_size}, min_minor, invoke, context, f);
     *found = f;
     return rc;
 }

@@ -46,6 +46,7 @@ enum class Op : size_t {
 struct Offer {
     weft_coll_module_t *module;
     int priority;
+    unsigned abi_minor = WEFT_COLL_ABI_MINOR; // of the coll ABI its component was built for
 };
 
 // The resolved functions of one communicator: for each operation, the

@@ -107,6 +107,8 @@ class Sched {
     int tag() const { return tag_; }
     // Run to the end in the caller.
     weft_status_t run();
+    // The datatypes the steps use, each once (appended to out).
+    void types_used(std::vector<weft_datatype_t *> &out) const;
 
   private:
     weft_status_t post_round();
@@ -147,6 +149,7 @@ class Sched {
 // 2.5.1).
 struct CollRequest : weft_request_t {
     Sched sched;
+    std::vector<weft_datatype_t *> types; // retained while the request lives
     CollRequest *next_active = nullptr;
     ~CollRequest();
 };

@@ -6,6 +6,7 @@
 #include <weft/op.h>
 #include <weft/runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace weft::coll::basic {
@@ -210,9 +211,19 @@ weft_status_t Sched::run()
 
 CollRequest::~CollRequest()
 {
+    for (weft_datatype_t *t : types)
+        weft_datatype_release(t);
     weft_op_release(sched.op());
     if (comm)
         weft_comm_release(comm);
+}
+
+void Sched::types_used(std::vector<weft_datatype_t *> &out) const
+{
+    for (const Step &st : steps_)
+        for (weft_datatype_t *t : {st.type, st.dtype})
+            if (t && std::find(out.begin(), out.end(), t) == out.end())
+                out.push_back(t);
 }
 
 weft_status_t start_request(Sched &&sched, weft_request_t **request)
@@ -232,6 +243,10 @@ weft_status_t start_request(Sched &&sched, weft_request_t **request)
     r->sched = std::move(sched);
     weft_comm_retain(r->comm);
     weft_op_retain(r->sched.op());
+    // The program may free its datatypes before the operation completes (MPI-3.1 4.1.9).
+    r->sched.types_used(r->types);
+    for (weft_datatype_t *t : r->types)
+        weft_datatype_retain(t);
     if (weft_status_t rc = r->sched.start(); rc != WEFT_SUCCESS) {
         // Reported through the request, as a later failure would be.
         r->sched.advance();
