@@ -107,6 +107,179 @@ weft_comm *make_comm(uint32_t cid, weft_group *group, weft_errhandler *eh)
     return c;
 }
 
+// ---- intercommunicators' constructors (dup, split, create, merge): both groups take part.
+
+// The two groups of intercommunicator ic swap a vector through their leaders (rank 0 of each):
+// each leader sends its group's `mine` and gets the other group's, which it gives to its group
+// over the hidden local communicator. At most `most` entries are taken from the other side.
+weft_status_t leaders_swap(weft_comm *ic, const std::vector<uint32_t> &mine,
+                           std::vector<uint32_t> &theirs, size_t most)
+{
+    weft_comm *local = ic->local_comm;
+    uint32_t n = 0;
+    weft_status_t rc = WEFT_SUCCESS;
+    if (local->rank == 0) {
+        const uint32_t len = uint32_t(mine.size());
+        auto send = [&] {
+            rc = internal_send(ic, &len, sizeof len, 0, tag_intercomm);
+            if (rc == WEFT_SUCCESS && len)
+                rc = internal_send(ic, mine.data(), len * sizeof(uint32_t), 0, tag_intercomm);
+        };
+        auto recv = [&] {
+            rc = internal_recv(ic, &n, sizeof n, 0, tag_intercomm);
+            if (rc == WEFT_SUCCESS && n > most)
+                rc = WEFT_ERR_BAD_PARAM; // the other side's leader disagrees on the sizes
+            theirs.assign(n, 0);
+            if (rc == WEFT_SUCCESS && n)
+                rc = internal_recv(ic, theirs.data(), n * sizeof(uint32_t), 0, tag_intercomm);
+        };
+        // The leader of the lower world rank sends first.
+        if (weft_runtime_world_rank() < ic->remote_group->ranks[0]) {
+            send();
+            if (rc == WEFT_SUCCESS)
+                recv();
+        } else {
+            recv();
+            if (rc == WEFT_SUCCESS)
+                send();
+        }
+        for (int r = 1; r < local->size && rc == WEFT_SUCCESS; ++r) {
+            rc = internal_send(local, &n, sizeof n, r, tag_intercomm);
+            if (rc == WEFT_SUCCESS && n)
+                rc = internal_send(local, theirs.data(), n * sizeof(uint32_t), r, tag_intercomm);
+        }
+        return rc;
+    }
+    rc = internal_recv(local, &n, sizeof n, 0, tag_intercomm);
+    if (rc == WEFT_SUCCESS && n > most)
+        return WEFT_ERR_BAD_PARAM;
+    theirs.assign(n, 0);
+    if (rc == WEFT_SUCCESS && n)
+        rc = internal_recv(local, theirs.data(), n * sizeof(uint32_t), 0, tag_intercomm);
+    return rc;
+}
+
+// Context ids for a new intercommunicator made from ic (both groups call): `cid` agreed by both
+// groups, `local_cid` (its hidden local communicator's) by this group.
+weft_status_t inter_agree_cid(weft_comm *ic, uint32_t &cid, uint32_t &local_cid)
+{
+    weft_comm *local = ic->local_comm;
+    if (weft_status_t rc = agree_cid(local, local_cid); rc != WEFT_SUCCESS)
+        return rc;
+    std::vector<uint32_t> all(size_t(local->size));
+    if (weft_status_t rc = allgather(local, &next_cid, all.data(), sizeof next_cid, tag_cid);
+        rc != WEFT_SUCCESS)
+        return rc;
+    std::vector<uint32_t> theirs;
+    if (weft_status_t rc = leaders_swap(ic, {*std::max_element(all.begin(), all.end())}, theirs, 1);
+        rc != WEFT_SUCCESS)
+        return rc;
+    if (theirs.size() != 1)
+        return WEFT_ERR_BAD_PARAM;
+    cid = std::max(*std::max_element(all.begin(), all.end()), theirs[0]);
+    next_cid = std::max(next_cid, cid + 2);
+    return WEFT_SUCCESS;
+}
+
+// A new intercommunicator of the local group `group` and the remote group `remote` (the new
+// communicator takes both references), activated.
+int make_inter(weft_comm *parent, uint32_t cid, uint32_t local_cid, weft_group *group,
+               weft_group *remote, MPI_Comm *newcomm)
+{
+    group_retain(group);
+    weft_comm *local = make_comm(local_cid, group, parent->errhandler);
+    weft_comm *c = make_comm(cid, group, parent->errhandler);
+    c->remote_group = remote;
+    c->local_comm = local;
+    *newcomm = c;
+    if (int rc = comm_activate(local); rc != MPI_SUCCESS)
+        return rc;
+    return comm_activate(c);
+}
+
+// The world ranks of the members of `of` (a group's ranks) whose entry in `colors` (color, key
+// pairs, by rank of that group) has `color`, ordered by key, then rank.
+std::vector<int> members_of(const std::vector<int> &of, const std::vector<uint32_t> &colors,
+                            int color)
+{
+    std::vector<int> idx;
+    for (size_t r = 0; r < of.size() && 2 * r + 1 < colors.size(); ++r)
+        if (int(colors[2 * r]) == color)
+            idx.push_back(int(r));
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+        return int(colors[2 * size_t(a) + 1]) < int(colors[2 * size_t(b) + 1]);
+    });
+    std::vector<int> world;
+    for (int r : idx)
+        world.push_back(of[size_t(r)]);
+    return world;
+}
+
+int inter_dup(weft_comm *comm, MPI_Comm *newcomm, const char *fn)
+{
+    uint32_t cid, local_cid;
+    if (weft_status_t rc = inter_agree_cid(comm, cid, local_cid); rc != WEFT_SUCCESS)
+        return raise_status(comm, rc, fn);
+    group_retain(comm->group);
+    group_retain(comm->remote_group);
+    if (int rc = make_inter(comm, cid, local_cid, comm->group, comm->remote_group, newcomm);
+        rc != MPI_SUCCESS)
+        return raise(comm, rc, fn, "the new communicator cannot be set up");
+    static_cast<weft_comm *>(*newcomm)->hints = comm->hints;
+    return comm_dup_attrs(comm, newcomm, fn);
+}
+
+// MPI-3.1 6.4.2: the processes of each color in the local group with those of the same color in
+// the remote group (MPI_COMM_NULL where either side has none).
+int inter_split(weft_comm *comm, int color, int key, MPI_Comm *newcomm, const char *fn)
+{
+    const uint32_t mine[2] = {uint32_t(color), uint32_t(key)};
+    std::vector<uint32_t> local(2 * size_t(comm->size)), remote;
+    weft_status_t rc = allgather(comm->local_comm, mine, local.data(), sizeof mine, tag_split);
+    if (rc == WEFT_SUCCESS)
+        rc = leaders_swap(comm, local, remote, 2 * size_t(comm->peer_size()));
+    if (rc == WEFT_SUCCESS && remote.size() != 2 * size_t(comm->peer_size()))
+        rc = WEFT_ERR_BAD_PARAM;
+    uint32_t cid = 0, local_cid = 0;
+    if (rc == WEFT_SUCCESS)
+        rc = inter_agree_cid(comm, cid, local_cid);
+    if (rc != WEFT_SUCCESS)
+        return raise_status(comm, rc, fn);
+    *newcomm = MPI_COMM_NULL;
+    if (color == MPI_UNDEFINED)
+        return MPI_SUCCESS;
+    std::vector<int> ours = members_of(comm->group->ranks, local, color);
+    std::vector<int> theirs = members_of(comm->remote_group->ranks, remote, color);
+    if (theirs.empty())
+        return MPI_SUCCESS;
+    if (int r = make_inter(comm, cid, local_cid, group_new(ours), group_new(theirs), newcomm);
+        r != MPI_SUCCESS)
+        return raise(comm, r, fn, "the new communicator cannot be set up");
+    return MPI_SUCCESS;
+}
+
+// MPI-3.1 6.4.2: each group names a subgroup of itself; the result joins the two (MPI_COMM_NULL
+// outside them, or where either is empty).
+int inter_create(weft_comm *comm, weft_group *group, MPI_Comm *newcomm, const char *fn)
+{
+    std::vector<uint32_t> mine(group->ranks.begin(), group->ranks.end()), theirs;
+    weft_status_t rc = leaders_swap(comm, mine, theirs, size_t(comm->peer_size()));
+    uint32_t cid = 0, local_cid = 0;
+    if (rc == WEFT_SUCCESS)
+        rc = inter_agree_cid(comm, cid, local_cid);
+    if (rc != WEFT_SUCCESS)
+        return raise_status(comm, rc, fn);
+    *newcomm = MPI_COMM_NULL;
+    if (group->my_rank < 0 || theirs.empty())
+        return MPI_SUCCESS;
+    group_retain(group);
+    if (int r = make_inter(comm, cid, local_cid, group,
+                           group_new(std::vector<int>(theirs.begin(), theirs.end())), newcomm);
+        r != MPI_SUCCESS)
+        return raise(comm, r, fn, "the new communicator cannot be set up");
+    return MPI_SUCCESS;
+}
+
 int bad_comm(MPI_Comm comm, const char *fn)
 {
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
@@ -256,9 +429,10 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
         return rc;
+    if (!newcomm)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
     if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, "MPI_Comm_dup",
-                     "not supported on an intercommunicator yet");
+        return inter_dup(comm, newcomm, "MPI_Comm_dup");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
         return raise_status(comm, rc, "MPI_Comm_dup");
@@ -277,12 +451,13 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
         return rc;
-    if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, "MPI_Comm_split",
-                     "not supported on an intercommunicator yet");
     if (color < 0 && color != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split",
                      "color " + std::to_string(color) + " is negative and not MPI_UNDEFINED");
+    if (!newcomm)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+    if (comm->is_inter())
+        return inter_split(comm, color, key, newcomm, "MPI_Comm_split");
     int mine[2] = {color, key};
     std::vector<int> all(2 * size_t(comm->size));
     if (weft_status_t rc = allgather(comm, mine, all.data(), sizeof mine, tag_split);
@@ -334,16 +509,17 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (int rc = bad_live_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
         return rc;
-    if (comm->is_inter())
-        return raise(comm, MPI_ERR_COMM, "MPI_Comm_create",
-                     "not supported on an intercommunicator yet");
     if (!group)
         return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
+    if (!newcomm)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_create", "newcomm is NULL");
     for (int w : group->ranks)
         if (std::find(comm->group->ranks.begin(), comm->group->ranks.end(), w) ==
             comm->group->ranks.end())
             return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create",
                          "the group is not a subset of the communicator's group");
+    if (comm->is_inter())
+        return inter_create(comm, group, newcomm, "MPI_Comm_create");
     uint32_t cid;
     if (weft_status_t rc = agree_cid(comm, cid); rc != WEFT_SUCCESS)
         return raise_status(comm, rc, "MPI_Comm_create");
@@ -939,6 +1115,99 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         return raise(local_comm, r, fn);
     if (int r = comm_activate(c); r != MPI_SUCCESS)
         return raise(local_comm, r, fn);
+    return MPI_SUCCESS;
+}
+
+// MPI-3.1 6.6.2: one intracommunicator of both groups, the group that passed high = false
+// first (the group of the lower leader's world rank first when both passed the same).
+WEFT_PROFILED(MPI_Intercomm_merge)
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    const char *fn = "MPI_Intercomm_merge";
+    if (int rc = bad_live_comm(intercomm, fn); rc != MPI_SUCCESS)
+        return rc;
+    if (!intercomm->is_inter())
+        return raise(intercomm, MPI_ERR_COMM, fn, "the communicator is not an intercommunicator");
+    if (!newintracomm)
+        return raise(intercomm, MPI_ERR_ARG, fn, "newintracomm is NULL");
+    std::vector<uint32_t> theirs;
+    weft_status_t rc = leaders_swap(intercomm, {high ? 1u : 0u}, theirs, 1);
+    if (rc == WEFT_SUCCESS && theirs.size() != 1)
+        rc = WEFT_ERR_BAD_PARAM;
+    uint32_t cid = 0, local_cid = 0;
+    if (rc == WEFT_SUCCESS)
+        rc = inter_agree_cid(intercomm, cid, local_cid);
+    if (rc != WEFT_SUCCESS)
+        return raise_status(intercomm, rc, fn);
+    const bool mine_high = high != 0, their_high = theirs[0] != 0;
+    const bool we_first = mine_high != their_high
+                              ? !mine_high
+                              : intercomm->group->ranks[0] < intercomm->remote_group->ranks[0];
+    const weft_group *first = we_first ? intercomm->group : intercomm->remote_group;
+    const weft_group *second = we_first ? intercomm->remote_group : intercomm->group;
+    std::vector<int> all(first->ranks);
+    all.insert(all.end(), second->ranks.begin(), second->ranks.end());
+    weft_comm *c = make_comm(cid, group_new(std::move(all)), intercomm->errhandler);
+    *newintracomm = c;
+    if (int r = comm_activate(c); r != MPI_SUCCESS)
+        return raise(intercomm, r, fn, "the new communicator cannot be set up");
+    return MPI_SUCCESS;
+}
+
+// MPI-3.1 6.4.2: collective over the members of group only (a tag tells concurrent calls
+// apart); a process outside the group gets MPI_COMM_NULL.
+WEFT_PROFILED(MPI_Comm_create_group)
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_create_group";
+    if (int rc = bad_live_comm(comm, fn); rc != MPI_SUCCESS)
+        return rc;
+    if (comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, fn, "the communicator is an intercommunicator");
+    if (!group)
+        return raise(comm, MPI_ERR_GROUP, fn, "invalid group");
+    if (!newcomm)
+        return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (tag < 0)
+        return raise(comm, MPI_ERR_TAG, fn, "tag " + std::to_string(tag) + " is negative");
+    // The members' ranks in comm.
+    std::vector<int> at;
+    for (int w : group->ranks) {
+        auto it = std::find(comm->group->ranks.begin(), comm->group->ranks.end(), w);
+        if (it == comm->group->ranks.end())
+            return raise(comm, MPI_ERR_GROUP, fn,
+                         "the group is not a subset of the communicator's group");
+        at.push_back(int(it - comm->group->ranks.begin()));
+    }
+    *newcomm = MPI_COMM_NULL;
+    if (group->my_rank < 0)
+        return MPI_SUCCESS;
+    // The largest next id of the members, through the first member, on an internal tag made
+    // from the program's (tags 2^29 apart share one).
+    const int itag = -(1 << 29) - (tag & ((1 << 29) - 1));
+    uint32_t cid = next_cid;
+    weft_status_t rc = WEFT_SUCCESS;
+    if (group->my_rank == 0) {
+        for (size_t m = 1; m < at.size() && rc == WEFT_SUCCESS; ++m) {
+            uint32_t theirs = 0;
+            rc = internal_recv(comm, &theirs, sizeof theirs, at[m], itag);
+            cid = std::max(cid, theirs);
+        }
+        for (size_t m = 1; m < at.size() && rc == WEFT_SUCCESS; ++m)
+            rc = internal_send(comm, &cid, sizeof cid, at[m], itag);
+    } else {
+        rc = internal_send(comm, &next_cid, sizeof next_cid, at[0], itag);
+        if (rc == WEFT_SUCCESS)
+            rc = internal_recv(comm, &cid, sizeof cid, at[0], itag);
+    }
+    if (rc != WEFT_SUCCESS)
+        return raise_status(comm, rc, fn);
+    next_cid = std::max(next_cid, cid + 2);
+    group_retain(group);
+    weft_comm *c = make_comm(cid, group, comm->errhandler);
+    *newcomm = c;
+    if (int r = comm_activate(c); r != MPI_SUCCESS)
+        return raise(comm, r, fn, "the new communicator cannot be set up");
     return MPI_SUCCESS;
 }
 
