@@ -555,6 +555,9 @@ struct Offer {
 struct Shrink : weft_request_t {
     weft_comm *comm = nullptr; // retained
     MPI_Comm *out = nullptr;
+    // MPI_Comm_idup: the same agreement and choice of id, but every member must be there (a
+    // failure is an error), and the new communicator gets the topology, hints and attributes.
+    bool dup = false;
     // queued: behind an earlier shrink of the same communicator (they run one at a time, in
     // the order they were called, which is the same at every member).
     enum { queued, agree_failed, exchange, agree_ok, done } phase = queued;
@@ -794,6 +797,12 @@ bool step(Shrink *s)
                 world.push_back(g->ranks[size_t(r)]);
             return world;
         };
+        if (s->dup &&
+            (s->survivors.size() != size_t(s->comm->size) ||
+             (s->comm->is_inter() && s->remote_survivors.size() != size_t(s->comm->peer_size())))) {
+            finish_shrink(s, WEFT_ERR_PROC_FAILED);
+            return true;
+        }
         const std::vector<int> world = world_of(s->survivors, s->comm->group);
         weft_comm *c = make_comm(s->cid, group_new(world), s->comm->errhandler);
         if (s->comm->is_inter()) {
@@ -803,10 +812,14 @@ bool step(Shrink *s)
         // Local: no coll component talks to the other members when a communicator is made
         // (coll/sm sets up at its first call), so shrinks under way at once may complete in
         // any order.
-        const int rc = c->local_comm && comm_activate(c->local_comm) != MPI_SUCCESS
-                           ? MPI_ERR_INTERN
-                           : comm_activate(c);
+        int rc = c->local_comm && comm_activate(c->local_comm) != MPI_SUCCESS ? MPI_ERR_INTERN
+                                                                              : comm_activate(c);
         *s->out = c;
+        if (s->dup && rc == MPI_SUCCESS) {
+            c->topo = s->comm->topo;
+            c->hints = s->comm->hints;
+            rc = comm_dup_attrs(s->comm, s->out, "MPI_Comm_idup"); // their copy callbacks
+        }
         finish_shrink(s, rc == MPI_SUCCESS ? WEFT_SUCCESS : WEFT_ERROR);
         return true;
     }
@@ -852,9 +865,10 @@ void free_shrink(weft_request_t *r)
 
 weft_status_t no_cancel(weft_request_t *) { return WEFT_SUCCESS; }
 
-int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *fn)
+int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *fn,
+            bool dup = false)
 {
-    if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
+    if (int rc = dup ? bad_live_comm(comm, fn) : bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
     if (!newcomm)
         return raise(comm, MPI_ERR_ARG, fn, "newcomm is NULL");
@@ -868,6 +882,7 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
     comm_retain(comm);
     s->comm = comm;
     s->out = newcomm;
+    s->dup = dup;
     *newcomm = MPI_COMM_NULL;
     *request = s;
     if (g_shrinks.empty())
@@ -878,6 +893,15 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
 }
 
 } // namespace
+
+// MPI-3.1 6.4.2: a non-blocking MPI_Comm_dup. It is a shrink that no failure may shrink: its
+// id is chosen and agreed in the background, apart from the blocking calls' ids, beside any
+// number of others under way (on the same or other communicators, started in any order).
+WEFT_PROFILED(MPI_Comm_idup)
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return ishrink(comm, newcomm, request, "MPI_Comm_idup", true);
+}
 
 WEFT_PROFILED(MPIX_Comm_ishrink)
 int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)

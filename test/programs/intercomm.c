@@ -2,9 +2,10 @@
  * of part of a group. MPI_COMM_WORLD is split into two groups of unequal size (a third and the
  * rest), joined by MPI_Intercomm_create; then MPI_Comm_dup, MPI_Comm_split (by parity, keys
  * reversed) and MPI_Comm_create (the even local ranks of each group) on the intercommunicator,
- * MPI_Intercomm_merge both ways, and MPI_Comm_create_group (two at once, told apart by their
- * tags). Every result's groups are checked, as world ranks, against the rule computed here, and
- * each new communicator carries a message. Any number of ranks (the intercommunicator needs 2). */
+ * MPI_Intercomm_merge both ways, MPI_Comm_create_group (two at once, told apart by their tags)
+ * and MPI_Comm_idup (non-blocking: two at once, started in opposite orders). Every result's groups
+ * are checked, as world ranks, against the rule computed here, and each new communicator carries a
+ * message. Any number of ranks (the intercommunicator needs 2). */
 #include <mpi.h>
 
 #include <stdlib.h>
@@ -102,6 +103,54 @@ int main(int argc, char **argv)
         MPI_Group_free(&world);
     }
 
+    /* MPI_Comm_idup: really non-blocking (rank 0 sends to rank 1 between its idup and the wait,
+     * rank 1 receives that before it calls idup), two at once started in opposite orders by
+     * even and odd ranks, and an attribute copied by MPI_COMM_DUP_FN. */
+    {
+        MPI_Comm a, b, da = MPI_COMM_NULL, db = MPI_COMM_NULL;
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &b); /* reversed */
+        int key, value = 4711, *got = NULL, flag = 0;
+        MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+        MPI_Comm_set_attr(a, key, &value);
+        MPI_Request r[2];
+        int token = 0;
+        if (rank == 1)
+            MPI_Recv(&token, 1, MPI_INT, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank % 2 == 0) {
+            MPI_Comm_idup(a, &da, &r[0]);
+            MPI_Comm_idup(b, &db, &r[1]);
+        } else {
+            MPI_Comm_idup(b, &db, &r[1]);
+            MPI_Comm_idup(a, &da, &r[0]);
+        }
+        if (rank == 0 && size > 1) {
+            token = 99;
+            MPI_Send(&token, 1, MPI_INT, 1, 21, MPI_COMM_WORLD);
+        }
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        CHECK(rank != 1 || token == 99, "idup: the message around it");
+        CHECK(da != MPI_COMM_NULL && db != MPI_COMM_NULL, "idup gave MPI_COMM_NULL");
+        if (da != MPI_COMM_NULL && db != MPI_COMM_NULL) {
+            int all[64], rev[64];
+            for (int i = 0; i < size; ++i)
+                all[i] = i, rev[i] = size - 1 - i;
+            expect_group(da, 0, all, size, "idup");
+            expect_group(db, 0, rev, size, "idup of the reversed");
+            MPI_Comm_get_attr(da, key, &got, &flag);
+            CHECK(flag && got == &value, "idup: the attribute was not copied");
+            int sa = 0, sb = 0;
+            MPI_Allreduce(&rank, &sa, 1, MPI_INT, MPI_SUM, da);
+            MPI_Allreduce(&rank, &sb, 1, MPI_INT, MPI_SUM, db);
+            CHECK(sa == size * (size - 1) / 2 && sb == sa, "idup: allreduces %d %d", sa, sb);
+            MPI_Comm_free(&da);
+            MPI_Comm_free(&db);
+        }
+        MPI_Comm_free(&a);
+        MPI_Comm_free(&b);
+        MPI_Comm_free_keyval(&key);
+    }
+
     if (size >= 2) {
         const int nlow = size / 3 > 0 ? size / 3 : 1, low = rank < nlow;
         int mine[64], theirs[64], nm = 0, nt = 0;
@@ -116,6 +165,16 @@ int main(int argc, char **argv)
         MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? nlow : 0, 11, &ic);
         expect_group(ic, 0, mine, nm, "intercomm");
         expect_group(ic, 1, theirs, nt, "intercomm");
+
+        /* idup of the intercommunicator. */
+        MPI_Comm di;
+        MPI_Request ri;
+        MPI_Comm_idup(ic, &di, &ri);
+        MPI_Wait(&ri, MPI_STATUS_IGNORE);
+        expect_group(di, 0, mine, nm, "idup (inter)");
+        expect_group(di, 1, theirs, nt, "idup (inter)");
+        ping(di, mine[0], theirs[0], "idup (inter)");
+        MPI_Comm_free(&di);
 
         /* dup: the same groups, a new context. */
         MPI_Comm d;
@@ -219,7 +278,8 @@ int main(int argc, char **argv)
     int any = 0;
     MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && any == 0)
-        printf("intercomm: %d ranks: MPI_Comm_dup, _split and _create on an intercommunicator of "
+        printf("intercomm: %d ranks: MPI_Comm_dup, _idup, _split and _create on an "
+               "intercommunicator of "
                "unequal groups, MPI_Intercomm_merge both ways, MPI_Comm_create_group (two at "
                "once): every group right\n",
                size);
