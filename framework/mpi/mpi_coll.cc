@@ -158,17 +158,20 @@ struct Check {
         }
     }
     bool ok() const { return rc == MPI_SUCCESS; }
+    // Entries of a per-rank array: one per rank of the remote group on an intercommunicator.
+    int peers() const { return comm->is_inter() ? comm->peer_size() : comm->size; }
     Check &count(int n)
     {
         if (ok() && n < 0)
             rc = raise(comm, MPI_ERR_COUNT, fn, "negative count " + std::to_string(n));
         return *this;
     }
-    Check &counts(const int *n, const char *what)
+    // local_group: one per rank of the local group (reduce_scatter's recvcounts), else peers().
+    Check &counts(const int *n, const char *what, bool local_group = false)
     {
         if (ok() && !n)
             rc = raise(comm, MPI_ERR_ARG, fn, std::string(what) + " is NULL");
-        for (int i = 0; ok() && i < comm->size; ++i)
+        for (int i = 0; ok() && i < (local_group ? comm->size : peers()); ++i)
             if (n[i] < 0)
                 rc = raise(comm, MPI_ERR_COUNT, fn,
                            std::string(what) + "[" + std::to_string(i) + "] is negative");
@@ -191,7 +194,7 @@ struct Check {
     Check &types(const MPI_Datatype *t, const char *what)
     {
         array(t, what);
-        for (int i = 0; ok() && i < comm->size; ++i)
+        for (int i = 0; ok() && i < peers(); ++i)
             type(t[i]);
         return *this;
     }
@@ -229,8 +232,18 @@ struct Check {
             rc = raise(comm, MPI_ERR_BUFFER, fn, "NULL buffer");
         return *this;
     }
+    // MPI_IN_PLACE has no meaning on an intercommunicator (MPI-3.1 5.2.2).
+    Check &not_in_place_inter(const void *buf)
+    {
+        if (ok() && buf == MPI_IN_PLACE && comm->is_inter())
+            rc = raise(comm, MPI_ERR_BUFFER, fn,
+                       "MPI_IN_PLACE is not allowed on an intercommunicator");
+        return *this;
+    }
     Check &in_place_root_only(const void *sendbuf, int root)
     {
+        if (ok() && comm->is_inter())
+            return not_in_place_inter(sendbuf);
         if (ok() && sendbuf == MPI_IN_PLACE && comm->rank != root)
             rc = raise(comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is for the root only");
         return *this;
@@ -278,7 +291,11 @@ int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI
            MPI_Comm comm, MPI_Request *req, bool nb, const char *fn)
 {
     Check k(comm, fn, req, nb);
-    if (!k.count(count).type(type).op(op, type).root(root).in_place_root_only(sendbuf, root).ok())
+    // As bcast's: an intercommunicator's MPI_PROC_NULL ranks pass no data.
+    const bool no_data = k.ok() && comm->is_inter() && root == MPI_PROC_NULL;
+    if (!k.count(count).root(root).in_place_root_only(sendbuf, root).ok())
+        return k.rc;
+    if (!no_data && !k.type(type).op(op, type).ok())
         return k.rc;
     return call(k, req, comm, WEFT_PAIR(reduce), sendbuf, recvbuf, size_t(count), type, op, root,
                 comm);
@@ -307,8 +324,13 @@ int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *rec
     Check k(comm, fn, req, nb);
     if (!k.root(root).in_place_root_only(sendbuf, root).ok())
         return k.rc;
-    const bool at_root = comm->rank == root, inplace = sendbuf == MPI_IN_PLACE;
-    if (!inplace)
+    // On an intercommunicator the root (MPI_ROOT) only receives and the rest of its group
+    // (MPI_PROC_NULL) takes no part; the other group sends.
+    const bool inter = comm->is_inter();
+    const bool at_root = inter ? root == MPI_ROOT : comm->rank == root,
+               inplace = sendbuf == MPI_IN_PLACE;
+    const bool sends = !inter || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    if (!inplace && sends)
         k.count(sendcount).type(sendtype);
     if (at_root && vector)
         k.counts(recvcounts, "recvcounts").array(displs, "displs").type(recvtype);
@@ -321,7 +343,7 @@ int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *rec
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, at_root ? size_t(recvcount) : 0, at_root ? recvtype : sendtype, root,
                     comm);
-    const int n = comm->size;
+    const int n = k.peers();
     std::vector<size_t> rc = at_root ? sizes(recvcounts, n) : std::vector<size_t>(size_t(n), 0);
     std::vector<ptrdiff_t> rd = at_root ? offsets(displs, n) : std::vector<ptrdiff_t>(size_t(n), 0);
     return call(k, req, comm, WEFT_PAIR(gatherv), sendbuf, inplace ? 0 : size_t(sendcount),
@@ -337,8 +359,13 @@ int scatterv(const void *sendbuf, const int *sendcounts, const int *displs, int 
     Check k(comm, fn, req, nb);
     if (!k.root(root).in_place_root_only(recvbuf, root).ok())
         return k.rc;
-    const bool at_root = comm->rank == root, inplace = recvbuf == MPI_IN_PLACE;
-    if (!inplace)
+    // On an intercommunicator the root (MPI_ROOT) only sends and the rest of its group
+    // (MPI_PROC_NULL) takes no part; the other group receives.
+    const bool inter = comm->is_inter();
+    const bool at_root = inter ? root == MPI_ROOT : comm->rank == root,
+               inplace = recvbuf == MPI_IN_PLACE;
+    const bool receives = !inter || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    if (!inplace && receives)
         k.count(recvcount).type(recvtype);
     if (at_root && vector)
         k.counts(sendcounts, "sendcounts").array(displs, "displs").type(sendtype);
@@ -346,7 +373,7 @@ int scatterv(const void *sendbuf, const int *sendcounts, const int *displs, int 
         k.count(sendcount).type(sendtype);
     if (!k.ok())
         return k.rc;
-    const int n = comm->size;
+    const int n = k.peers();
     if (!vector)
         return call(k, req, comm, WEFT_PAIR(scatter), sendbuf, at_root ? size_t(sendcount) : 0,
                     at_root ? sendtype : recvtype, recvbuf,
@@ -365,7 +392,7 @@ int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 {
     Check k(comm, fn, req, nb);
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    if (k.ok() && !inplace)
+    if (k.not_in_place_inter(sendbuf).ok() && !inplace)
         k.count(sendcount).type(sendtype);
     if (vector)
         k.counts(recvcounts, "recvcounts").array(displs, "displs").type(recvtype);
@@ -377,7 +404,7 @@ int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
         return call(k, req, comm, WEFT_PAIR(allgather), sendbuf,
                     inplace ? size_t(recvcount) : size_t(sendcount), inplace ? recvtype : sendtype,
                     recvbuf, size_t(recvcount), recvtype, comm);
-    const int n = comm->size;
+    const int n = k.peers();
     std::vector<size_t> rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> rd = offsets(displs, n);
     return call(k, req, comm, WEFT_PAIR(allgatherv), sendbuf, inplace ? 0 : size_t(sendcount),
@@ -393,12 +420,12 @@ int alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
 {
     Check k(comm, fn, req, nb);
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    if (k.ok() && !inplace)
+    if (k.not_in_place_inter(sendbuf).ok() && !inplace)
         k.counts(sendcounts, "sendcounts").array(sdispls, "sdispls").types(sendtypes, "sendtypes");
     k.counts(recvcounts, "recvcounts").array(rdispls, "rdispls").types(recvtypes, "recvtypes");
     if (!k.ok())
         return k.rc;
-    const int n = comm->size;
+    const int n = k.peers();
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
     return call(k, req, comm, WEFT_PAIR(alltoallw), sendbuf,
@@ -414,12 +441,12 @@ int alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MP
 {
     Check k(comm, fn, req, nb);
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    if (k.ok() && !inplace)
+    if (k.not_in_place_inter(sendbuf).ok() && !inplace)
         k.counts(sendcounts, "sendcounts").array(sdispls, "sdispls").type(sendtype);
     k.counts(recvcounts, "recvcounts").array(rdispls, "rdispls").type(recvtype);
     if (!k.ok())
         return k.rc;
-    const int n = comm->size;
+    const int n = k.peers();
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
     return call(k, req, comm, WEFT_PAIR(alltoallv), sendbuf,
@@ -434,7 +461,7 @@ int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *re
 {
     Check k(comm, fn, req, nb);
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    if (k.ok() && !inplace)
+    if (k.not_in_place_inter(sendbuf).ok() && !inplace)
         k.count(sendcount).type(sendtype);
     if (!k.count(recvcount).type(recvtype).ok())
         return k.rc;
@@ -448,10 +475,11 @@ int reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, in
                    bool block, const char *fn)
 {
     Check k(comm, fn, req, nb);
+    k.not_in_place_inter(sendbuf);
     if (block)
         k.count(recvcount);
     else
-        k.counts(recvcounts, "recvcounts");
+        k.counts(recvcounts, "recvcounts", true); // the local group's blocks
     if (!k.type(type).op(op, type).ok())
         return k.rc;
     if (block)
@@ -466,6 +494,8 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
          MPI_Request *req, bool nb, bool exclusive, const char *fn)
 {
     Check k(comm, fn, req, nb);
+    if (k.ok() && comm->is_inter())
+        return raise(comm, MPI_ERR_COMM, fn, "not defined on an intercommunicator");
     if (!k.count(count).type(type).op(op, type).ok())
         return k.rc;
     if (exclusive)

@@ -33,6 +33,7 @@ struct Step {
     weft_datatype_t *type;
     size_t dcount; // copy: the destination's elements of dtype (a copy may change the type, as
     weft_datatype_t *dtype; // a send and its receive do)
+    bool local;             // send, recv: peer is a rank of the intercommunicator's local group
 };
 
 class Sched {
@@ -40,23 +41,31 @@ class Sched {
     // Start over (keeps the memory of an earlier schedule).
     void reset(weft_comm_t *comm, weft_op_t *op);
 
+    // On an intercommunicator: the transfers added from now on go to ranks of the local group
+    // (through its hidden intracommunicator, weft_comm_local_comm) when local, else to ranks of
+    // the remote group. The local ones travel on a tag of the local communicator's (taken at
+    // reset, as every member of the group does), so an intercommunicator's schedule can mix
+    // steps inside its group with exchanges between the groups, and algorithms built for an
+    // intracommunicator run on the local one unchanged.
+    void on_local(bool local) { local_ = local && local_comm_; }
+
     // Building. Transfers go into the current round; reduce and copy run after them.
     void send(int peer, const void *buf, size_t count, weft_datatype_t *type)
     {
-        steps_.push_back({Step::send, peer, buf, nullptr, count, type, 0, nullptr});
+        steps_.push_back({Step::send, peer, buf, nullptr, count, type, 0, nullptr, local_});
         ++building_.sends;
         building_.large = building_.large || count * weft_datatype_size(type) > kOverlapMin;
     }
     void recv(int peer, void *buf, size_t count, weft_datatype_t *type)
     {
-        steps_.push_back({Step::recv, peer, nullptr, buf, count, type, 0, nullptr});
+        steps_.push_back({Step::recv, peer, nullptr, buf, count, type, 0, nullptr, local_});
         ++building_.recvs;
     }
     // dst = src op dst: src holds the contribution of the lower ranks.
     void reduce(const void *src, void *dst, size_t count, weft_datatype_t *type)
     {
         if (count) {
-            steps_.push_back({Step::reduce, -1, src, dst, count, type, 0, nullptr});
+            steps_.push_back({Step::reduce, -1, src, dst, count, type, 0, nullptr, false});
             building_.local = true;
         }
     }
@@ -70,7 +79,7 @@ class Sched {
               weft_datatype_t *dtype)
     {
         if (scount && dcount && (src != dst || stype != dtype || scount != dcount)) {
-            steps_.push_back({Step::copy, -1, src, dst, scount, stype, dcount, dtype});
+            steps_.push_back({Step::copy, -1, src, dst, scount, stype, dcount, dtype, false});
             building_.local = true;
         }
     }
@@ -117,6 +126,9 @@ class Sched {
     weft_comm_t *comm_ = nullptr;
     weft_op_t *op_ = nullptr;
     int tag_ = 0;
+    weft_comm_t *local_comm_ = nullptr; // an intercommunicator's local group, else NULL
+    int local_tag_ = 0;
+    bool local_ = false; // on_local
     std::vector<Step> steps_;
     // Round r is steps_[rounds_[r-1].end .. rounds_[r].end), with what it holds (counted while
     // building, so that running it needs no pass to find out).
@@ -233,6 +245,33 @@ void build_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const si
 // The op is the schedule's (Sched::reset).
 void build_scan(Sched &s, const void *sendbuf, void *recvbuf, size_t count, weft_datatype_t *type,
                 weft_comm_t *comm, bool exclusive);
+
+// ---- the same on an intercommunicator (coll_basic_inter.cc), s reset for it: arrays have one
+// entry per rank of the remote group, but reduce_scatter's recvcounts one per rank of the local
+// group; root is WEFT_ROOT, WEFT_PROC_NULL or a rank of the remote group; no WEFT_IN_PLACE. The
+// op is the schedule's (Sched::reset).
+void build_inter_barrier(Sched &s, weft_comm_t *comm);
+void build_inter_bcast(Sched &s, void *buf, size_t count, weft_datatype_t *type, int root,
+                       weft_comm_t *comm);
+void build_inter_reduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
+                        weft_datatype_t *type, int root, weft_comm_t *comm);
+void build_inter_allreduce(Sched &s, const void *sendbuf, void *recvbuf, size_t count,
+                           weft_datatype_t *type, weft_comm_t *comm);
+void build_inter_gatherv(Sched &s, const void *sendbuf, size_t sendcount, weft_datatype_t *sendtype,
+                         void *recvbuf, const size_t *recvcounts, const ptrdiff_t *displs,
+                         weft_datatype_t *recvtype, int root, weft_comm_t *comm);
+void build_inter_scatterv(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                          const ptrdiff_t *displs, weft_datatype_t *sendtype, void *recvbuf,
+                          size_t recvcount, weft_datatype_t *recvtype, int root, weft_comm_t *comm);
+void build_inter_allgatherv(Sched &s, const void *sendbuf, size_t sendcount,
+                            weft_datatype_t *sendtype, void *recvbuf, const size_t *recvcounts,
+                            const ptrdiff_t *displs, weft_datatype_t *recvtype, weft_comm_t *comm);
+void build_inter_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
+                           const ptrdiff_t *sdispls, weft_datatype_t *const *sendtypes,
+                           void *recvbuf, const size_t *recvcounts, const ptrdiff_t *rdispls,
+                           weft_datatype_t *const *recvtypes, weft_comm_t *comm);
+void build_inter_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf,
+                                const size_t *recvcounts, weft_datatype_t *type, weft_comm_t *comm);
 
 // ---- the neighbourhood collectives (coll_basic_neighbor.cc): the module's operations.
 weft_status_t neighbor_allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,

@@ -2,10 +2,8 @@
 // schedule, coll_basic.h, and runs it here or hands it to a request).
 #include "coll_basic.h"
 
-#include <pml/pml.h>
 #include <weft/mca.h>
 #include <weft/op.h>
-#include <weft/runtime.h>
 
 #include <vector>
 
@@ -613,82 +611,269 @@ weft_status_t iexscan(const void *sbuf, void *rbuf, size_t count, weft_datatype_
                        [&](Sched &s) { build_scan(s, sbuf, rbuf, count, type, comm, true); });
 }
 
-// ---- intercommunicators: Barrier, Bcast and Allreduce, blocking. The local steps run on the
-// hidden intracommunicator of the local group; between the groups only the leaders (local
-// rank 0) talk, or the root to the remote leader. Every member takes the intercommunicator's
-// collective tag, so that the counts stay equal at every rank.
+// ---- intercommunicators (coll_basic_inter.cc): every collective but scan and exscan, which
+// MPI does not define there. Arrays have one entry per rank of the remote group.
 
-weft_status_t leader_exchange(weft_comm_t *comm, int tag, const void *sendbuf, void *recvbuf,
-                              size_t count, weft_datatype_t *type)
+std::vector<size_t> remote_counts(const weft_comm_t *comm, size_t count)
 {
-    weft_pml_module_t *p = weft_pml_selected();
-    weft_request_t *req = nullptr;
-    weft_status_t rc = p->pml_irecv(p, recvbuf, count, type, 0, tag, comm, &req);
-    if (rc != WEFT_SUCCESS)
-        return rc;
-    rc = p->pml_send(p, sendbuf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
-    weft::progress_wait([&] { return req->complete; });
-    if (rc == WEFT_SUCCESS)
-        rc = req->status.error;
-    req->pml_free(req);
-    return rc;
+    return std::vector<size_t>(size_t(weft_comm_peer_size(comm)), count);
+}
+std::vector<ptrdiff_t> remote_displs(const weft_comm_t *comm, size_t count)
+{
+    std::vector<ptrdiff_t> d(size_t(weft_comm_peer_size(comm)));
+    for (size_t i = 0; i < d.size(); ++i)
+        d[i] = ptrdiff_t(i * count);
+    return d;
 }
 
-weft_status_t inter_barrier(weft_comm_t *comm, weft_coll_module_t *)
-{
-    const int tag = weft_comm_coll_tag(comm);
-    weft_comm_t *local = weft_comm_local_comm(comm);
-    // Everyone here has entered; the leaders learn the same of the other group; the second
-    // local barrier holds everyone until its leader knows.
-    weft_status_t rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
-    if (rc == WEFT_SUCCESS && weft_comm_rank(local) == 0)
-        rc = leader_exchange(comm, tag, nullptr, nullptr, 0, type_bytes());
-    if (rc == WEFT_SUCCESS)
-        rc = blocking(local, nullptr, [&](Sched &s) { build_barrier(s, local); });
-    return rc;
-}
-
-weft_status_t inter_bcast(void *buf, size_t count, weft_datatype_t *type, int root,
-                          weft_comm_t *comm, weft_coll_module_t *)
-{
-    const int tag = weft_comm_coll_tag(comm);
-    weft_comm_t *local = weft_comm_local_comm(comm);
-    weft_pml_module_t *p = weft_pml_selected();
-    if (root == WEFT_PROC_NULL)
-        return WEFT_SUCCESS;
-    if (root == WEFT_ROOT) // to the other group's leader
-        return p->pml_send(p, buf, count, type, 0, tag, WEFT_SEND_STANDARD, comm);
-    weft_status_t rc = WEFT_SUCCESS;
-    if (weft_comm_rank(local) == 0) {
-        weft_msg_status_t st{};
-        rc = p->pml_recv(p, buf, count, type, root, tag, comm, &st);
+// Alltoall and alltoallv as alltoallw: byte displacements, one type per remote rank.
+struct InterAlltoallv {
+    const void *sendbuf;
+    const size_t *sendcounts;
+    const ptrdiff_t *sdispls;
+    weft_datatype_t *sendtype;
+    void *recvbuf;
+    const size_t *recvcounts;
+    const ptrdiff_t *rdispls;
+    weft_datatype_t *recvtype;
+    weft_comm_t *comm;
+    void operator()(Sched &s) const
+    {
+        const size_t m = size_t(weft_comm_peer_size(comm));
+        std::vector<ptrdiff_t> sd(m), rd(m);
+        for (size_t i = 0; i < m; ++i) {
+            sd[i] = sdispls[i] * weft_datatype_extent(sendtype);
+            rd[i] = rdispls[i] * weft_datatype_extent(recvtype);
+        }
+        std::vector<weft_datatype_t *> st(m, sendtype), rt(m, recvtype);
+        build_inter_alltoallw(s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
+                              rd.data(), rt.data(), comm);
     }
-    if (rc == WEFT_SUCCESS)
-        rc =
-            blocking(local, nullptr, [&](Sched &s) { build_bcast(s, buf, count, type, 0, local); });
-    return rc;
+};
+
+// Each operation once, blocking (request NULL) or not.
+template <class Build>
+weft_status_t inter_run(weft_comm_t *comm, weft_op_t *op, weft_request_t **request, Build build)
+{
+    return request ? nonblocking(comm, op, request, build) : blocking(comm, op, build);
 }
 
-// Each group gets the other's reduction: reduce to the leader (in rank order), the leaders
-// swap their results, each spreads what it got.
-weft_status_t inter_allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
-                              weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *)
+weft_status_t inter_ibarrier(weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
 {
-    const int tag = weft_comm_coll_tag(comm);
-    weft_comm_t *local = weft_comm_local_comm(comm);
-    // The leader's reduction, laid out as the type lays out count elements.
-    ptrdiff_t lb = 0;
-    const size_t span = weft_datatype_span(type, count, &lb);
-    std::vector<char> mine(weft_comm_rank(local) == 0 ? span : 0);
-    char *const at = mine.empty() ? nullptr : mine.data() - lb;
-    weft_status_t rc = blocking(
-        local, op, [&](Sched &s) { build_reduce(s, sbuf, at, count, type, op, 0, local); });
-    if (rc == WEFT_SUCCESS && weft_comm_rank(local) == 0)
-        rc = leader_exchange(comm, tag, at, rbuf, count, type);
-    if (rc == WEFT_SUCCESS)
-        rc = blocking(local, nullptr,
-                      [&](Sched &s) { build_bcast(s, rbuf, count, type, 0, local); });
-    return rc;
+    return inter_run(comm, nullptr, req, [&](Sched &s) { build_inter_barrier(s, comm); });
+}
+weft_status_t inter_barrier(weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_ibarrier(comm, nullptr, m);
+}
+
+weft_status_t inter_ibcast(void *buf, size_t count, weft_datatype_t *type, int root,
+                           weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return inter_run(comm, nullptr, req,
+                     [&](Sched &s) { build_inter_bcast(s, buf, count, type, root, comm); });
+}
+weft_status_t inter_bcast(void *buf, size_t count, weft_datatype_t *type, int root,
+                          weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_ibcast(buf, count, type, root, comm, nullptr, m);
+}
+
+weft_status_t inter_ireduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                            weft_op_t *op, int root, weft_comm_t *comm, weft_request_t **req,
+                            weft_coll_module_t *)
+{
+    return inter_run(comm, op, req,
+                     [&](Sched &s) { build_inter_reduce(s, sbuf, rbuf, count, type, root, comm); });
+}
+weft_status_t inter_reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                           weft_op_t *op, int root, weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_ireduce(sbuf, rbuf, count, type, op, root, comm, nullptr, m);
+}
+
+weft_status_t inter_iallreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                               weft_op_t *op, weft_comm_t *comm, weft_request_t **req,
+                               weft_coll_module_t *)
+{
+    return inter_run(comm, op, req,
+                     [&](Sched &s) { build_inter_allreduce(s, sbuf, rbuf, count, type, comm); });
+}
+weft_status_t inter_allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                              weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_iallreduce(sbuf, rbuf, count, type, op, comm, nullptr, m);
+}
+
+weft_status_t inter_igatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                             const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                             int root, weft_comm_t *comm, weft_request_t **req,
+                             weft_coll_module_t *)
+{
+    return inter_run(comm, nullptr, req, [&](Sched &s) {
+        build_inter_gatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+    });
+}
+weft_status_t inter_gatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                            const size_t *rcounts, const ptrdiff_t *displs, weft_datatype_t *rtype,
+                            int root, weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, nullptr,
+                          m);
+}
+weft_status_t inter_igather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                            size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                            weft_request_t **req, weft_coll_module_t *m)
+{
+    return inter_igatherv(sbuf, scount, stype, rbuf, remote_counts(comm, rcount).data(),
+                          remote_displs(comm, rcount).data(), rtype, root, comm, req, m);
+}
+weft_status_t inter_gather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                           size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                           weft_coll_module_t *m)
+{
+    return inter_igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, nullptr, m);
+}
+
+weft_status_t inter_iscatterv(const void *sbuf, const size_t *scounts, const ptrdiff_t *displs,
+                              weft_datatype_t *stype, void *rbuf, size_t rcount,
+                              weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                              weft_request_t **req, weft_coll_module_t *)
+{
+    return inter_run(comm, nullptr, req, [&](Sched &s) {
+        build_inter_scatterv(s, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm);
+    });
+}
+weft_status_t inter_scatterv(const void *sbuf, const size_t *scounts, const ptrdiff_t *displs,
+                             weft_datatype_t *stype, void *rbuf, size_t rcount,
+                             weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                             weft_coll_module_t *m)
+{
+    return inter_iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, nullptr,
+                           m);
+}
+weft_status_t inter_iscatter(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                             size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                             weft_request_t **req, weft_coll_module_t *m)
+{
+    return inter_iscatterv(sbuf, remote_counts(comm, scount).data(),
+                           remote_displs(comm, scount).data(), stype, rbuf, rcount, rtype, root,
+                           comm, req, m);
+}
+weft_status_t inter_scatter(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                            size_t rcount, weft_datatype_t *rtype, int root, weft_comm_t *comm,
+                            weft_coll_module_t *m)
+{
+    return inter_iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, nullptr, m);
+}
+
+weft_status_t inter_iallgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                                const size_t *rcounts, const ptrdiff_t *displs,
+                                weft_datatype_t *rtype, weft_comm_t *comm, weft_request_t **req,
+                                weft_coll_module_t *)
+{
+    return inter_run(comm, nullptr, req, [&](Sched &s) {
+        build_inter_allgatherv(s, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+    });
+}
+weft_status_t inter_allgatherv(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                               const size_t *rcounts, const ptrdiff_t *displs,
+                               weft_datatype_t *rtype, weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, nullptr, m);
+}
+weft_status_t inter_iallgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                               size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                               weft_request_t **req, weft_coll_module_t *m)
+{
+    return inter_iallgatherv(sbuf, scount, stype, rbuf, remote_counts(comm, rcount).data(),
+                             remote_displs(comm, rcount).data(), rtype, comm, req, m);
+}
+weft_status_t inter_allgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                              size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                              weft_coll_module_t *m)
+{
+    return inter_iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, nullptr, m);
+}
+
+weft_status_t inter_ialltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                               weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                               const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes,
+                               weft_comm_t *comm, weft_request_t **req, weft_coll_module_t *)
+{
+    return inter_run(comm, nullptr, req, [&](Sched &s) {
+        build_inter_alltoallw(s, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
+                              comm);
+    });
+}
+weft_status_t inter_alltoallw(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                              weft_datatype_t *const *stypes, void *rbuf, const size_t *rcounts,
+                              const ptrdiff_t *rdispls, weft_datatype_t *const *rtypes,
+                              weft_comm_t *comm, weft_coll_module_t *m)
+{
+    return inter_ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+                            nullptr, m);
+}
+weft_status_t inter_ialltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                               weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                               const ptrdiff_t *rdispls, weft_datatype_t *rtype, weft_comm_t *comm,
+                               weft_request_t **req, weft_coll_module_t *)
+{
+    return inter_run(
+        comm, nullptr, req,
+        InterAlltoallv{sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+}
+weft_status_t inter_alltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+                              weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
+                              const ptrdiff_t *rdispls, weft_datatype_t *rtype, weft_comm_t *comm,
+                              weft_coll_module_t *m)
+{
+    return inter_ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
+                            nullptr, m);
+}
+weft_status_t inter_ialltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                              size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                              weft_request_t **req, weft_coll_module_t *m)
+{
+    return inter_ialltoallv(sbuf, remote_counts(comm, scount).data(),
+                            remote_displs(comm, scount).data(), stype, rbuf,
+                            remote_counts(comm, rcount).data(), remote_displs(comm, rcount).data(),
+                            rtype, comm, req, m);
+}
+weft_status_t inter_alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                             size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                             weft_coll_module_t *m)
+{
+    return inter_ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, nullptr, m);
+}
+
+weft_status_t inter_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
+                                    weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                    weft_request_t **req, weft_coll_module_t *)
+{
+    return inter_run(comm, op, req, [&](Sched &s) {
+        build_inter_reduce_scatter(s, sbuf, rbuf, rcounts, type, comm);
+    });
+}
+weft_status_t inter_reduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
+                                   weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                   weft_coll_module_t *m)
+{
+    return inter_ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, nullptr, m);
+}
+// recvcount elements at each process of the local group.
+weft_status_t inter_ireduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount,
+                                          weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                          weft_request_t **req, weft_coll_module_t *m)
+{
+    return inter_ireduce_scatter(sbuf, rbuf, uniform_counts(comm, rcount).data(), type, op, comm,
+                                 req, m);
+}
+weft_status_t inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount,
+                                         weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm,
+                                         weft_coll_module_t *m)
+{
+    return inter_ireduce_scatter_block(sbuf, rbuf, rcount, type, op, comm, nullptr, m);
 }
 
 // The module holds no state of its own: one serves every communicator.
@@ -772,14 +957,42 @@ weft_status_t init_query(int, int)
     return WEFT_SUCCESS;
 }
 
-// Intercommunicators: Barrier, Bcast and Allreduce only.
+// Intercommunicators: every collective but the scans (MPI-3.1 5.2.2) and the neighbourhood ones
+// (no topology on an intercommunicator).
 weft_coll_module_t inter_module = [] {
     weft_coll_module_t m{};
     m.struct_size = sizeof(weft_coll_module_t);
     m.coll_module_disable = module_disable;
     m.coll_barrier = inter_barrier;
     m.coll_bcast = inter_bcast;
+    m.coll_reduce = inter_reduce;
     m.coll_allreduce = inter_allreduce;
+    m.coll_gather = inter_gather;
+    m.coll_gatherv = inter_gatherv;
+    m.coll_scatter = inter_scatter;
+    m.coll_scatterv = inter_scatterv;
+    m.coll_allgather = inter_allgather;
+    m.coll_allgatherv = inter_allgatherv;
+    m.coll_alltoall = inter_alltoall;
+    m.coll_alltoallv = inter_alltoallv;
+    m.coll_alltoallw = inter_alltoallw;
+    m.coll_reduce_scatter = inter_reduce_scatter;
+    m.coll_reduce_scatter_block = inter_reduce_scatter_block;
+    m.coll_ibarrier = inter_ibarrier;
+    m.coll_ibcast = inter_ibcast;
+    m.coll_ireduce = inter_ireduce;
+    m.coll_iallreduce = inter_iallreduce;
+    m.coll_igather = inter_igather;
+    m.coll_igatherv = inter_igatherv;
+    m.coll_iscatter = inter_iscatter;
+    m.coll_iscatterv = inter_iscatterv;
+    m.coll_iallgather = inter_iallgather;
+    m.coll_iallgatherv = inter_iallgatherv;
+    m.coll_ialltoall = inter_ialltoall;
+    m.coll_ialltoallv = inter_ialltoallv;
+    m.coll_ialltoallw = inter_ialltoallw;
+    m.coll_ireduce_scatter = inter_ireduce_scatter;
+    m.coll_ireduce_scatter_block = inter_ireduce_scatter_block;
     return m;
 }();
 

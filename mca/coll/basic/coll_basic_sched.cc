@@ -60,6 +60,9 @@ void Sched::reset(weft_comm_t *comm, weft_op_t *op)
     comm_ = comm;
     op_ = op;
     tag_ = weft_comm_coll_tag(comm);
+    local_comm_ = weft_comm_is_inter(comm) ? weft_comm_local_comm(comm) : nullptr;
+    local_tag_ = local_comm_ ? weft_comm_coll_tag(local_comm_) : 0;
+    local_ = false;
     steps_.clear();
     rounds_.clear();
     building_ = Round{};
@@ -108,7 +111,9 @@ weft_status_t Sched::post_round()
         for (size_t i = begin; i < end; ++i)
             if (const Step &st = steps_[i]; st.kind == Step::recv) {
                 weft_msg_status_t ms{};
-                return p->pml_recv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &ms);
+                return p->pml_recv(p, st.dst, st.count, st.type, st.peer,
+                                   st.local ? local_tag_ : tag_, st.local ? local_comm_ : comm_,
+                                   &ms);
             }
     // The receives first (a peer's message finds its receive posted), then the sends. Blocking
     // sends cost least (no request) and, for eager messages, wait only for room; but a round of
@@ -120,16 +125,18 @@ weft_status_t Sched::post_round()
             continue;
         for (size_t i = begin; i < end; ++i) {
             const Step &st = steps_[i];
+            weft_comm_t *const comm = st.local ? local_comm_ : comm_;
+            const int tag = st.local ? local_tag_ : tag_;
             weft_request_t *req = nullptr;
             weft_status_t rc = WEFT_SUCCESS;
             if (pass == 0 && st.kind == Step::recv)
-                rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag_, comm_, &req);
+                rc = p->pml_irecv(p, st.dst, st.count, st.type, st.peer, tag, comm, &req);
             else if (pass == 1 && st.kind == Step::send && blocking_ && !overlap)
-                rc = p->pml_send(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
-                                 comm_);
+                rc = p->pml_send(p, st.src, st.count, st.type, st.peer, tag, WEFT_SEND_STANDARD,
+                                 comm);
             else if (pass == 1 && st.kind == Step::send)
-                rc = p->pml_isend(p, st.src, st.count, st.type, st.peer, tag_, WEFT_SEND_STANDARD,
-                                  comm_, &req);
+                rc = p->pml_isend(p, st.src, st.count, st.type, st.peer, tag, WEFT_SEND_STANDARD,
+                                  comm, &req);
             else
                 continue;
             if (!req) {
