@@ -293,7 +293,8 @@ struct Scatter {
     }
 };
 
-// Alltoall and alltoallv as alltoallw: byte displacements, one type per rank.
+// Alltoall and alltoallv as alltoallw: byte displacements, one type per rank (of the remote
+// group on an intercommunicator).
 struct Alltoallv {
     const void *sendbuf;
     const size_t *sendcounts;
@@ -306,15 +307,16 @@ struct Alltoallv {
     weft_comm_t *comm;
     void operator()(Sched &s) const
     {
-        const size_t n = size_t(weft_comm_size(comm));
+        const size_t n = size_t(weft_comm_peer_size(comm));
         std::vector<ptrdiff_t> sd(n), rd(n);
         for (size_t i = 0; i < n; ++i) {
             sd[i] = sdispls[i] * weft_datatype_extent(sendtype);
             rd[i] = rdispls[i] * weft_datatype_extent(recvtype);
         }
         std::vector<weft_datatype_t *> st(n, sendtype), rt(n, recvtype);
-        build_alltoallw(s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
-                        rd.data(), rt.data(), comm);
+        (weft_comm_is_inter(comm) ? build_inter_alltoallw : build_alltoallw)(
+            s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts, rd.data(), rt.data(),
+            comm);
     }
 };
 
@@ -626,31 +628,6 @@ std::vector<ptrdiff_t> remote_displs(const weft_comm_t *comm, size_t count)
     return d;
 }
 
-// Alltoall and alltoallv as alltoallw: byte displacements, one type per remote rank.
-struct InterAlltoallv {
-    const void *sendbuf;
-    const size_t *sendcounts;
-    const ptrdiff_t *sdispls;
-    weft_datatype_t *sendtype;
-    void *recvbuf;
-    const size_t *recvcounts;
-    const ptrdiff_t *rdispls;
-    weft_datatype_t *recvtype;
-    weft_comm_t *comm;
-    void operator()(Sched &s) const
-    {
-        const size_t m = size_t(weft_comm_peer_size(comm));
-        std::vector<ptrdiff_t> sd(m), rd(m);
-        for (size_t i = 0; i < m; ++i) {
-            sd[i] = sdispls[i] * weft_datatype_extent(sendtype);
-            rd[i] = rdispls[i] * weft_datatype_extent(recvtype);
-        }
-        std::vector<weft_datatype_t *> st(m, sendtype), rt(m, recvtype);
-        build_inter_alltoallw(s, sendbuf, sendcounts, sd.data(), st.data(), recvbuf, recvcounts,
-                              rd.data(), rt.data(), comm);
-    }
-};
-
 // Each operation once, blocking (request NULL) or not.
 template <class Build>
 weft_status_t inter_run(weft_comm_t *comm, weft_op_t *op, weft_request_t **request, Build build)
@@ -819,9 +796,8 @@ weft_status_t inter_ialltoallv(const void *sbuf, const size_t *scounts, const pt
                                const ptrdiff_t *rdispls, weft_datatype_t *rtype, weft_comm_t *comm,
                                weft_request_t **req, weft_coll_module_t *)
 {
-    return inter_run(
-        comm, nullptr, req,
-        InterAlltoallv{sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+    return inter_run(comm, nullptr, req,
+                     Alltoallv{sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
 }
 weft_status_t inter_alltoallv(const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
                               weft_datatype_t *stype, void *rbuf, const size_t *rcounts,
