@@ -37,8 +37,8 @@ for btl in self,sm self,tcp; do
     expect_in "was not sent" "$out" "hello, lost sendi 1, $btl"
     jobs=$((jobs + 1))
 done
-for bad in "fault_fail_sendi -1|parameter pml_ob1_fault_fail_sendi: value '-1' from environment variable WEFT_MCA_pml_ob1_fault_fail_sendi is outside its range 0.. (at least 0)" \
-    "fault_duplicate_sendi -3|parameter pml_ob1_fault_duplicate_sendi: value '-3' from environment variable WEFT_MCA_pml_ob1_fault_duplicate_sendi is outside its range 0.. (at least 0)" \
+for bad in "fault_fail_sendi -1|parameter pml_ob1_fault_fail_sendi: value '-1' from the command line (mpirun --mca) is outside its range 0.. (at least 0)" \
+    "fault_duplicate_sendi -3|parameter pml_ob1_fault_duplicate_sendi: value '-3' from the command line (mpirun --mca) is outside its range 0.. (at least 0)" \
     "fault_remove_rails tcp|pml_ob1_fault_remove_rails item 'tcp' is not <messages>:<btl>[:<index>]" \
     "fault_remove_rails 5:|pml_ob1_fault_remove_rails item '5:' is not <messages>:<btl>[:<index>]"; do
     param=${bad%%|*} msg=${bad#*|}
