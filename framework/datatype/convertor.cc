@@ -43,10 +43,12 @@ extern "C" size_t weft_datatype_span(const weft_datatype_t *dtype, size_t count,
     if (!dtype->layout)
         return count * dtype->size;
     const weft::dt::Layout &l = *dtype->layout;
-    // The elements lie extent apart; a negative extent puts the last one lowest.
+    // The elements lie extent apart; a negative extent puts the last one lowest. Each covers
+    // its data and its bounds: a reduction writes a value-index pair whole, padding included
+    // (MPI_DOUBLE_INT's 12 bytes of data in its 16).
     const ptrdiff_t far = ptrdiff_t(count - 1) * l.extent();
-    const ptrdiff_t lo = std::min<ptrdiff_t>(0, far) + l.true_lb;
-    const ptrdiff_t hi = std::max<ptrdiff_t>(0, far) + l.true_ub;
+    const ptrdiff_t lo = std::min<ptrdiff_t>(0, far) + std::min(l.true_lb, l.lb);
+    const ptrdiff_t hi = std::max<ptrdiff_t>(0, far) + std::max(l.true_ub, l.ub);
     if (true_lb)
         *true_lb = lo;
     return size_t(hi - lo);

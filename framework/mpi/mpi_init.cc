@@ -248,6 +248,10 @@ int PMPI_Finalize(void)
     // barrier would not drain its receive queues, and a peer flushing into them would wait
     // for ever).
     g_pml->pml_enable(g_pml, 0);
+    // A component may hold a freed communicator until its next progress call (coll/ftagree
+    // after an agreement): one call gives them back, so that each goes before its component
+    // does (a 1-rank job may make no other call from here on).
+    weft_progress();
     // With fault tolerance the barriers leave out the failed processes (mpirun's too).
     if (weft_runtime_ft_enabled())
         ft_barrier(MPI_COMM_WORLD);

@@ -60,9 +60,10 @@ static inline size_t weft_datatype_size(const weft_datatype_t *dtype)
  * extent 16). */
 ptrdiff_t weft_datatype_extent(const weft_datatype_t *dtype);
 
-/* The bytes of memory that count elements of dtype cover, from the true lower bound of the
- * first to the true upper bound of the last, and in *true_lb (may be NULL) the true lower bound:
- * a scratch buffer of that many bytes at p holds the elements with the buffer pointer
+/* The bytes of memory that count elements of dtype cover, from the lower of the first's lower
+ * bound and true lower bound to the higher of the last's upper bounds (a reduction may write a
+ * value-index pair whole, padding included), and in *true_lb (may be NULL) where that starts: a
+ * scratch buffer of that many bytes at p holds the elements with the buffer pointer
  * p - *true_lb. 0 for count 0. Blocking: no. Thread: any. */
 size_t weft_datatype_span(const weft_datatype_t *dtype, size_t count, ptrdiff_t *true_lb);
 

@@ -654,35 +654,32 @@ void build_alltoallw(Sched &s, const void *sendbuf, const size_t *sendcounts,
                      weft_datatype_t *const *recvtypes, weft_comm_t *comm)
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    const char *src = static_cast<const char *>(sendbuf);
     if (in_place(sendbuf)) {
-        // Send from a copy of what recvbuf held, so no block is overwritten before it left. The
-        // blocks cover the bytes [lo, hi) around recvbuf (displacements and lower bounds may be
-        // negative), copied as they lie.
-        ptrdiff_t lo = 0, hi = 0;
-        bool any = false;
-        for (int r = 0; r < n; ++r) {
-            ptrdiff_t tlb = 0;
-            const size_t len = weft_datatype_span(recvtypes[r], recvcounts[r], &tlb);
-            if (len == 0)
-                continue;
-            const ptrdiff_t b = rdispls[r] + tlb, e = b + ptrdiff_t(len);
-            lo = any ? std::min(lo, b) : b;
-            hi = any ? std::max(hi, e) : e;
-            any = true;
+        // Send from a packed copy of what recvbuf held (each block's data, whatever its type's
+        // layout), so that no block is overwritten before it left.
+        std::vector<size_t> at(static_cast<size_t>(n) + 1, 0);
+        for (int r = 0; r < n; ++r)
+            at[size_t(r) + 1] =
+                at[size_t(r)] + (r == me ? 0 : bytes_of(recvcounts[r], recvtypes[r]));
+        char *copy = s.scratch(at[size_t(n)]);
+        for (int r = 0; r < n; ++r)
+            if (r != me)
+                s.copy(static_cast<char *>(recvbuf) + rdispls[r], recvcounts[r], recvtypes[r],
+                       copy + at[size_t(r)], at[size_t(r) + 1] - at[size_t(r)], type_bytes());
+        s.next();
+        for (int k = 1; k < n; ++k) {
+            const int to = (me + k) % n, from = (me - k + n) % n;
+            s.recv(from, static_cast<char *>(recvbuf) + rdispls[from], recvcounts[from],
+                   recvtypes[from]);
+            s.send(to, copy + at[size_t(to)], at[size_t(to) + 1] - at[size_t(to)], type_bytes());
+            s.next();
         }
-        char *copy = s.scratch(size_t(hi - lo));
-        s.copy(static_cast<char *>(recvbuf) + lo, copy, size_t(hi - lo), type_bytes());
-        s.next();
-        src = copy - lo; // so that src + rdispls[r] is block r's copy
-        sendcounts = recvcounts;
-        sdispls = rdispls;
-        sendtypes = recvtypes;
-    } else {
-        s.copy(src + sdispls[me], sendcounts[me], sendtypes[me],
-               static_cast<char *>(recvbuf) + rdispls[me], recvcounts[me], recvtypes[me]);
-        s.next();
+        return;
     }
+    const char *src = static_cast<const char *>(sendbuf);
+    s.copy(src + sdispls[me], sendcounts[me], sendtypes[me],
+           static_cast<char *>(recvbuf) + rdispls[me], recvcounts[me], recvtypes[me]);
+    s.next();
     // Pairwise: in step k, send to me + k and receive from me - k.
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
