@@ -533,13 +533,7 @@ int main(int argc, char **argv)
     MPI_Op_free(&sum);
     MPI_Type_free(&vec);
 
-    int any = 0;
-    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && any == 0)
-        printf("coll_derived: %d ranks: pair types sized as MPI says and reduced right, C's "
-               "alignment for complex members, a strided type in every collective kind "
-               "(blocking and not, 1 and 3000 elements) with its gaps untouched\n",
-               size);
-    MPI_Finalize();
-    return any != 0;
+    return finish("pair types sized as MPI says and reduced right, C's alignment for complex "
+                  "members, a strided type in every collective kind (blocking and not, 1 and 3000 "
+                  "elements) with its gaps untouched");
 }

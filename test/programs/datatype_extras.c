@@ -371,12 +371,6 @@ int main(int argc, char **argv)
     matching();
     external32();
     darray();
-    int any = 0;
-    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && any == 0)
-        printf("datatype_extras: %d ranks: addresses, the _x queries, the status setters, "
-               "MPI_Type_match_size, the f90 types, darray and external32 right\n",
-               size);
-    MPI_Finalize();
-    return any != 0;
+    return finish("addresses, the _x queries, the status setters, MPI_Type_match_size, the f90 "
+                  "types, darray and external32 right");
 }

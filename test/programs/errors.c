@@ -230,12 +230,6 @@ int main(int argc, char **argv)
     user_codes();
     handlers(size);
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("errors: %d ranks: user error classes, codes and strings, MPI_LASTUSEDCODE, and "
-               "error handlers called by the program and the library right\n",
-               size);
-    MPI_Finalize();
-    return all ? 1 : 0;
+    return finish("user error classes, codes and strings, MPI_LASTUSEDCODE, and error handlers "
+                  "called by the program and the library right");
 }

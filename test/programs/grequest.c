@@ -385,12 +385,6 @@ int main(int argc, char **argv)
     many(size);
     threaded();
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("grequest: %d ranks: generalized requests through every completion call, their "
-               "callbacks and errors right\n",
-               size);
-    MPI_Finalize();
-    return all ? 1 : 0;
+    return finish(
+        "generalized requests through every completion call, their callbacks and errors right");
 }

@@ -328,12 +328,6 @@ int main(int argc, char **argv)
     info_env(size);
     comm_hints();
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("info: %d ranks: every info call, its limits and failures, MPI_INFO_ENV and "
-               "communicator hints right\n",
-               size);
-    MPI_Finalize();
-    return all ? 1 : 0;
+    return finish(
+        "every info call, its limits and failures, MPI_INFO_ENV and communicator hints right");
 }

@@ -275,14 +275,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&half);
     }
 
-    int any = 0;
-    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && any == 0)
-        printf("intercomm: %d ranks: MPI_Comm_dup, _idup, _split and _create on an "
-               "intercommunicator of "
-               "unequal groups, MPI_Intercomm_merge both ways, MPI_Comm_create_group (two at "
-               "once): every group right\n",
-               size);
-    MPI_Finalize();
-    return any != 0;
+    return finish(
+        "MPI_Comm_dup, _idup, _split and _create on an intercommunicator of unequal groups, "
+        "MPI_Intercomm_merge both ways, MPI_Comm_create_group (two at once): every group right");
 }

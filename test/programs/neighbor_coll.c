@@ -361,10 +361,5 @@ int main(int argc, char **argv)
               MPI_ERR_TOPOLOGY,
           "MPI_Ineighbor_alltoall on MPI_COMM_WORLD");
 
-    int bad = 0;
-    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && bad == 0)
-        printf("neighbor_coll: %d ranks, every neighbourhood collective right\n", size);
-    MPI_Finalize();
-    return bad != 0;
+    return finish("every neighbourhood collective right");
 }

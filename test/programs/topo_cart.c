@@ -297,10 +297,5 @@ int main(int argc, char **argv)
     CHECK(MPI_Cart_create(MPI_COMM_WORLD, -1, big, per, 0, &bad) == MPI_ERR_DIMS,
           "a grid of -1 dimensions");
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("topo_cart: %d ranks, Cartesian topologies right\n", size);
-    MPI_Finalize();
-    return all != 0;
+    return finish("Cartesian topologies right");
 }

@@ -250,10 +250,5 @@ int main(int argc, char **argv)
               MPI_UNWEIGHTED != MPI_WEIGHTS_EMPTY,
           "MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are not distinct sentinels");
 
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("topo_graph: %d ranks, graph and distributed graph topologies right\n", size);
-    MPI_Finalize();
-    return all != 0;
+    return finish("graph and distributed graph topologies right");
 }
