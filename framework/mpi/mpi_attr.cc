@@ -339,6 +339,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                             MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
+    WEFT_API_GUARD;
     const Keyval k{.kind = Kind::comm,
                    .comm_copy = copy_fn,
                    .comm_delete = delete_fn,
@@ -349,12 +350,14 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
 WEFT_PROFILED(MPI_Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *keyval)
 {
+    WEFT_API_GUARD;
     return free_keyval(Kind::comm, keyval, "MPI_Comm_free_keyval");
 }
 
 WEFT_PROFILED(MPI_Comm_set_attr)
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_set_attr";
     if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -364,6 +367,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 WEFT_PROFILED(MPI_Comm_delete_attr)
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_delete_attr";
     if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -377,6 +381,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                             MPI_Type_delete_attr_function *delete_fn, int *keyval,
                             void *extra_state)
 {
+    WEFT_API_GUARD;
     const Keyval k{.kind = Kind::type,
                    .type_copy = copy_fn,
                    .type_delete = delete_fn,
@@ -387,12 +392,14 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
 WEFT_PROFILED(MPI_Type_free_keyval)
 int PMPI_Type_free_keyval(int *keyval)
 {
+    WEFT_API_GUARD;
     return free_keyval(Kind::type, keyval, "MPI_Type_free_keyval");
 }
 
 WEFT_PROFILED(MPI_Type_set_attr)
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_set_attr";
     if (int rc = bad_type(type, fn); rc != MPI_SUCCESS)
         return rc;
@@ -402,6 +409,7 @@ int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)
 WEFT_PROFILED(MPI_Type_get_attr)
 int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *attribute_val, int *flag)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_get_attr";
     if (int rc = bad_type(type, fn); rc != MPI_SUCCESS)
         return rc;
@@ -411,6 +419,7 @@ int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *attribute_val, int *
 WEFT_PROFILED(MPI_Type_delete_attr)
 int PMPI_Type_delete_attr(MPI_Datatype type, int keyval)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_delete_attr";
     if (int rc = bad_type(type, fn); rc != MPI_SUCCESS)
         return rc;
@@ -423,6 +432,7 @@ WEFT_PROFILED(MPI_Keyval_create)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
+    WEFT_API_GUARD;
     const Keyval k{.kind = Kind::comm,
                    .comm_copy = copy_fn,
                    .comm_delete = delete_fn,
@@ -431,11 +441,16 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 }
 
 WEFT_PROFILED(MPI_Keyval_free)
-int PMPI_Keyval_free(int *keyval) { return free_keyval(Kind::comm, keyval, "MPI_Keyval_free"); }
+int PMPI_Keyval_free(int *keyval)
+{
+    WEFT_API_GUARD;
+    return free_keyval(Kind::comm, keyval, "MPI_Keyval_free");
+}
 
 WEFT_PROFILED(MPI_Attr_put)
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Attr_put";
     if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -446,12 +461,14 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 WEFT_PROFILED(MPI_Attr_get)
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    WEFT_API_GUARD;
     return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
 WEFT_PROFILED(MPI_Attr_delete)
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Attr_delete";
     if (int rc = bad_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;

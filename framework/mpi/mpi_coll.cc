@@ -428,8 +428,8 @@ int alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
     const int n = k.peers();
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(k, req, comm, WEFT_PAIR(alltoallw), sendbuf,
-                static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
+    return call(k, req, comm, WEFT_PAIR(alltoallw), sendbuf, static_cast<const size_t *>(sc.data()),
+                static_cast<const ptrdiff_t *>(sd.data()),
                 static_cast<weft_datatype *const *>(inplace ? recvtypes : sendtypes), recvbuf,
                 static_cast<const size_t *>(rc.data()), static_cast<const ptrdiff_t *>(rd.data()),
                 static_cast<weft_datatype *const *>(recvtypes), comm);
@@ -449,10 +449,10 @@ int alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MP
     const int n = k.peers();
     std::vector<size_t> sc = sizes(inplace ? recvcounts : sendcounts, n), rc = sizes(recvcounts, n);
     std::vector<ptrdiff_t> sd = offsets(inplace ? rdispls : sdispls, n), rd = offsets(rdispls, n);
-    return call(k, req, comm, WEFT_PAIR(alltoallv), sendbuf,
-                static_cast<const size_t *>(sc.data()), static_cast<const ptrdiff_t *>(sd.data()),
-                inplace ? recvtype : sendtype, recvbuf, static_cast<const size_t *>(rc.data()),
-                static_cast<const ptrdiff_t *>(rd.data()), recvtype, comm);
+    return call(k, req, comm, WEFT_PAIR(alltoallv), sendbuf, static_cast<const size_t *>(sc.data()),
+                static_cast<const ptrdiff_t *>(sd.data()), inplace ? recvtype : sendtype, recvbuf,
+                static_cast<const size_t *>(rc.data()), static_cast<const ptrdiff_t *>(rd.data()),
+                recvtype, comm);
 }
 
 int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -509,11 +509,16 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
 extern "C" {
 
 WEFT_PROFILED(MPI_Barrier)
-int PMPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, "MPI_Barrier"); }
+int PMPI_Barrier(MPI_Comm comm)
+{
+    WEFT_API_GUARD;
+    return barrier(comm, nullptr, "MPI_Barrier");
+}
 
 WEFT_PROFILED(MPI_Ibarrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     if (!request) // barrier() tells a blocking call by the NULL request
         return Check(comm, "MPI_Ibarrier", request, true).rc;
     return barrier(comm, request, "MPI_Ibarrier");
@@ -522,6 +527,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 WEFT_PROFILED(MPI_Bcast)
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return bcast(buf, count, type, root, comm, nullptr, false, "MPI_Bcast");
 }
 
@@ -529,6 +535,7 @@ WEFT_PROFILED(MPI_Ibcast)
 int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return bcast(buf, count, type, root, comm, request, true, "MPI_Ibcast");
 }
 
@@ -536,6 +543,7 @@ WEFT_PROFILED(MPI_Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, false, "MPI_Reduce");
 }
 
@@ -543,6 +551,7 @@ WEFT_PROFILED(MPI_Ireduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, true, "MPI_Ireduce");
 }
 
@@ -550,6 +559,7 @@ WEFT_PROFILED(MPI_Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, false, "MPI_Allreduce");
 }
 
@@ -557,6 +567,7 @@ WEFT_PROFILED(MPI_Iallreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return allreduce(sendbuf, recvbuf, count, type, op, comm, request, true, "MPI_Iallreduce");
 }
 
@@ -564,6 +575,7 @@ WEFT_PROFILED(MPI_Gather)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                    root, comm, nullptr, false, false, "MPI_Gather");
 }
@@ -573,6 +585,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                    root, comm, request, true, false, "MPI_Igather");
 }
@@ -582,6 +595,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
                    comm, nullptr, false, true, "MPI_Gatherv");
 }
@@ -591,6 +605,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
                    comm, request, true, true, "MPI_Igatherv");
 }
@@ -599,6 +614,7 @@ WEFT_PROFILED(MPI_Scatter)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     root, comm, nullptr, false, false, "MPI_Scatter");
 }
@@ -608,6 +624,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     root, comm, request, true, false, "MPI_Iscatter");
 }
@@ -617,6 +634,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
                     comm, nullptr, false, true, "MPI_Scatterv");
 }
@@ -626,6 +644,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
                     comm, request, true, true, "MPI_Iscatterv");
 }
@@ -634,6 +653,7 @@ WEFT_PROFILED(MPI_Allgather)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                       comm, nullptr, false, false, "MPI_Allgather");
 }
@@ -642,6 +662,7 @@ WEFT_PROFILED(MPI_Iallgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
                       comm, request, true, false, "MPI_Iallgather");
 }
@@ -651,6 +672,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
                       nullptr, false, true, "MPI_Allgatherv");
 }
@@ -660,6 +682,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
                       request, true, true, "MPI_Iallgatherv");
 }
@@ -668,6 +691,7 @@ WEFT_PROFILED(MPI_Alltoall)
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
                     false, "MPI_Alltoall");
 }
@@ -676,6 +700,7 @@ WEFT_PROFILED(MPI_Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, true,
                     "MPI_Ialltoall");
 }
@@ -685,6 +710,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                      comm, nullptr, false, "MPI_Alltoallv");
 }
@@ -694,6 +720,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                      comm, request, true, "MPI_Ialltoallv");
 }
@@ -703,6 +730,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                      recvtypes, comm, nullptr, false, "MPI_Alltoallw");
 }
@@ -713,6 +741,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                      recvtypes, comm, request, true, "MPI_Ialltoallw");
 }
@@ -721,6 +750,7 @@ WEFT_PROFILED(MPI_Reduce_scatter)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, nullptr, false, false,
                           "MPI_Reduce_scatter");
 }
@@ -729,6 +759,7 @@ WEFT_PROFILED(MPI_Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                          MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, request, true, false,
                           "MPI_Ireduce_scatter");
 }
@@ -737,6 +768,7 @@ WEFT_PROFILED(MPI_Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
                               MPI_Op op, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, nullptr, false,
                           true, "MPI_Reduce_scatter_block");
 }
@@ -745,6 +777,7 @@ WEFT_PROFILED(MPI_Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, request, true, true,
                           "MPI_Ireduce_scatter_block");
 }
@@ -753,6 +786,7 @@ WEFT_PROFILED(MPI_Scan)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, false, "MPI_Scan");
 }
 
@@ -760,6 +794,7 @@ WEFT_PROFILED(MPI_Iscan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return scan(sendbuf, recvbuf, count, type, op, comm, request, true, false, "MPI_Iscan");
 }
 
@@ -767,6 +802,7 @@ WEFT_PROFILED(MPI_Exscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, true, "MPI_Exscan");
 }
 
@@ -774,6 +810,7 @@ WEFT_PROFILED(MPI_Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return scan(sendbuf, recvbuf, count, type, op, comm, request, true, true, "MPI_Iexscan");
 }
 
@@ -782,6 +819,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 WEFT_PROFILED(MPIX_Comm_agree)
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
 {
+    WEFT_API_GUARD;
     Check k(comm, "MPIX_Comm_agree", nullptr, false);
     if (!k.array(flag, "flag").ok())
         return k.rc;
@@ -801,6 +839,7 @@ int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
 WEFT_PROFILED(MPIX_Comm_iagree)
 int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     Check k(comm, "MPIX_Comm_iagree", request, true);
     if (!k.array(flag, "flag").ok())
         return k.rc;
@@ -961,6 +1000,7 @@ WEFT_PROFILED(MPI_Neighbor_allgather)
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
                                recvtype, comm, nullptr, false, false, "MPI_Neighbor_allgather");
 }
@@ -970,6 +1010,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
                                recvtype, comm, request, true, false, "MPI_Ineighbor_allgather");
 }
@@ -979,6 +1020,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
                                recvtype, comm, nullptr, false, true, "MPI_Neighbor_allgatherv");
 }
@@ -988,6 +1030,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
                                recvtype, comm, request, true, true, "MPI_Ineighbor_allgatherv");
 }
@@ -996,6 +1039,7 @@ WEFT_PROFILED(MPI_Neighbor_alltoall)
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              nullptr, false, "MPI_Neighbor_alltoall");
 }
@@ -1005,6 +1049,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              request, true, "MPI_Ineighbor_alltoall");
 }
@@ -1014,6 +1059,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                               recvtype, comm, nullptr, false, "MPI_Neighbor_alltoallv");
 }
@@ -1024,6 +1070,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                               recvtype, comm, request, true, "MPI_Ineighbor_alltoallv");
 }
@@ -1033,6 +1080,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                               recvtypes, comm, nullptr, false, "MPI_Neighbor_alltoallw");
 }
@@ -1043,6 +1091,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                               recvtypes, comm, request, true, "MPI_Ineighbor_alltoallw");
 }

@@ -405,6 +405,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Comm_rank)
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_rank"); rc != MPI_SUCCESS)
         return rc;
     if (!rank)
@@ -416,6 +417,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 WEFT_PROFILED(MPI_Comm_size)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_size"); rc != MPI_SUCCESS)
         return rc;
     if (!size)
@@ -427,6 +429,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 WEFT_PROFILED(MPI_Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_live_comm(comm, "MPI_Comm_dup"); rc != MPI_SUCCESS)
         return rc;
     if (!newcomm)
@@ -449,6 +452,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 WEFT_PROFILED(MPI_Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_live_comm(comm, "MPI_Comm_split"); rc != MPI_SUCCESS)
         return rc;
     if (color < 0 && color != MPI_UNDEFINED)
@@ -487,6 +491,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 WEFT_PROFILED(MPI_Comm_split_type)
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_live_comm(comm, "MPI_Comm_split_type"); rc != MPI_SUCCESS)
         return rc;
     if (split_type == MPI_UNDEFINED)
@@ -507,6 +512,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_C
 WEFT_PROFILED(MPI_Comm_create)
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_live_comm(comm, "MPI_Comm_create"); rc != MPI_SUCCESS)
         return rc;
     if (!group)
@@ -900,18 +906,21 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
 WEFT_PROFILED(MPI_Comm_idup)
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return ishrink(comm, newcomm, request, "MPI_Comm_idup", true);
 }
 
 WEFT_PROFILED(MPIX_Comm_ishrink)
 int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    WEFT_API_GUARD;
     return ishrink(comm, newcomm, request, "MPIX_Comm_ishrink");
 }
 
 WEFT_PROFILED(MPIX_Comm_shrink)
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPIX_Comm_shrink";
     MPI_Request r = nullptr;
     if (int rc = ishrink(comm, newcomm, &r, fn); rc != MPI_SUCCESS)
@@ -925,6 +934,7 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 WEFT_PROFILED(MPI_Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Comm_free"); rc != MPI_SUCCESS)
         return rc;
     if (!comm || !valid_comm(*comm))
@@ -946,6 +956,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 WEFT_PROFILED(MPI_Comm_compare)
 int PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(a, "MPI_Comm_compare"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(b))
@@ -968,6 +979,7 @@ int PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 WEFT_PROFILED(MPI_Comm_group)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_group"); rc != MPI_SUCCESS)
         return rc;
     group_retain(comm->group);
@@ -978,6 +990,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 WEFT_PROFILED(MPI_Comm_test_inter)
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_test_inter"); rc != MPI_SUCCESS)
         return rc;
     if (!flag)
@@ -989,6 +1002,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 WEFT_PROFILED(MPI_Comm_remote_size)
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_remote_size"); rc != MPI_SUCCESS)
         return rc;
     if (!comm->is_inter())
@@ -1002,6 +1016,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 WEFT_PROFILED(MPI_Comm_remote_group)
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_remote_group"); rc != MPI_SUCCESS)
         return rc;
     if (!comm->is_inter())
@@ -1020,6 +1035,7 @@ WEFT_PROFILED(MPI_Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Intercomm_create";
     if (int rc = bad_live_comm(local_comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -1147,6 +1163,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 WEFT_PROFILED(MPI_Intercomm_merge)
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Intercomm_merge";
     if (int rc = bad_live_comm(intercomm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -1183,6 +1200,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 WEFT_PROFILED(MPI_Comm_create_group)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_create_group";
     if (int rc = bad_live_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -1238,6 +1256,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 WEFT_PROFILED(MPI_Comm_get_attr)
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_get_attr"); rc != MPI_SUCCESS)
         return rc;
     universe = weft_runtime_world_size();
@@ -1267,6 +1286,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
 WEFT_PROFILED(MPI_Comm_set_name)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_set_name"); rc != MPI_SUCCESS)
         return rc;
     comm->name = std::string(name ? name : "").substr(0, MPI_MAX_OBJECT_NAME - 1);
@@ -1276,6 +1296,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 WEFT_PROFILED(MPI_Comm_get_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_comm(comm, "MPI_Comm_get_name"); rc != MPI_SUCCESS)
         return rc;
     std::strncpy(name, comm->name.c_str(), MPI_MAX_OBJECT_NAME);

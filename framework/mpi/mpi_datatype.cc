@@ -157,6 +157,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Type_contiguous)
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_contiguous";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -172,6 +173,7 @@ try {
 WEFT_PROFILED(MPI_Type_vector)
 int PMPI_Type_vector(int count, int blocklen, int stride, MPI_Datatype old, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_vector";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -192,6 +194,7 @@ WEFT_PROFILED(MPI_Type_create_hvector)
 int PMPI_Type_create_hvector(int count, int blocklen, MPI_Aint stride, MPI_Datatype old,
                              MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(size_t(std::max(count, 0)));
     for (int i = 0; i < count; ++i)
@@ -206,6 +209,7 @@ WEFT_PROFILED(MPI_Type_indexed)
 int PMPI_Type_indexed(int count, const int blocklens[], const int displs[], MPI_Datatype old,
                       MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_indexed";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -229,6 +233,7 @@ WEFT_PROFILED(MPI_Type_create_hindexed)
 int PMPI_Type_create_hindexed(int count, const int blocklens[], const MPI_Aint displs[],
                               MPI_Datatype old, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
     return blocks_type("MPI_Type_create_hindexed", count, blocklens, disps.data(), old,
                        MPI_COMBINER_HINDEXED, cat({count}, blocklens, std::max(count, 0)), disps,
@@ -241,6 +246,7 @@ WEFT_PROFILED(MPI_Type_create_indexed_block)
 int PMPI_Type_create_indexed_block(int count, int blocklen, const int displs[], MPI_Datatype old,
                                    MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_indexed_block";
     if (int rc = check_new(fn, count, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -263,6 +269,7 @@ WEFT_PROFILED(MPI_Type_create_hindexed_block)
 int PMPI_Type_create_hindexed_block(int count, int blocklen, const MPI_Aint displs[],
                                     MPI_Datatype old, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     std::vector<int> lens(size_t(std::max(count, 0)), blocklen);
     std::vector<ptrdiff_t> disps(displs, displs + (displs ? std::max(count, 0) : 0));
     return blocks_type("MPI_Type_create_hindexed_block", count, lens.data(), disps.data(), old,
@@ -275,6 +282,7 @@ WEFT_PROFILED(MPI_Type_create_struct)
 int PMPI_Type_create_struct(int count, const int blocklens[], const MPI_Aint displs[],
                             const MPI_Datatype types[], MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_struct";
     if (int rc = check_new(fn, count, MPI_DATATYPE_NULL, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -304,6 +312,7 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
                               const int starts[], int order, MPI_Datatype old,
                               MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_subarray";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -345,6 +354,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], c
                             const int dargs[], const int psizes[], int order, MPI_Datatype old,
                             MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_darray";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -419,6 +429,7 @@ try {
 WEFT_PROFILED(MPI_Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_resized";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -433,6 +444,7 @@ try {
 WEFT_PROFILED(MPI_Type_dup)
 int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 try {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_dup";
     if (int rc = check_new(fn, 0, old, newtype); rc != MPI_SUCCESS)
         return rc;
@@ -454,6 +466,7 @@ try {
 WEFT_PROFILED(MPI_Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_commit"); rc != MPI_SUCCESS)
         return rc;
     if (!datatype || !live_datatype(*datatype))
@@ -465,6 +478,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 WEFT_PROFILED(MPI_Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_free"); rc != MPI_SUCCESS)
         return rc;
     if (!datatype || !live_datatype(*datatype))
@@ -481,6 +495,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 WEFT_PROFILED(MPI_Type_get_extent)
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_get_extent"); rc != MPI_SUCCESS)
         return rc;
     if (!live_datatype(datatype))
@@ -496,6 +511,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 WEFT_PROFILED(MPI_Type_get_true_extent)
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_get_true_extent"); rc != MPI_SUCCESS)
         return rc;
     if (!live_datatype(datatype))
@@ -512,6 +528,7 @@ WEFT_PROFILED(MPI_Type_get_envelope)
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *nints, int *naddrs, int *ntypes,
                            int *combiner)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_get_envelope"); rc != MPI_SUCCESS)
         return rc;
     if (!live_datatype(datatype))
@@ -530,6 +547,7 @@ WEFT_PROFILED(MPI_Type_get_contents)
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, int max_types,
                            int ints[], MPI_Aint addrs[], MPI_Datatype types[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_get_contents";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -554,6 +572,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_ints, int max_addrs, i
 WEFT_PROFILED(MPI_Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Type_set_name"); rc != MPI_SUCCESS)
         return rc;
     if (!live_datatype(datatype) || datatype->predefined)
@@ -568,6 +587,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 WEFT_PROFILED(MPI_Pack_size)
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Pack_size"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(comm))
@@ -629,6 +649,7 @@ WEFT_PROFILED(MPI_Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return pack_or_unpack("MPI_Pack", true, nullptr, outbuf, outsize, position, inbuf, nullptr,
                           incount, datatype, comm);
 }
@@ -637,6 +658,7 @@ WEFT_PROFILED(MPI_Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return pack_or_unpack("MPI_Unpack", false, inbuf, nullptr, insize, position, nullptr, outbuf,
                           outcount, datatype, comm);
 }

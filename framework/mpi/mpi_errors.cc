@@ -204,7 +204,11 @@ int raise(weft_comm *comm, int errclass, const char *fn, const std::string &deta
         if (eh->fn) {
             MPI_Comm handle = comm;
             int code = errclass;
+            // Without the library's lock (MPI_THREAD_MULTIPLE): other threads go on while the
+            // handler runs, and it may jump out of the call.
+            const unsigned held = weft::rt::api_release();
             eh->fn(&handle, &code);
+            weft::rt::api_reacquire(held);
             return errclass;
         }
         break;
@@ -242,6 +246,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Error_class)
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    WEFT_API_GUARD;
     if (UserCode u; errorclass && find_user(errorcode, &u)) {
         *errorclass = u.errclass;
         return MPI_SUCCESS;
@@ -260,6 +265,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 WEFT_PROFILED(MPI_Error_string)
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    WEFT_API_GUARD;
     const ErrorClass *c = find_class(errorcode);
     UserCode u;
     const bool user = !c && find_user(errorcode, &u);
@@ -283,6 +289,7 @@ WEFT_PROFILED(MPI_Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                 MPI_Errhandler *errhandler)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Comm_create_errhandler"); rc != MPI_SUCCESS)
         return rc;
     if (!comm_errhandler_fn || !errhandler)
@@ -296,6 +303,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 WEFT_PROFILED(MPI_Comm_set_errhandler)
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Comm_set_errhandler"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(comm))
@@ -312,6 +320,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 WEFT_PROFILED(MPI_Comm_get_errhandler)
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Comm_get_errhandler"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(comm))
@@ -328,6 +337,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 WEFT_PROFILED(MPI_Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Errhandler_free"); rc != MPI_SUCCESS)
         return rc;
     if (!errhandler || !*errhandler)
@@ -343,6 +353,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 WEFT_PROFILED(MPI_Comm_call_errhandler)
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Comm_call_errhandler"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_comm(comm))
@@ -355,6 +366,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 WEFT_PROFILED(MPI_Add_error_class)
 int PMPI_Add_error_class(int *errorclass)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Add_error_class"); rc != MPI_SUCCESS)
         return rc;
     if (!errorclass)
@@ -366,6 +378,7 @@ int PMPI_Add_error_class(int *errorclass)
 WEFT_PROFILED(MPI_Add_error_code)
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Add_error_code"); rc != MPI_SUCCESS)
         return rc;
     if (!errorcode)
@@ -384,6 +397,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
 WEFT_PROFILED(MPI_Add_error_string)
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Add_error_string";
     if (int rc = weft::mpi::check_state(fn); rc != MPI_SUCCESS)
         return rc;

@@ -87,6 +87,7 @@ extern "C" {
 WEFT_PROFILED(MPIX_Comm_revoke)
 int PMPIX_Comm_revoke(MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_revoke"); rc != MPI_SUCCESS)
         return rc;
     if (weft_status_t rc = pml()->pml_revoke_comm(pml(), comm, 0); rc != WEFT_SUCCESS)
@@ -97,6 +98,7 @@ int PMPIX_Comm_revoke(MPI_Comm comm)
 WEFT_PROFILED(MPIX_Comm_is_revoked)
 int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_is_revoked"); rc != MPI_SUCCESS)
         return rc;
     if (!flag)
@@ -109,6 +111,7 @@ int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 WEFT_PROFILED(MPIX_Comm_failure_ack)
 int PMPIX_Comm_failure_ack(MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_failure_ack"); rc != MPI_SUCCESS)
         return rc;
     weft_progress(); // the failures learnt while the program computed
@@ -119,6 +122,7 @@ int PMPIX_Comm_failure_ack(MPI_Comm comm)
 WEFT_PROFILED(MPIX_Comm_failure_get_acked)
 int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_failure_get_acked"); rc != MPI_SUCCESS)
         return rc;
     if (!failedgrp)
@@ -130,6 +134,7 @@ int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 WEFT_PROFILED(MPIX_Comm_get_failed)
 int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_get_failed"); rc != MPI_SUCCESS)
         return rc;
     if (!failedgrp)
@@ -142,6 +147,7 @@ int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
 WEFT_PROFILED(MPIX_Comm_ack_failed)
 int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 {
+    WEFT_API_GUARD;
     if (int rc = bad_ft_comm(comm, "MPIX_Comm_ack_failed"); rc != MPI_SUCCESS)
         return rc;
     if (num_to_ack < 0 || !num_acked)

@@ -97,6 +97,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                         MPI_Request *request)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Grequest_start"); rc != MPI_SUCCESS)
         return rc;
     if (!request)
@@ -115,6 +116,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 WEFT_PROFILED(MPI_Grequest_complete)
 int PMPI_Grequest_complete(MPI_Request request)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Grequest_complete"); rc != MPI_SUCCESS)
         return rc;
     if (!request || !is_grequest(request))

@@ -151,6 +151,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Group_size)
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = check_args("MPI_Group_size", group, size, "size"); rc != MPI_SUCCESS)
         return rc;
     *size = size_of(group);
@@ -160,6 +161,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
 WEFT_PROFILED(MPI_Group_rank)
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    WEFT_API_GUARD;
     if (int rc = check_args("MPI_Group_rank", group, rank, "rank"); rc != MPI_SUCCESS)
         return rc;
     *rank = group->my_rank;
@@ -169,6 +171,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
 WEFT_PROFILED(MPI_Group_incl)
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Group_incl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
         return rc;
@@ -185,6 +188,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 WEFT_PROFILED(MPI_Group_excl)
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Group_excl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
         return rc;
@@ -203,6 +207,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 WEFT_PROFILED(MPI_Group_range_incl)
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Group_range_incl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
         return rc;
@@ -220,6 +225,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 WEFT_PROFILED(MPI_Group_range_excl)
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Group_range_excl";
     if (int rc = check_args(fn, group, newgroup, "newgroup"); rc != MPI_SUCCESS)
         return rc;
@@ -241,6 +247,7 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 WEFT_PROFILED(MPI_Group_union)
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     if (int rc = check_pair("MPI_Group_union", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
         return rc;
@@ -256,6 +263,7 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 WEFT_PROFILED(MPI_Group_intersection)
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     if (int rc = check_pair("MPI_Group_intersection", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
         return rc;
@@ -271,6 +279,7 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 WEFT_PROFILED(MPI_Group_difference)
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    WEFT_API_GUARD;
     if (int rc = check_pair("MPI_Group_difference", group1, group2, newgroup, "newgroup");
         rc != MPI_SUCCESS)
         return rc;
@@ -287,6 +296,7 @@ WEFT_PROFILED(MPI_Group_translate_ranks)
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Group_translate_ranks";
     if (int rc = weft::mpi::check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -323,6 +333,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 WEFT_PROFILED(MPI_Group_compare)
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    WEFT_API_GUARD;
     if (int rc = check_pair("MPI_Group_compare", group1, group2, result, "result");
         rc != MPI_SUCCESS)
         return rc;
@@ -348,6 +359,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 WEFT_PROFILED(MPI_Group_free)
 int PMPI_Group_free(MPI_Group *group)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Group_free"); rc != MPI_SUCCESS)
         return rc;
     if (!group)

@@ -132,12 +132,14 @@ extern "C" {
 WEFT_PROFILED(MPI_Comm_c2f)
 MPI_Fint PMPI_Comm_c2f(MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return to_f(HandleKind::comm, comm, weft::mpi::valid_comm(comm), comm_null_index);
 }
 
 WEFT_PROFILED(MPI_Comm_f2c)
 MPI_Comm PMPI_Comm_f2c(MPI_Fint comm)
 {
+    WEFT_API_GUARD;
     // A communicator keeps its index until it is destroyed; a freed one that still lives (its
     // non-blocking operations hold it) is no longer a valid handle.
     MPI_Comm c = to_c<weft_comm>(HandleKind::comm, comm);
@@ -147,65 +149,100 @@ MPI_Comm PMPI_Comm_f2c(MPI_Fint comm)
 WEFT_PROFILED(MPI_Type_c2f)
 MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype)
 {
+    WEFT_API_GUARD;
     return to_f(HandleKind::datatype, datatype, weft::mpi::live_datatype(datatype));
 }
 
 WEFT_PROFILED(MPI_Type_f2c)
 MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype)
 {
+    WEFT_API_GUARD;
     MPI_Datatype t = to_c<weft_datatype>(HandleKind::datatype, datatype);
     return weft::mpi::live_datatype(t) ? t : MPI_DATATYPE_NULL;
 }
 
 WEFT_PROFILED(MPI_Group_c2f)
-MPI_Fint PMPI_Group_c2f(MPI_Group group) { return to_f(HandleKind::group, group, true); }
+MPI_Fint PMPI_Group_c2f(MPI_Group group)
+{
+    WEFT_API_GUARD;
+    return to_f(HandleKind::group, group, true);
+}
 
 WEFT_PROFILED(MPI_Group_f2c)
-MPI_Group PMPI_Group_f2c(MPI_Fint group) { return to_c<weft_group>(HandleKind::group, group); }
+MPI_Group PMPI_Group_f2c(MPI_Fint group)
+{
+    WEFT_API_GUARD;
+    return to_c<weft_group>(HandleKind::group, group);
+}
 
 WEFT_PROFILED(MPI_Request_c2f)
-MPI_Fint PMPI_Request_c2f(MPI_Request request) { return to_f(HandleKind::request, request, true); }
+MPI_Fint PMPI_Request_c2f(MPI_Request request)
+{
+    WEFT_API_GUARD;
+    return to_f(HandleKind::request, request, true);
+}
 
 WEFT_PROFILED(MPI_Request_f2c)
 MPI_Request PMPI_Request_f2c(MPI_Fint request)
 {
+    WEFT_API_GUARD;
     return to_c<weft_request_t>(HandleKind::request, request);
 }
 
 WEFT_PROFILED(MPI_Op_c2f)
-MPI_Fint PMPI_Op_c2f(MPI_Op op) { return to_f(HandleKind::op, op, weft::mpi::valid_op(op)); }
+MPI_Fint PMPI_Op_c2f(MPI_Op op)
+{
+    WEFT_API_GUARD;
+    return to_f(HandleKind::op, op, weft::mpi::valid_op(op));
+}
 
 WEFT_PROFILED(MPI_Op_f2c)
 MPI_Op PMPI_Op_f2c(MPI_Fint op)
 {
+    WEFT_API_GUARD;
     MPI_Op o = to_c<weft_op>(HandleKind::op, op);
     return weft::mpi::valid_op(o) ? o : MPI_OP_NULL;
 }
 
 WEFT_PROFILED(MPI_Info_c2f)
-MPI_Fint PMPI_Info_c2f(MPI_Info info) { return to_f(HandleKind::info, info, true); }
+MPI_Fint PMPI_Info_c2f(MPI_Info info)
+{
+    WEFT_API_GUARD;
+    return to_f(HandleKind::info, info, true);
+}
 
 WEFT_PROFILED(MPI_Info_f2c)
-MPI_Info PMPI_Info_f2c(MPI_Fint info) { return to_c<weft_info>(HandleKind::info, info); }
+MPI_Info PMPI_Info_f2c(MPI_Fint info)
+{
+    WEFT_API_GUARD;
+    return to_c<weft_info>(HandleKind::info, info);
+}
 
 WEFT_PROFILED(MPI_Errhandler_c2f)
 MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
+    WEFT_API_GUARD;
     return to_f(HandleKind::errhandler, errhandler, true);
 }
 
 WEFT_PROFILED(MPI_Errhandler_f2c)
 MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler)
 {
+    WEFT_API_GUARD;
     return to_c<weft_errhandler>(HandleKind::errhandler, errhandler);
 }
 
 WEFT_PROFILED(MPI_Message_c2f)
-MPI_Fint PMPI_Message_c2f(MPI_Message message) { return to_f(HandleKind::message, message, true); }
+MPI_Fint PMPI_Message_c2f(MPI_Message message)
+{
+    WEFT_API_GUARD;
+    return to_f(HandleKind::message, message, true);
+}
 
 WEFT_PROFILED(MPI_Message_f2c)
 MPI_Message PMPI_Message_f2c(MPI_Fint message)
 {
+    WEFT_API_GUARD;
     return to_c<weft_message_t>(HandleKind::message, message);
 }
 
@@ -215,6 +252,7 @@ MPI_Message PMPI_Message_f2c(MPI_Fint message)
 WEFT_PROFILED(MPI_Status_c2f)
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    WEFT_API_GUARD;
     if (!c_status || !f_status)
         return status_error("MPI_Status_c2f",
                             !c_status ? "c_status is NULL (MPI_STATUS_IGNORE is not a status)"
@@ -226,6 +264,7 @@ int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 WEFT_PROFILED(MPI_Status_f2c)
 int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    WEFT_API_GUARD;
     if (!c_status || !f_status)
         return status_error("MPI_Status_f2c", !f_status ? "f_status is NULL"
                                                         : "c_status is NULL (MPI_STATUS_IGNORE)");

@@ -167,6 +167,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Info_create)
 int PMPI_Info_create(MPI_Info *info)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Info_create"); rc != MPI_SUCCESS)
         return rc;
     if (!info)
@@ -178,6 +179,7 @@ int PMPI_Info_create(MPI_Info *info)
 WEFT_PROFILED(MPI_Info_dup)
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    WEFT_API_GUARD;
     if (int rc = check_info(info, "MPI_Info_dup"); rc != MPI_SUCCESS)
         return rc;
     if (!newinfo)
@@ -189,6 +191,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 WEFT_PROFILED(MPI_Info_free)
 int PMPI_Info_free(MPI_Info *info)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Info_free"); rc != MPI_SUCCESS)
         return rc;
     if (!info)
@@ -205,6 +208,7 @@ int PMPI_Info_free(MPI_Info *info)
 WEFT_PROFILED(MPI_Info_set)
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Info_set";
     if (int rc = check_writable(info, fn); rc != MPI_SUCCESS)
         return rc;
@@ -223,6 +227,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 WEFT_PROFILED(MPI_Info_delete)
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Info_delete";
     if (int rc = check_writable(info, fn); rc != MPI_SUCCESS)
         return rc;
@@ -240,6 +245,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
 WEFT_PROFILED(MPI_Info_get)
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Info_get";
     if (int rc = check_info(info, fn); rc != MPI_SUCCESS)
         return rc;
@@ -262,6 +268,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 WEFT_PROFILED(MPI_Info_get_valuelen)
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Info_get_valuelen";
     if (int rc = check_info(info, fn); rc != MPI_SUCCESS)
         return rc;
@@ -279,6 +286,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 WEFT_PROFILED(MPI_Info_get_nkeys)
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    WEFT_API_GUARD;
     if (int rc = check_info(info, "MPI_Info_get_nkeys"); rc != MPI_SUCCESS)
         return rc;
     if (!nkeys)
@@ -291,6 +299,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 WEFT_PROFILED(MPI_Info_get_nthkey)
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Info_get_nthkey";
     if (int rc = check_info(info, fn); rc != MPI_SUCCESS)
         return rc;
@@ -310,6 +319,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 WEFT_PROFILED(MPI_Comm_set_info)
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_set_info";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -327,6 +337,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 WEFT_PROFILED(MPI_Comm_get_info)
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_get_info";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -343,6 +354,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 WEFT_PROFILED(MPI_Comm_dup_with_info)
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Comm_dup_with_info";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;

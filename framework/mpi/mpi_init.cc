@@ -8,6 +8,7 @@
 
 #include <pml/pml.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <thread>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +53,7 @@ __attribute__((constructor)) void die_with_mpirun()
 enum class Phase { before, running, after } phase = Phase::before;
 const weft_pml_component_t *the_pml_component = nullptr;
 int thread_level = MPI_THREAD_SINGLE;
+std::thread::id main_thread; // the thread that initialised MPI
 
 std::vector<weft_proc_t *> all_procs()
 {
@@ -148,7 +151,8 @@ int init(int required)
         weft::rt::abort(1, "MPI_Init: the coll framework cannot start (messages above)");
     if (comm_activate(MPI_COMM_WORLD) != MPI_SUCCESS || comm_activate(MPI_COMM_SELF) != MPI_SUCCESS)
         weft::rt::abort(1, "MPI_Init: MPI_COMM_WORLD cannot be set up (messages above)");
-    thread_level = required <= MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    thread_level = std::clamp(required, int(MPI_THREAD_SINGLE), int(MPI_THREAD_MULTIPLE));
+    main_thread = std::this_thread::get_id();
     info_env_init(thread_level);
     phase = Phase::running;
     g_running = true;
@@ -157,6 +161,9 @@ int init(int required)
     if (weft_status_t rc = boot->boot_barrier(boot); rc != WEFT_SUCCESS)
         weft::rt::abort(1, std::string("MPI_Init: the bootstrap barrier failed (") +
                                weft_status_string(rc) + "; messages above)");
+    // From here on every MPI call takes the library's lock (runtime.h).
+    if (thread_level == MPI_THREAD_MULTIPLE)
+        weft::rt::g_threads.store(true);
     return MPI_SUCCESS;
 }
 
@@ -188,11 +195,16 @@ using namespace weft::mpi;
 extern "C" {
 
 WEFT_PROFILED(MPI_Init)
-int PMPI_Init(int *, char ***) { return init(MPI_THREAD_SINGLE); }
+int PMPI_Init(int *, char ***)
+{
+    WEFT_API_GUARD;
+    return init(MPI_THREAD_SINGLE);
+}
 
 WEFT_PROFILED(MPI_Init_thread)
 int PMPI_Init_thread(int *, char ***, int required, int *provided)
 {
+    WEFT_API_GUARD;
     int rc = init(required);
     if (provided)
         *provided = thread_level;
@@ -202,6 +214,7 @@ int PMPI_Init_thread(int *, char ***, int required, int *provided)
 WEFT_PROFILED(MPI_Query_thread)
 int PMPI_Query_thread(int *provided)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Query_thread"); rc != MPI_SUCCESS)
         return rc;
     *provided = thread_level;
@@ -211,15 +224,17 @@ int PMPI_Query_thread(int *provided)
 WEFT_PROFILED(MPI_Is_thread_main)
 int PMPI_Is_thread_main(int *flag)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Is_thread_main"); rc != MPI_SUCCESS)
         return rc;
-    *flag = 1;
+    *flag = std::this_thread::get_id() == main_thread;
     return MPI_SUCCESS;
 }
 
 WEFT_PROFILED(MPI_Initialized)
 int PMPI_Initialized(int *flag)
 {
+    WEFT_API_GUARD;
     *flag = initialized();
     return MPI_SUCCESS;
 }
@@ -227,6 +242,7 @@ int PMPI_Initialized(int *flag)
 WEFT_PROFILED(MPI_Finalized)
 int PMPI_Finalized(int *flag)
 {
+    WEFT_API_GUARD;
     *flag = finalized();
     return MPI_SUCCESS;
 }
@@ -234,6 +250,7 @@ int PMPI_Finalized(int *flag)
 WEFT_PROFILED(MPI_Finalize)
 int PMPI_Finalize(void)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
         return rc;
     // First the equivalent of MPI_Comm_free on MPI_COMM_SELF: its attributes' delete callbacks
@@ -287,6 +304,7 @@ int PMPI_Finalize(void)
 WEFT_PROFILED(MPI_Abort)
 int PMPI_Abort(MPI_Comm, int errorcode)
 {
+    WEFT_API_GUARD;
     weft::rt::abort(errorcode, "MPI_Abort was called with error code " + std::to_string(errorcode));
 }
 
@@ -309,6 +327,7 @@ double PMPI_Wtick(void)
 WEFT_PROFILED(MPI_Get_processor_name)
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+    WEFT_API_GUARD;
     char buf[MPI_MAX_PROCESSOR_NAME] = "";
     gethostname(buf, sizeof buf - 1);
     std::strncpy(name, buf, MPI_MAX_PROCESSOR_NAME);
@@ -319,6 +338,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
 WEFT_PROFILED(MPI_Get_version)
 int PMPI_Get_version(int *version, int *subversion)
 {
+    WEFT_API_GUARD;
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -332,6 +352,7 @@ int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 WEFT_PROFILED(MPI_Get_library_version)
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
+    WEFT_API_GUARD;
     const std::string v = std::string("Weft ") + PACKAGE_VERSION;
     std::strncpy(version, v.c_str(), MPI_MAX_LIBRARY_VERSION_STRING);
     *resultlen = int(v.size());
@@ -341,6 +362,7 @@ int PMPI_Get_library_version(char *version, int *resultlen)
 WEFT_PROFILED(MPI_Alloc_mem)
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
 {
+    WEFT_API_GUARD;
     if (size < 0)
         return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Alloc_mem", "negative size");
     void *p = std::malloc(size_t(size) ? size_t(size) : 1);
@@ -353,6 +375,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void *baseptr)
 WEFT_PROFILED(MPI_Free_mem)
 int PMPI_Free_mem(void *base)
 {
+    WEFT_API_GUARD;
     std::free(base);
     return MPI_SUCCESS;
 }

@@ -6,6 +6,7 @@
 
 #include "mpi_handles.h"
 #include "mpi_objects.h"
+#include "runtime.h"
 
 #include <mpi.h>
 
@@ -21,6 +22,11 @@
 // program's calls.
 #define WEFT_PROFILED(name)                                                                        \
     extern "C" decltype(P##name) name __attribute__((weak, alias("P" #name)));
+
+// The first statement of every MPI function but MPI_Wtime and MPI_Wtick: under
+// MPI_THREAD_MULTIPLE, the library's lock for the call (runtime.h, ApiGuard); otherwise a load
+// and a branch.
+#define WEFT_API_GUARD weft::rt::ApiGuard weft_api_guard_
 
 namespace weft::mpi {
 

@@ -35,6 +35,7 @@ WEFT_OP(weft_mpi_op_no_op, op_no_op, "MPI_NO_OP");
 WEFT_PROFILED(MPI_Op_create)
 int PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Op_create"); rc != MPI_SUCCESS)
         return rc;
     if (!function || !op)
@@ -49,6 +50,7 @@ int PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 WEFT_PROFILED(MPI_Op_free)
 int PMPI_Op_free(MPI_Op *op)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Op_free"); rc != MPI_SUCCESS)
         return rc;
     if (!op || !valid_op(*op))
@@ -64,6 +66,7 @@ int PMPI_Op_free(MPI_Op *op)
 WEFT_PROFILED(MPI_Op_commutative)
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Op_commutative"); rc != MPI_SUCCESS)
         return rc;
     if (!valid_op(op))
@@ -78,6 +81,7 @@ WEFT_PROFILED(MPI_Reduce_local)
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Reduce_local"); rc != MPI_SUCCESS)
         return rc;
     if (count < 0)

@@ -2,6 +2,7 @@
 // requests, and the buffer for buffered sends.
 #include "mpi_internal.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "runtime.h"
@@ -151,19 +152,33 @@ int probe_ft(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message, M
 }
 
 // ---- the attached buffer (MPI_Buffer_attach) for buffered sends
+struct BsendRequest;
 struct Block {
     size_t offset;
     size_t len;
-    weft_request *req; // the internal standard send from this block
+    weft_request *req;           // the internal standard send from this block
+    BsendRequest *user{nullptr}; // MPI_Ibsend's request while the user holds it
 };
 char *bsend_buf = nullptr;
 size_t bsend_size = 0;
 std::list<Block> blocks; // by offset
 
+// The request MPI_Ibsend returns: complete at once (the message is in the attached buffer).
+// MPI_Cancel asks the internal send to take its message back; the request is then incomplete
+// until the receiver has answered. The internal send and its block stay while the user holds
+// this (so that it can still be cancelled), or until the buffer is detached: then this
+// request frees the internal send itself.
+struct BsendRequest : weft_request {
+    weft_request *inner = nullptr;
+    std::list<Block>::iterator block; // while !owns_inner
+    bool owns_inner = false;
+};
+std::vector<BsendRequest *> bsend_cancelling; // asked, not answered yet
+
 void reap_blocks()
 {
     for (auto it = blocks.begin(); it != blocks.end();) {
-        if (it->req && it->req->complete) {
+        if (it->req && it->req->complete && !it->user) {
             it->req->pml_free(it->req);
             it = blocks.erase(it);
         } else {
@@ -192,9 +207,9 @@ char *bsend_alloc(size_t len, std::list<Block>::iterator &where)
 }
 
 // A buffered send: copy into the attached buffer and send from there; the
-// caller's request (if any) is complete at once.
+// caller's request (if any) is complete at once. *block: the block used.
 int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
-          const char *fn)
+          const char *fn, std::list<Block>::iterator *block = nullptr)
 {
     const size_t bytes = size_t(count) * type->size;
     std::list<Block>::iterator where;
@@ -212,7 +227,72 @@ int bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_C
         return raise_status(comm, rc, fn);
     }
     where->req = req;
+    if (block)
+        *block = where;
     return MPI_SUCCESS;
+}
+
+// Whether the receiver has answered the cancel of a buffered send, and how.
+int bsend_progress()
+{
+    int n = 0;
+    for (size_t i = 0; i < bsend_cancelling.size();) {
+        BsendRequest *w = bsend_cancelling[i];
+        const weft_request *in = w->inner;
+        if (in->cancelled && !in->status.cancelled) {
+            ++i; // still asking
+            continue;
+        }
+        w->status.cancelled = in->status.cancelled;
+        w->complete = true;
+        bsend_cancelling.erase(bsend_cancelling.begin() + std::ptrdiff_t(i));
+        ++n;
+    }
+    return n;
+}
+
+weft_status_t bsend_request_cancel(weft_request *r)
+{
+    auto *w = static_cast<BsendRequest *>(r);
+    weft_request *in = w->inner;
+    if (!w->complete || w->status.cancelled || !in->pml_cancel)
+        return WEFT_SUCCESS;
+    in->pml_cancel(in);
+    if (!in->cancelled)
+        return WEFT_SUCCESS; // refused at once
+    if (in->status.cancelled) {
+        w->status.cancelled = 1; // answered already
+        return WEFT_SUCCESS;
+    }
+    if (bsend_cancelling.empty())
+        weft_progress_register(bsend_progress);
+    w->complete = false;
+    bsend_cancelling.push_back(w);
+    return WEFT_SUCCESS;
+}
+
+void bsend_request_free(weft_request *r)
+{
+    auto *w = static_cast<BsendRequest *>(r);
+    std::erase(bsend_cancelling, w);
+    if (w->owns_inner)
+        w->inner->pml_free(w->inner); // released now, or by its owner when it completes
+    else
+        w->block->user = nullptr; // reaped with its block
+    delete w;
+}
+
+MPI_Request bsend_request(MPI_Comm comm, int dst, int tag, std::list<Block>::iterator block)
+{
+    auto *w = new BsendRequest;
+    weft_request_init(w, WEFT_REQUEST_GENERALIZED, comm, dst, tag);
+    w->complete = true;
+    w->pml_free = bsend_request_free;
+    w->pml_cancel = bsend_request_cancel;
+    w->inner = block->req;
+    w->block = block;
+    block->user = w;
+    return w;
 }
 
 // A request that is already complete (buffered sends).
@@ -254,9 +334,10 @@ int isend_mode(const void *buf, int count, MPI_Datatype type, int dst, int tag, 
     if (int rc = check(fn, buf, count, type, dst, tag, comm, Dir::send); rc != MPI_SUCCESS)
         return rc;
     if (mode == Mode::buffered && dst != MPI_PROC_NULL) {
-        if (int rc = bsend(buf, count, type, dst, tag, comm, fn); rc != MPI_SUCCESS)
+        std::list<Block>::iterator block;
+        if (int rc = bsend(buf, count, type, dst, tag, comm, fn, &block); rc != MPI_SUCCESS)
             return rc;
-        *req = done_request(comm);
+        *req = bsend_request(comm, dst, tag, block);
         return MPI_SUCCESS;
     }
     return result(
@@ -298,63 +379,74 @@ extern "C" {
 WEFT_PROFILED(MPI_Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return send_mode(buf, count, type, dst, tag, comm, Mode::standard, "MPI_Send");
 }
 WEFT_PROFILED(MPI_Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return send_mode(buf, count, type, dst, tag, comm, Mode::buffered, "MPI_Bsend");
 }
 WEFT_PROFILED(MPI_Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return send_mode(buf, count, type, dst, tag, comm, Mode::synchronous, "MPI_Ssend");
 }
 WEFT_PROFILED(MPI_Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
+    WEFT_API_GUARD;
     return send_mode(buf, count, type, dst, tag, comm, Mode::ready, "MPI_Rsend");
 }
 WEFT_PROFILED(MPI_Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Isend");
 }
 WEFT_PROFILED(MPI_Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Ibsend");
 }
 WEFT_PROFILED(MPI_Issend)
 int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Issend");
 }
 WEFT_PROFILED(MPI_Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return isend_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Irsend");
 }
 WEFT_PROFILED(MPI_Send_init)
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Send_init");
 }
 WEFT_PROFILED(MPI_Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Bsend_init");
 }
 WEFT_PROFILED(MPI_Ssend_init)
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous,
                           "MPI_Ssend_init");
 }
@@ -362,6 +454,7 @@ WEFT_PROFILED(MPI_Rsend_init)
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
+    WEFT_API_GUARD;
     return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Rsend_init");
 }
 
@@ -369,6 +462,7 @@ WEFT_PROFILED(MPI_Recv)
 int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Recv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
     if (src == MPI_ANY_SOURCE && ft_enabled()) [[unlikely]]
@@ -383,6 +477,7 @@ WEFT_PROFILED(MPI_Irecv)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Irecv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
     return result(pml()->pml_irecv(pml(), buf, size_t(count), type, src, tag, comm, req), comm,
@@ -393,6 +488,7 @@ WEFT_PROFILED(MPI_Recv_init)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Recv_init", buf, count, type, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -405,6 +501,7 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int
                   int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
                   MPI_Status *status)
 {
+    WEFT_API_GUARD;
     MPI_Request reqs[2];
     if (int rc = PMPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &reqs[0]); rc != MPI_SUCCESS)
         return rc;
@@ -423,6 +520,7 @@ WEFT_PROFILED(MPI_Sendrecv_replace)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int stag, int src,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Sendrecv_replace", buf, count, type, dst, stag, comm, Dir::send);
         rc != MPI_SUCCESS)
         return rc;
@@ -439,6 +537,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int 
 WEFT_PROFILED(MPI_Iprobe)
 int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Iprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -459,6 +558,7 @@ int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 WEFT_PROFILED(MPI_Probe)
 int PMPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Probe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -474,6 +574,7 @@ WEFT_PROFILED(MPI_Improbe)
 int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                  MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Improbe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -495,6 +596,7 @@ int PMPI_Improbe(int src, int tag, MPI_Comm comm, int *flag, MPI_Message *messag
 WEFT_PROFILED(MPI_Mprobe)
 int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check("MPI_Mprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -510,6 +612,7 @@ int PMPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message *message, MPI_Statu
 WEFT_PROFILED(MPI_Mrecv)
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Mrecv"); rc != MPI_SUCCESS)
         return rc;
     if (!message || *message == MPI_MESSAGE_NULL)
@@ -531,6 +634,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
 WEFT_PROFILED(MPI_Imrecv)
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Imrecv"); rc != MPI_SUCCESS)
         return rc;
     if (!message || *message == MPI_MESSAGE_NULL)
@@ -552,6 +656,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, M
 WEFT_PROFILED(MPI_Buffer_attach)
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Buffer_attach"); rc != MPI_SUCCESS)
         return rc;
     if (bsend_buf)
@@ -566,13 +671,21 @@ int PMPI_Buffer_attach(void *buffer, int size)
 WEFT_PROFILED(MPI_Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Buffer_detach"); rc != MPI_SUCCESS)
         return rc;
     // Blocks until every buffered send has left the buffer.
     weft::rt::wait_until([] {
         reap_blocks();
-        return blocks.empty();
+        return std::all_of(blocks.begin(), blocks.end(),
+                           [](const Block &b) { return b.req->complete; });
     });
+    // The sends MPI_Ibsend requests still hold are theirs to free now.
+    for (Block &b : blocks) {
+        b.user->owns_inner = true;
+        b.user->block = {};
+    }
+    blocks.clear();
     *static_cast<void **>(buffer_addr) = bsend_buf;
     *size = int(bsend_size);
     bsend_buf = nullptr;

@@ -237,6 +237,7 @@ using weft::mpi::raise;
 WEFT_PROFILED(MPI_Type_size)
 extern "C" int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Type_size"); rc != MPI_SUCCESS)
         return rc;
     if (!weft::mpi::live_datatype(datatype))
@@ -250,6 +251,7 @@ extern "C" int PMPI_Type_size(MPI_Datatype datatype, int *size)
 WEFT_PROFILED(MPI_Type_get_name)
 extern "C" int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    WEFT_API_GUARD;
     if (int rc = weft::mpi::check_state("MPI_Type_get_name"); rc != MPI_SUCCESS)
         return rc;
     if (!weft::mpi::live_datatype(datatype))

@@ -90,6 +90,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Wait)
 int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Wait"); rc != MPI_SUCCESS)
         return rc;
     if (!req)
@@ -106,6 +107,7 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 WEFT_PROFILED(MPI_Test)
 int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Test"); rc != MPI_SUCCESS)
         return rc;
     if (!req)
@@ -126,6 +128,7 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 WEFT_PROFILED(MPI_Request_get_status)
 int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Request_get_status"); rc != MPI_SUCCESS)
         return rc;
     if (inactive(req)) {
@@ -150,6 +153,7 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 WEFT_PROFILED(MPI_Waitall)
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Waitall"); rc != MPI_SUCCESS)
         return rc;
     if (count < 0)
@@ -201,6 +205,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 WEFT_PROFILED(MPI_Testall)
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Testall"); rc != MPI_SUCCESS)
         return rc;
     weft_progress();
@@ -216,6 +221,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
 WEFT_PROFILED(MPI_Waitany)
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Waitany"); rc != MPI_SUCCESS)
         return rc;
     bool any_active = false;
@@ -242,6 +248,7 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 WEFT_PROFILED(MPI_Testany)
 int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Testany"); rc != MPI_SUCCESS)
         return rc;
     weft_progress();
@@ -267,6 +274,7 @@ WEFT_PROFILED(MPI_Testsome)
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Testsome"); rc != MPI_SUCCESS)
         return rc;
     weft_progress();
@@ -314,6 +322,7 @@ WEFT_PROFILED(MPI_Waitsome)
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Waitsome"); rc != MPI_SUCCESS)
         return rc;
     bool any_active = false;
@@ -335,6 +344,7 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 WEFT_PROFILED(MPI_Cancel)
 int PMPI_Cancel(MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Cancel"); rc != MPI_SUCCESS)
         return rc;
     if (!req || !*req)
@@ -352,6 +362,7 @@ int PMPI_Cancel(MPI_Request *req)
 WEFT_PROFILED(MPI_Test_cancelled)
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    WEFT_API_GUARD;
     *flag = status ? status->_cancelled : 0;
     return MPI_SUCCESS;
 }
@@ -359,6 +370,7 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 WEFT_PROFILED(MPI_Request_free)
 int PMPI_Request_free(MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Request_free"); rc != MPI_SUCCESS)
         return rc;
     if (!req || !*req)
@@ -378,6 +390,7 @@ int PMPI_Request_free(MPI_Request *req)
 WEFT_PROFILED(MPI_Start)
 int PMPI_Start(MPI_Request *req)
 {
+    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Start"); rc != MPI_SUCCESS)
         return rc;
     if (!req || !*req || !(*req)->persistent)
@@ -391,6 +404,7 @@ int PMPI_Start(MPI_Request *req)
 WEFT_PROFILED(MPI_Startall)
 int PMPI_Startall(int count, MPI_Request reqs[])
 {
+    WEFT_API_GUARD;
     for (int i = 0; i < count; ++i)
         if (int rc = PMPI_Start(&reqs[i]); rc != MPI_SUCCESS)
             return rc;
@@ -400,6 +414,7 @@ int PMPI_Startall(int count, MPI_Request reqs[])
 WEFT_PROFILED(MPI_Get_count)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 {
+    WEFT_API_GUARD;
     if (!live_datatype(type))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
     if (type->size == 0) {
@@ -413,6 +428,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 WEFT_PROFILED(MPI_Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype type, int *count)
 {
+    WEFT_API_GUARD;
     if (!live_datatype(type))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype");
     if (!status || !count)

@@ -302,6 +302,7 @@ int weft_mpi_weights_empty[1];
 WEFT_PROFILED(MPI_Dims_create)
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Dims_create";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -360,6 +361,7 @@ WEFT_PROFILED(MPI_Cart_create)
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int,
                      MPI_Comm *comm_cart)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_create";
     if (int rc = check_old_comm(comm_old, comm_cart, fn); rc != MPI_SUCCESS)
         return rc;
@@ -373,6 +375,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 WEFT_PROFILED(MPI_Cart_map)
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_map";
     if (int rc = check_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -390,6 +393,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 WEFT_PROFILED(MPI_Cartdim_get)
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    WEFT_API_GUARD;
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, "MPI_Cartdim_get", t); rc != MPI_SUCCESS)
         return rc;
@@ -402,6 +406,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 WEFT_PROFILED(MPI_Cart_get)
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_get";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, fn, t); rc != MPI_SUCCESS)
@@ -425,6 +430,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 WEFT_PROFILED(MPI_Cart_rank)
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_rank";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, fn, t); rc != MPI_SUCCESS)
@@ -442,6 +448,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 WEFT_PROFILED(MPI_Cart_coords)
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_coords";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, fn, t); rc != MPI_SUCCESS)
@@ -465,6 +472,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 WEFT_PROFILED(MPI_Cart_shift)
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_shift";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, fn, t); rc != MPI_SUCCESS)
@@ -485,6 +493,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
 WEFT_PROFILED(MPI_Cart_sub)
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Cart_sub";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::cart, fn, t); rc != MPI_SUCCESS)
@@ -518,6 +527,7 @@ WEFT_PROFILED(MPI_Graph_create)
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int,
                       MPI_Comm *comm_graph)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graph_create";
     if (int rc = check_old_comm(comm_old, comm_graph, fn); rc != MPI_SUCCESS)
         return rc;
@@ -531,6 +541,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 WEFT_PROFILED(MPI_Graph_map)
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graph_map";
     if (int rc = check_comm(comm, fn); rc != MPI_SUCCESS)
         return rc;
@@ -548,6 +559,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 WEFT_PROFILED(MPI_Graphdims_get)
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graphdims_get";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::graph, fn, t); rc != MPI_SUCCESS)
@@ -562,6 +574,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 WEFT_PROFILED(MPI_Graph_get)
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graph_get";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::graph, fn, t); rc != MPI_SUCCESS)
@@ -580,6 +593,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 WEFT_PROFILED(MPI_Graph_neighbors_count)
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graph_neighbors_count";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::graph, fn, t); rc != MPI_SUCCESS)
@@ -597,6 +611,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 WEFT_PROFILED(MPI_Graph_neighbors)
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Graph_neighbors";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::graph, fn, t); rc != MPI_SUCCESS)
@@ -620,6 +635,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     const int destinations[], const int destweights[], MPI_Info,
                                     int, MPI_Comm *comm_dist_graph)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Dist_graph_create_adjacent";
     if (int rc = check_old_comm(comm_old, comm_dist_graph, fn); rc != MPI_SUCCESS)
         return rc;
@@ -657,6 +673,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
                            const int destinations[], const int weights[], MPI_Info, int,
                            MPI_Comm *comm_dist_graph)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Dist_graph_create";
     if (int rc = check_old_comm(comm_old, comm_dist_graph, fn); rc != MPI_SUCCESS)
         return rc;
@@ -734,6 +751,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 WEFT_PROFILED(MPI_Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Dist_graph_neighbors_count";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::dist_graph, fn, t); rc != MPI_SUCCESS)
@@ -750,6 +768,7 @@ WEFT_PROFILED(MPI_Dist_graph_neighbors)
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[])
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Dist_graph_neighbors";
     const Topology *t = nullptr;
     if (int rc = need_topo(comm, Kind::dist_graph, fn, t); rc != MPI_SUCCESS)
@@ -775,6 +794,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 WEFT_PROFILED(MPI_Topo_test)
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    WEFT_API_GUARD;
     if (int rc = check_comm(comm, "MPI_Topo_test"); rc != MPI_SUCCESS)
         return rc;
     if (!status)

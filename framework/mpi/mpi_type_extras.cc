@@ -114,6 +114,7 @@ WEFT_PROFILED(MPI_Pack_external_size)
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                             MPI_Aint *size)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Pack_external_size";
     if (int rc = check_external(fn, datarep, incount, datatype); rc != MPI_SUCCESS)
         return rc;
@@ -127,6 +128,7 @@ WEFT_PROFILED(MPI_Pack_external)
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
                        void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Pack_external";
     if (int rc = check_external(fn, datarep, incount, datatype); rc != MPI_SUCCESS)
         return rc;
@@ -152,6 +154,7 @@ WEFT_PROFILED(MPI_Unpack_external)
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Unpack_external";
     if (int rc = check_external(fn, datarep, outcount, datatype); rc != MPI_SUCCESS)
         return rc;
@@ -176,6 +179,7 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
 WEFT_PROFILED(MPI_Get_address)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    WEFT_API_GUARD;
     if (!address)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
     *address = reinterpret_cast<MPI_Aint>(location);
@@ -185,6 +189,7 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 WEFT_PROFILED(MPI_Aint_add)
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    WEFT_API_GUARD;
     // As char pointer arithmetic would, without overflow being undefined.
     return MPI_Aint(uintptr_t(base) + uintptr_t(disp));
 }
@@ -192,12 +197,14 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 WEFT_PROFILED(MPI_Aint_diff)
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    WEFT_API_GUARD;
     return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2));
 }
 
 WEFT_PROFILED(MPI_Type_size_x)
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    WEFT_API_GUARD;
     if (int rc = check_type("MPI_Type_size_x", datatype, size); rc != MPI_SUCCESS)
         return rc;
     *size = MPI_Count(datatype->size);
@@ -207,6 +214,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 WEFT_PROFILED(MPI_Type_get_extent_x)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    WEFT_API_GUARD;
     if (int rc = check_type("MPI_Type_get_extent_x", datatype, lb && extent ? lb : nullptr);
         rc != MPI_SUCCESS)
         return rc;
@@ -219,6 +227,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 WEFT_PROFILED(MPI_Type_get_true_extent_x)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    WEFT_API_GUARD;
     if (int rc = check_type("MPI_Type_get_true_extent_x", datatype,
                             true_lb && true_extent ? true_lb : nullptr);
         rc != MPI_SUCCESS)
@@ -232,6 +241,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 WEFT_PROFILED(MPI_Get_elements_x)
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    WEFT_API_GUARD;
     if (!live_datatype(datatype))
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Get_elements_x", "invalid datatype");
     if (!status || !count)
@@ -244,18 +254,21 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 WEFT_PROFILED(MPI_Status_set_elements)
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    WEFT_API_GUARD;
     return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
 
 WEFT_PROFILED(MPI_Status_set_elements_x)
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    WEFT_API_GUARD;
     return set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
 
 WEFT_PROFILED(MPI_Status_set_cancelled)
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    WEFT_API_GUARD;
     if (!status)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL");
     status->_cancelled = flag != 0;
@@ -265,6 +278,7 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 WEFT_PROFILED(MPI_Type_match_size)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_match_size";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -307,6 +321,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 WEFT_PROFILED(MPI_Type_create_f90_integer)
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    WEFT_API_GUARD;
     const char *fn = "MPI_Type_create_f90_integer";
     if (int rc = check_state(fn); rc != MPI_SUCCESS)
         return rc;
@@ -328,12 +343,14 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 WEFT_PROFILED(MPI_Type_create_f90_real)
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    WEFT_API_GUARD;
     return f90_real_or_complex("MPI_Type_create_f90_real", false, p, r, newtype);
 }
 
 WEFT_PROFILED(MPI_Type_create_f90_complex)
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    WEFT_API_GUARD;
     return f90_real_or_complex("MPI_Type_create_f90_complex", true, p, r, newtype);
 }
 

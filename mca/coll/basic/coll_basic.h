@@ -169,9 +169,23 @@ struct CollRequest : weft_request_t {
 // Start a non-blocking collective: takes the built schedule (sched is left empty).
 weft_status_t start_request(Sched &&sched, weft_request_t **request);
 
-// The schedule blocking collectives build into (one at a time: MPI forbids concurrent calls
-// on a communicator and the library provides at most MPI_THREAD_FUNNELED).
-Sched &blocking_sched();
+// The schedule a blocking collective builds into and runs, for the scope of one: the one kept
+// for reuse (its buffers stay allocated between calls), or a new one while that is in use (by
+// another thread's collective on another communicator, which runs under MPI_THREAD_MULTIPLE
+// while this one waits; or by a collective called from inside one).
+Sched *take_blocking_sched();
+void give_blocking_sched(Sched *s);
+class BlockingSched {
+  public:
+    BlockingSched() : s_(take_blocking_sched()) {}
+    ~BlockingSched() { give_blocking_sched(s_); }
+    BlockingSched(const BlockingSched &) = delete;
+    BlockingSched &operator=(const BlockingSched &) = delete;
+    Sched &get() { return *s_; }
+
+  private:
+    Sched *s_;
+};
 
 // A datatype of single bytes, for what the algorithms move as raw bytes.
 inline weft_datatype_t *type_bytes() { return weft_datatype_bytes(); }

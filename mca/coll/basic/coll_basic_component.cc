@@ -228,7 +228,8 @@ weft_status_t register_params()
 // A blocking collective: build into the shared schedule and run it here.
 template <class Build> weft_status_t blocking(weft_comm_t *comm, weft_op_t *op, Build build)
 {
-    Sched &s = blocking_sched();
+    BlockingSched lease;
+    Sched &s = lease.get();
     s.reset(comm, op);
     build(s);
     return s.run();

@@ -59,7 +59,8 @@ std::vector<Block> vector_blocks(int n, const size_t *counts, const ptrdiff_t *d
 template <class Build> weft_status_t run(weft_comm_t *comm, weft_request_t **request, Build build)
 {
     if (!request) {
-        Sched &s = blocking_sched();
+        BlockingSched lease;
+        Sched &s = lease.get();
         s.reset(comm, nullptr);
         build(s);
         return s.run();

@@ -277,10 +277,29 @@ void stop_progress()
     progress_registered = false;
 }
 
-Sched &blocking_sched()
+namespace {
+bool kept_busy = false; // (under the library's lock, as every call into a component)
+Sched &kept_sched()
 {
     static Sched s;
     return s;
+}
+} // namespace
+
+Sched *take_blocking_sched()
+{
+    if (kept_busy)
+        return new Sched;
+    kept_busy = true;
+    return &kept_sched();
+}
+
+void give_blocking_sched(Sched *s)
+{
+    if (s == &kept_sched())
+        kept_busy = false;
+    else
+        delete s;
 }
 
 } // namespace weft::coll::basic

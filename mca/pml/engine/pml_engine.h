@@ -81,6 +81,9 @@ template <class Policy> class Engine {
         // is part of a stream (btl_stream_min_rdma_size).
         std::vector<uint32_t> rndv_sends;
         uint64_t next_id = 1; // 1 + the requests tracked so far
+        // Sends whose CANCEL awaits its reply, by cancel_id (pml_engine_request.h).
+        std::unordered_map<uint64_t, Req *> cancels;
+        uint64_t next_cancel = 1;
         std::deque<Pending> pending;
         // Peers whose matching fragments wait for a rail change's fence (few, and short-lived).
         std::vector<Fence> fences;
@@ -176,6 +179,9 @@ template <class Policy> class Engine {
                      int tag, weft_send_mode_t mode, weft_comm_t *comm, bool persistent);
     static weft_status_t start_any(weft_request *req);
     static weft_status_t cancel(weft_request *req);
+    static void cancel_send(Req *r);
+    static void cancel_answered(Req *r, bool cancelled);
+    static void handle_cancel(const char *msg, size_t len, int from_world);
     static void free_request(weft_request *req);
     static void wait_and_release(Req *r, weft_msg_status_t *status);
     static void release_comms();

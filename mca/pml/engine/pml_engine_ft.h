@@ -73,6 +73,16 @@ template <class Policy> void Engine<Policy>::proc_failed(int world, void *)
             affect(comm);
     for (const auto &[cid, comm] : P->comms)
         affect(comm);
+    // Sends whose CANCEL it will never answer: not cancelled (ended below if under way).
+    for (auto it = P->cancels.begin(); it != P->cancels.end();) {
+        Req *r = it->second;
+        if (send_world(r) != world) {
+            ++it;
+            continue;
+        }
+        it = P->cancels.erase(it);
+        cancel_answered(r, false);
+    }
     // Transfers under way with it: ended once their fragments and RDMA operations are back.
     std::vector<Req *> under_way;
     P->live.for_each([&](Req *r) {

@@ -14,17 +14,19 @@ namespace weft::pml::engine {
 constexpr weft_btl_tag_t kTag = WEFT_BTL_TAG_PML_FIRST;
 
 enum HdrType : uint8_t {
-    hdr_match = 1,        // an eager message
-    hdr_rndv = 2,         // the first fragment of a rendezvous message
-    hdr_ack = 3,          // receiver -> sender: matched; send [send_offset, total) as FRAGs
-    hdr_frag = 4,         // sender -> receiver: a piece of a rendezvous message
-    hdr_rget = 5,         // a rendezvous offering the sender's registered buffer for RDMA reads
-    hdr_put = 6,          // receiver -> sender: write this piece into my registered buffer
-    hdr_fin = 7,          // an RDMA transfer of a piece is done (to whoever did not do it)
-    hdr_fence = 8,        // sent on a rail just removed: everything before it has arrived
-    hdr_fence_ack = 9,    // receiver -> sender: the fence arrived; matching may go on
-    hdr_revoke = 10,      // a communicator was revoked (ULFM): every member passes it on once
-    hdr_revoke_nack = 11, // receiver -> sender: a rendezvous for a revoked communicator refused
+    hdr_match = 1,         // an eager message
+    hdr_rndv = 2,          // the first fragment of a rendezvous message
+    hdr_ack = 3,           // receiver -> sender: matched; send [send_offset, total) as FRAGs
+    hdr_frag = 4,          // sender -> receiver: a piece of a rendezvous message
+    hdr_rget = 5,          // a rendezvous offering the sender's registered buffer for RDMA reads
+    hdr_put = 6,           // receiver -> sender: write this piece into my registered buffer
+    hdr_fin = 7,           // an RDMA transfer of a piece is done (to whoever did not do it)
+    hdr_fence = 8,         // sent on a rail just removed: everything before it has arrived
+    hdr_fence_ack = 9,     // receiver -> sender: the fence arrived; matching may go on
+    hdr_revoke = 10,       // a communicator was revoked (ULFM): every member passes it on once
+    hdr_revoke_nack = 11,  // receiver -> sender: a rendezvous for a revoked communicator refused
+    hdr_cancel = 12,       // sender -> receiver: take this message back if it is not matched
+    hdr_cancel_reply = 13, // receiver -> sender: whether it was taken back
     // Types from here on belong to the policy (bfo's restart notices): the engine hands them
     // to Policy::handle_extra.
     hdr_policy_first = 16
@@ -124,6 +126,27 @@ struct RevokeNackHdr {
     uint64_t send_id;
 };
 static_assert(sizeof(RevokeNackHdr) == 16, "part of the wire format");
+
+// MPI_Cancel of a send: the receiver takes the message (communicator, sender, number) out of
+// its unexpected queue if it is there, unmatched, and answers either way. A message not found
+// (matched already, or not arrived yet: it will be matched normally) is not cancelled.
+struct CancelHdr {
+    uint8_t type;
+    uint8_t reserved;
+    uint16_t seq; // the message's sequence number
+    uint32_t cid;
+    int32_t src; // its sender's rank in the communicator
+    uint32_t reserved2;
+    uint64_t cancel_id; // the sender's, for the reply
+};
+static_assert(sizeof(CancelHdr) == 24, "part of the wire format");
+struct CancelReplyHdr {
+    uint8_t type;
+    uint8_t cancelled; // 1: taken back, never to be matched; 0: it is (or will be) matched
+    uint8_t reserved[6];
+    uint64_t cancel_id;
+};
+static_assert(sizeof(CancelReplyHdr) == 16, "part of the wire format");
 
 // The fragments that carry a sequence number and are matched in its order.
 inline bool matching_type(uint8_t type)

@@ -239,6 +239,8 @@ template <class Policy> size_t Engine<Policy>::header_size(uint8_t type)
     case hdr_fence_ack: return sizeof(FenceHdr);
     case hdr_revoke: return sizeof(RevokeHdr);
     case hdr_revoke_nack: return sizeof(RevokeNackHdr);
+    case hdr_cancel: return sizeof(CancelHdr);
+    case hdr_cancel_reply: return sizeof(CancelReplyHdr);
     default: return 1;
     }
 }
@@ -365,6 +367,8 @@ void Engine<Policy>::handle(const char *msg, size_t len, const weft_btl_segment_
     case hdr_fence_ack: return malformed("fence in pieces");
     case hdr_revoke:
     case hdr_revoke_nack: return malformed("revoke notice in pieces");
+    case hdr_cancel:
+    case hdr_cancel_reply: return malformed("cancel request in pieces");
     default: return malformed("unknown header type " + std::to_string(type));
     }
 }
@@ -387,6 +391,11 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
                                 first.seg_len);
         if (type == hdr_revoke || type == hdr_revoke_nack) [[unlikely]]
             return handle_revoke(static_cast<const char *>(first.seg_addr), first.seg_len);
+        if (type == hdr_cancel || type == hdr_cancel_reply) [[unlikely]] {
+            auto it = P->endpoint_world.find(rd->endpoint);
+            return handle_cancel(static_cast<const char *>(first.seg_addr), first.seg_len,
+                                 it == P->endpoint_world.end() ? -1 : it->second);
+        }
         if (type >= hdr_policy_first) [[unlikely]] {
             auto it = P->endpoint_world.find(rd->endpoint);
             if (!Policy::template handle_extra<Engine>(

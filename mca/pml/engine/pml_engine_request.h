@@ -66,7 +66,15 @@ template <class Policy> void Engine<Policy>::complete(Req *r)
     if (r->chooser) [[unlikely]]
         chosen_done(r, r->status.error == WEFT_SUCCESS);
     untrack(r);
-    r->active = false;
+    if (r->cancel_pending) [[unlikely]] {
+        // Done, but MPI_Cancel's question is still out: complete at its answer.
+        r->done_in_cancel = true;
+        return;
+    }
+    // A persistent request stays active until framework/mpi reports it (MPI_Wait, MPI_Test):
+    // inactive, it would be reported with an empty status.
+    if (!r->persistent)
+        r->active = false;
     r->complete = true;
     if (r->freed && !r->persistent)
         release_request(r);
@@ -112,6 +120,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->active = false;
     r->freed = false;
     r->cancelled = false;
+    r->cancel_pending = false;
     r->status = weft_msg_status_t{};
     r->comm = comm;
     // Held until the request is released: MPI_Comm_free with the request pending must not
@@ -136,6 +145,8 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->regs.clear();
     if (send) {
         r->mode = mode;
+        r->sent = false;
+        r->done_in_cancel = false;
         r->dst = peer;
         r->src = -1;
         r->peer_recv_id = 0;
@@ -162,8 +173,12 @@ template <class Policy> weft_status_t Engine<Policy>::start_any(weft_request *re
 template <class Policy> weft_status_t Engine<Policy>::cancel(weft_request *req)
 {
     auto *r = static_cast<Req *>(req);
-    if (r->is_send || r->matched || r->complete)
-        return WEFT_SUCCESS; // too late, or a send: not cancelled
+    if (r->is_send) {
+        cancel_send(r);
+        return WEFT_SUCCESS;
+    }
+    if (r->matched || r->complete)
+        return WEFT_SUCCESS; // too late: not cancelled
     CommState &s = cs(r->comm);
     if (s.posted.contains(r))
         s.posted.erase(r);
@@ -171,6 +186,127 @@ template <class Policy> weft_status_t Engine<Policy>::cancel(weft_request *req)
     r->status.cancelled = 1;
     complete(r);
     return WEFT_SUCCESS;
+}
+
+// MPI_Cancel of a send. Its message can be taken back while the receiver has not matched it:
+// the receiver is asked (CANCEL), and the request completes at the answer (CANCEL_REPLY),
+// cancelled or not, even when its own transfer was over already (an eager send, complete
+// locally at once, is cancellable until its MPI_Wait). A rendezvous the receiver has answered
+// is matched: not cancelled, nothing asked.
+template <class Policy> void Engine<Policy>::cancel_send(Req *r)
+{
+    if (!r->sent || r->cancelled || r->cancel_pending || r->status.error != WEFT_SUCCESS ||
+        (!r->complete && r->answered))
+        return;
+    if (r->persistent && !r->active && !r->complete)
+        return; // not started
+    const int world = send_world(r);
+    if (world < 0 || peer_failed(world) || eager_limit(world) == 0)
+        return;
+    r->cancelled = true;
+    r->cancel_pending = true;
+    r->done_in_cancel = r->complete;
+    // Not complete (to MPI_Wait, MPI_Test) until the answer.
+    r->active = true;
+    r->complete = false;
+    r->cancel_id = P->next_cancel++;
+    P->cancels.emplace(r->cancel_id, r);
+    const CancelHdr h{.type = hdr_cancel,
+                      .reserved = 0,
+                      .seq = r->seq,
+                      .cid = weft_comm_cid(r->comm),
+                      .src = weft_comm_rank(r->comm),
+                      .reserved2 = 0,
+                      .cancel_id = r->cancel_id};
+    if (P->verbose >= 20) [[unlikely]]
+        trace("rank " + std::to_string(weft_comm_rank(r->comm)) + " asks " +
+              std::to_string(r->dst) + " to cancel message " + std::to_string(r->seq) + " (cid " +
+              std::to_string(h.cid) + ")");
+    // Behind the message itself on its way (a BTL that delivers inside the call may answer
+    // before this returns).
+    if (send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra) != WEFT_SUCCESS)
+        if (auto it = P->cancels.find(h.cancel_id); it != P->cancels.end()) {
+            P->cancels.erase(it);
+            cancel_answered(r, false);
+        }
+}
+
+// The answer to r's CANCEL (or none will come: its peer failed).
+template <class Policy> void Engine<Policy>::cancel_answered(Req *r, bool cancelled)
+{
+    r->cancel_pending = false;
+    r->cancel_id = 0;
+    // Asked and answered no: no cancel in effect (what framework/mpi sees of the answer).
+    r->cancelled = cancelled;
+    if (cancelled) {
+        r->status.cancelled = 1;
+        r->status.error = WEFT_SUCCESS;
+        if (!r->done_in_cancel && r->id != 0) {
+            // A rendezvous the receiver let go before answering it: nothing more comes. (An
+            // eager send whose BTL still reads its buffer completes at the BTL's callback.)
+            fail_send(r, WEFT_SUCCESS);
+            maybe_complete_send(r);
+            return;
+        }
+    }
+    if (r->done_in_cancel) {
+        r->done_in_cancel = false;
+        if (!r->persistent)
+            r->active = false;
+        r->complete = true;
+        if (r->freed && !r->persistent)
+            release_request(r);
+    }
+    // else the transfer goes on (matched), and completes as it would have.
+}
+
+// A CANCEL from world rank from_world, or the answer to one of this process's.
+template <class Policy>
+void Engine<Policy>::handle_cancel(const char *msg, size_t len, int from_world)
+{
+    if (static_cast<uint8_t>(msg[0]) == hdr_cancel_reply) {
+        CancelReplyHdr h;
+        if (len != sizeof h)
+            return malformed("cancel reply of " + std::to_string(len) + " bytes");
+        std::memcpy(&h, msg, sizeof h);
+        auto it = P->cancels.find(h.cancel_id);
+        if (it == P->cancels.end() || h.cancelled > 1 || send_world(it->second) != from_world)
+            return malformed("cancel reply for no cancel asked");
+        Req *r = it->second;
+        P->cancels.erase(it);
+        cancel_answered(r, h.cancelled == 1);
+        return;
+    }
+    CancelHdr h;
+    if (len != sizeof h)
+        return malformed("cancel request of " + std::to_string(len) + " bytes");
+    std::memcpy(&h, msg, sizeof h);
+    if (from_world < 0)
+        return malformed("cancel request from an unknown endpoint");
+    CancelReplyHdr reply{
+        .type = hdr_cancel_reply, .cancelled = 0, .reserved = {}, .cancel_id = h.cancel_id};
+    weft_comm_t *comm = find_comm(h.cid);
+    // A message may be taken back by its own sender only.
+    if (comm && (h.src < 0 || h.src >= weft_comm_peer_size(comm) ||
+                 weft_comm_peer_world_rank(comm, h.src) != from_world))
+        return malformed("cancel request for a message of another process");
+    if (comm) {
+        CommState &s = cs(comm);
+        auto &q = s.unexpected[size_t(h.src)];
+        for (auto it = q.begin(); it != q.end(); ++it) {
+            if (it->seq != h.seq)
+                continue;
+            // (A rendezvous's sender sends nothing more until answered: it is forgotten.)
+            give_unexpected(q, it);
+            reply.cancelled = 1;
+            break;
+        }
+    }
+    if (P->verbose >= 20) [[unlikely]]
+        trace("world rank " + std::to_string(from_world) + " asked to cancel message " +
+              std::to_string(h.seq) + " (cid " + std::to_string(h.cid) +
+              "): " + (reply.cancelled ? "taken back" : "not found unmatched, not cancelled"));
+    send_bytes(from_world, &reply, sizeof reply, nullptr, 0, true, Frag::extra);
 }
 
 template <class Policy> void Engine<Policy>::free_request(weft_request *req)

@@ -233,6 +233,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
     r->complete = false;
     r->active = true;
     r->status = weft_msg_status_t{};
+    r->cancelled = r->sent = false;
     weft_comm_t *comm = r->comm;
     if (r->dst == WEFT_PROC_NULL) {
         r->status.source = WEFT_PROC_NULL;
@@ -251,6 +252,8 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
         // before a sequence number is taken: nothing left a gap
         return peer_failed(world) ? WEFT_ERR_PROC_FAILED : WEFT_ERR_UNREACH;
     m.seq = s.send_seq[size_t(r->dst)]++;
+    r->seq = m.seq;
+    r->sent = true;
     if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
         return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);
     return start_rndv(r, m, world);

@@ -176,7 +176,15 @@ template <class Policy> struct Request : weft_request {
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
     int rdma_inflight = 0;
-    int rndv_world = -1;          // counted in State::rndv_sends[rndv_world] until untracked
+    int rndv_world = -1; // counted in State::rndv_sends[rndv_world] until untracked
+    // MPI_Cancel of a send (cancel_send): its message's number once it has one (sent), whether
+    // a CANCEL awaits its reply (the request completes only after it), and whether the
+    // transfer itself finished meanwhile.
+    uint16_t seq = 0;
+    bool sent = false;
+    bool cancel_pending = false;
+    bool done_in_cancel = false;
+    uint64_t cancel_id = 0;       // State::cancels
     std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
     std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
     uint32_t rails_used = 0;          // bit per State::modules index

@@ -1,0 +1,159 @@
+/* threads: MPI_THREAD_MULTIPLE (MPI-3.1 12.4). MPI_Init_thread grants it; MPI_Query_thread says
+ * so and MPI_Is_thread_main is true in the main thread only. Then NT threads per rank call MPI
+ * at once, each:
+ * - a ring on MPI_COMM_WORLD on its own tag: blocking sends and non-blocking receives, eager
+ *   (64 B) and rendezvous (256 KiB) in turn, every byte checked (it names sender, thread and
+ *   round);
+ * - receives from MPI_ANY_SOURCE on its own tag, one message from every rank, while every
+ *   thread of every rank sends them;
+ * - MPI_Sendrecv with its peers, MPI_Iprobe/MPI_Recv and MPI_Test loops;
+ * - collectives (allreduce, bcast, barrier) on a communicator of its own (dup'd by the main
+ *   thread first, in order), the results checked.
+ * Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
+#include <mpi.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROGRAM "threads"
+#include "test_program.h"
+
+enum { NT = 4, ROUNDS = 12, SMALL = 64, LARGE = 256 << 10 };
+
+static int size, next, prev;
+static MPI_Comm comms[NT];
+static pthread_mutex_t report = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned char byte_of(int src, int t, int round, int i)
+{
+    return (unsigned char)(src * 131 + t * 37 + round * 11 + i * 7);
+}
+
+/* A check inside a thread: counted under a lock, reported once per thread. */
+#define TCHECK(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            pthread_mutex_lock(&report);                                                           \
+            CHECK(0, __VA_ARGS__);                                                                 \
+            pthread_mutex_unlock(&report);                                                         \
+        }                                                                                          \
+    } while (0)
+
+static void *work(void *arg)
+{
+    const int t = (int)(long)arg;
+    int flag = 1;
+    MPI_Is_thread_main(&flag);
+    TCHECK(!flag, "thread %d: MPI_Is_thread_main says it is the main thread", t);
+    unsigned char *out = malloc(LARGE), *in = malloc(LARGE);
+
+    /* The ring, eager and rendezvous in turn. */
+    for (int round = 0; round < ROUNDS; ++round) {
+        const int n = round % 2 ? LARGE : SMALL;
+        for (int i = 0; i < n; ++i)
+            out[i] = byte_of(rank, t, round, i);
+        memset(in, 0, (size_t)n);
+        MPI_Request req;
+        MPI_Irecv(in, n, MPI_BYTE, prev, t, MPI_COMM_WORLD, &req);
+        MPI_Send(out, n, MPI_BYTE, next, t, MPI_COMM_WORLD);
+        MPI_Status st;
+        MPI_Wait(&req, &st);
+        int count = -1;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        TCHECK(count == n && st.MPI_SOURCE == prev && st.MPI_TAG == t,
+               "thread %d round %d: status count %d source %d tag %d", t, round, count,
+               st.MPI_SOURCE, st.MPI_TAG);
+        int bad = -1;
+        for (int i = 0; i < n && bad < 0; ++i)
+            if (in[i] != byte_of(prev, t, round, i))
+                bad = i;
+        TCHECK(bad < 0, "thread %d round %d: byte %d of %d damaged", t, round, bad, n);
+    }
+
+    /* MPI_ANY_SOURCE on this thread's tag: one message from every rank. */
+    {
+        const int tag = 100 + t;
+        MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)size);
+        int *vals = malloc(sizeof(int) * (size_t)size);
+        for (int r = 0; r < size; ++r)
+            MPI_Irecv(&vals[r], 1, MPI_INT, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &reqs[r]);
+        for (int r = 0; r < size; ++r) {
+            int v = rank * 1000 + t;
+            MPI_Send(&v, 1, MPI_INT, r, tag, MPI_COMM_WORLD);
+        }
+        MPI_Waitall(size, reqs, MPI_STATUSES_IGNORE);
+        long sum = 0, want = 0;
+        for (int r = 0; r < size; ++r) {
+            sum += vals[r];
+            want += r * 1000 + t;
+        }
+        TCHECK(sum == want, "thread %d: ANY_SOURCE values sum to %ld, want %ld", t, sum, want);
+        free(reqs);
+        free(vals);
+    }
+
+    /* Sendrecv, then a probe loop and a test loop. */
+    {
+        const int tag = 200 + t;
+        int mine = rank * 10 + t, got = -1;
+        MPI_Sendrecv(&mine, 1, MPI_INT, next, tag, &got, 1, MPI_INT, prev, tag, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        TCHECK(got == prev * 10 + t, "thread %d: sendrecv got %d, want %d", t, got, prev * 10 + t);
+        MPI_Request sreq;
+        MPI_Isend(&mine, 1, MPI_INT, next, tag + 100, MPI_COMM_WORLD, &sreq);
+        int found = 0;
+        MPI_Status st;
+        while (!found)
+            MPI_Iprobe(prev, tag + 100, MPI_COMM_WORLD, &found, &st);
+        got = -1;
+        MPI_Recv(&got, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        TCHECK(got == prev * 10 + t, "thread %d: probed message %d, want %d", t, got,
+               prev * 10 + t);
+        int done = 0;
+        while (!done)
+            MPI_Test(&sreq, &done, MPI_STATUS_IGNORE);
+    }
+
+    /* Collectives on this thread's own communicator. */
+    for (int round = 0; round < ROUNDS; ++round) {
+        int v = rank + t + round, sum = -1;
+        MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comms[t]);
+        const int want = size * (size - 1) / 2 + size * (t + round);
+        TCHECK(sum == want, "thread %d round %d: allreduce %d, want %d", t, round, sum, want);
+        int b = rank == round % size ? 7 * t + round : -1;
+        MPI_Bcast(&b, 1, MPI_INT, round % size, comms[t]);
+        TCHECK(b == 7 * t + round, "thread %d round %d: bcast %d", t, round, b);
+        MPI_Barrier(comms[t]);
+    }
+    free(out);
+    free(in);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Init_thread provided %d, not MULTIPLE", provided);
+    int level = -1, main_flag = 0;
+    MPI_Query_thread(&level);
+    CHECK(level == MPI_THREAD_MULTIPLE, "MPI_Query_thread says %d", level);
+    MPI_Is_thread_main(&main_flag);
+    CHECK(main_flag, "MPI_Is_thread_main is false in the main thread");
+    next = (rank + 1) % size;
+    prev = (rank + size - 1) % size;
+    for (int t = 0; t < NT; ++t)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
+    pthread_t threads[NT];
+    for (int t = 0; t < NT; ++t)
+        pthread_create(&threads[t], NULL, work, (void *)(long)t);
+    for (int t = 0; t < NT; ++t)
+        pthread_join(threads[t], NULL);
+    for (int t = 0; t < NT; ++t)
+        MPI_Comm_free(&comms[t]);
+    return finish("4 threads per rank: rings, ANY_SOURCE, probes and collectives at once, "
+                  "every result right");
+}
