@@ -22,12 +22,15 @@ for btl in self,sm self,tcp; do
         "$B/test/integration/mpi_p2p" 2>&1) || fail "malformed fragments over $btl broke the job: $out"
     expect_in "mpi_p2p: 2 ranks," "$out" "malformed over $btl"
     n=$(echo "$out" | grep -c "pml/ob1: a malformed fragment arrived")
-    [ "$n" -eq 8 ] || fail "malformed over $btl: $n reports, expected 8: $out"
+    [ "$n" -eq 11 ] || fail "malformed over $btl: $n reports, expected 11: $out"
     expect_in "unknown header type 99" "$out" "malformed kinds"
     expect_in "ACK for an unknown send" "$out" "malformed kinds"
     expect_in "FRAG for an unknown receive" "$out" "malformed kinds"
     expect_in "PUT for an unknown send" "$out" "malformed kinds"
     expect_in "FIN for an unknown request" "$out" "malformed kinds"
+    expect_in "cancel request of 16 bytes" "$out" "malformed kinds"
+    expect_in "cancel request for a message of another process" "$out" "malformed kinds"
+    expect_in "cancel reply for no cancel asked" "$out" "malformed kinds"
 done
 # One rank selects another PML (a test fixture): MPI_Init stops the job with a
 # clear error, never a hang.
@@ -69,4 +72,4 @@ for bad in "btl_tcp_free_list_max 0|btl_tcp_free_list_max is 0; it must be betwe
         fail "a job with $param ran: $out"
     expect_in "$msg" "$out" "$param"
 done
-echo "MPI bad input: fatal invalid rank, use after finalize, 8 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, bad rendezvous parameters (pipeline depth, BTL flags, single-copy mechanism; BTL queues past the sequence window) refused, an unknown coll component and a bad coll parameter refused at MPI_Init"
+echo "MPI bad input: fatal invalid rank, use after finalize, 11 malformed fragments (every header type) over sm and tcp reported without a crash, different PMLs refused at MPI_Init, bad rendezvous parameters (pipeline depth, BTL flags, single-copy mechanism; BTL queues past the sequence window) refused, an unknown coll component and a bad coll parameter refused at MPI_Init"

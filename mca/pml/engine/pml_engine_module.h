@@ -461,6 +461,18 @@ template <class Policy> void Engine<Policy>::inject_faults()
     rget.rndv.match.src = 1 << 20; // outside any communicator: reported before matching
     rget.nsegs = 1;
     send_bytes(to, &rget, sizeof rget, nullptr, 0, true);
+    // Cancels: cut short; taking back a message of another process (the receiver's own, in
+    // MPI_COMM_WORLD); and an answer to a cancel never asked.
+    CancelHdr cancel{};
+    cancel.type = hdr_cancel;
+    send_bytes(to, &cancel, sizeof cancel - 8, nullptr, 0, true);
+    cancel.src = to;
+    send_bytes(to, &cancel, sizeof cancel, nullptr, 0, true);
+    CancelReplyHdr reply{};
+    reply.type = hdr_cancel_reply;
+    reply.cancelled = 1;
+    reply.cancel_id = 0xdeadbeef;
+    send_bytes(to, &reply, sizeof reply, nullptr, 0, true);
 }
 
 template <class Policy> int Engine<Policy>::progress_fn()
