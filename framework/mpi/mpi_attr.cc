@@ -350,8 +350,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
 WEFT_PROFILED(MPI_Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *keyval)
 {
-    WEFT_API_GUARD;
-    return free_keyval(Kind::comm, keyval, "MPI_Comm_free_keyval");
+    WEFT_API_RETURN(free_keyval(Kind::comm, keyval, "MPI_Comm_free_keyval"));
 }
 
 WEFT_PROFILED(MPI_Comm_set_attr)
@@ -392,8 +391,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
 WEFT_PROFILED(MPI_Type_free_keyval)
 int PMPI_Type_free_keyval(int *keyval)
 {
-    WEFT_API_GUARD;
-    return free_keyval(Kind::type, keyval, "MPI_Type_free_keyval");
+    WEFT_API_RETURN(free_keyval(Kind::type, keyval, "MPI_Type_free_keyval"));
 }
 
 WEFT_PROFILED(MPI_Type_set_attr)
@@ -443,8 +441,7 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 WEFT_PROFILED(MPI_Keyval_free)
 int PMPI_Keyval_free(int *keyval)
 {
-    WEFT_API_GUARD;
-    return free_keyval(Kind::comm, keyval, "MPI_Keyval_free");
+    WEFT_API_RETURN(free_keyval(Kind::comm, keyval, "MPI_Keyval_free"));
 }
 
 WEFT_PROFILED(MPI_Attr_put)
@@ -461,8 +458,7 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 WEFT_PROFILED(MPI_Attr_get)
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    WEFT_API_GUARD;
-    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+    WEFT_API_RETURN(PMPI_Comm_get_attr(comm, keyval, attribute_val, flag));
 }
 
 WEFT_PROFILED(MPI_Attr_delete)

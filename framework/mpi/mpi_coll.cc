@@ -509,11 +509,7 @@ int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_O
 extern "C" {
 
 WEFT_PROFILED(MPI_Barrier)
-int PMPI_Barrier(MPI_Comm comm)
-{
-    WEFT_API_GUARD;
-    return barrier(comm, nullptr, "MPI_Barrier");
-}
+int PMPI_Barrier(MPI_Comm comm) { WEFT_API_RETURN(barrier(comm, nullptr, "MPI_Barrier")); }
 
 WEFT_PROFILED(MPI_Ibarrier)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -527,57 +523,54 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 WEFT_PROFILED(MPI_Bcast)
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return bcast(buf, count, type, root, comm, nullptr, false, "MPI_Bcast");
+    WEFT_API_RETURN(bcast(buf, count, type, root, comm, nullptr, false, "MPI_Bcast"));
 }
 
 WEFT_PROFILED(MPI_Ibcast)
 int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return bcast(buf, count, type, root, comm, request, true, "MPI_Ibcast");
+    WEFT_API_RETURN(bcast(buf, count, type, root, comm, request, true, "MPI_Ibcast"));
 }
 
 WEFT_PROFILED(MPI_Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, false, "MPI_Reduce");
+    WEFT_API_RETURN(
+        reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, false, "MPI_Reduce"));
 }
 
 WEFT_PROFILED(MPI_Ireduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, true, "MPI_Ireduce");
+    WEFT_API_RETURN(
+        reduce(sendbuf, recvbuf, count, type, op, root, comm, request, true, "MPI_Ireduce"));
 }
 
 WEFT_PROFILED(MPI_Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, false, "MPI_Allreduce");
+    WEFT_API_RETURN(
+        allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, false, "MPI_Allreduce"));
 }
 
 WEFT_PROFILED(MPI_Iallreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return allreduce(sendbuf, recvbuf, count, type, op, comm, request, true, "MPI_Iallreduce");
+    WEFT_API_RETURN(
+        allreduce(sendbuf, recvbuf, count, type, op, comm, request, true, "MPI_Iallreduce"));
 }
 
 WEFT_PROFILED(MPI_Gather)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
-                   root, comm, nullptr, false, false, "MPI_Gather");
+    WEFT_API_RETURN(gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                            recvtype, root, comm, nullptr, false, false, "MPI_Gather"));
 }
 
 WEFT_PROFILED(MPI_Igather)
@@ -585,9 +578,8 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
-                   root, comm, request, true, false, "MPI_Igather");
+    WEFT_API_RETURN(gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                            recvtype, root, comm, request, true, false, "MPI_Igather"));
 }
 
 WEFT_PROFILED(MPI_Gatherv)
@@ -595,9 +587,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
-                   comm, nullptr, false, true, "MPI_Gatherv");
+    WEFT_API_RETURN(gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
+                            root, comm, nullptr, false, true, "MPI_Gatherv"));
 }
 
 WEFT_PROFILED(MPI_Igatherv)
@@ -605,18 +596,16 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root,
-                   comm, request, true, true, "MPI_Igatherv");
+    WEFT_API_RETURN(gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype,
+                            root, comm, request, true, true, "MPI_Igatherv"));
 }
 
 WEFT_PROFILED(MPI_Scatter)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    root, comm, nullptr, false, false, "MPI_Scatter");
+    WEFT_API_RETURN(scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, nullptr, false, false, "MPI_Scatter"));
 }
 
 WEFT_PROFILED(MPI_Iscatter)
@@ -624,9 +613,8 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    root, comm, request, true, false, "MPI_Iscatter");
+    WEFT_API_RETURN(scatterv(sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, request, true, false, "MPI_Iscatter"));
 }
 
 WEFT_PROFILED(MPI_Scatterv)
@@ -634,9 +622,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
-                    comm, nullptr, false, true, "MPI_Scatterv");
+    WEFT_API_RETURN(scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm, nullptr, false, true, "MPI_Scatterv"));
 }
 
 WEFT_PROFILED(MPI_Iscatterv)
@@ -644,27 +631,24 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root,
-                    comm, request, true, true, "MPI_Iscatterv");
+    WEFT_API_RETURN(scatterv(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm, request, true, true, "MPI_Iscatterv"));
 }
 
 WEFT_PROFILED(MPI_Allgather)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
-                      comm, nullptr, false, false, "MPI_Allgather");
+    WEFT_API_RETURN(allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                               recvtype, comm, nullptr, false, false, "MPI_Allgather"));
 }
 
 WEFT_PROFILED(MPI_Iallgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount, recvtype,
-                      comm, request, true, false, "MPI_Iallgather");
+    WEFT_API_RETURN(allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
+                               recvtype, comm, request, true, false, "MPI_Iallgather"));
 }
 
 WEFT_PROFILED(MPI_Allgatherv)
@@ -672,9 +656,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
-                      nullptr, false, true, "MPI_Allgatherv");
+    WEFT_API_RETURN(allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                               recvtype, comm, nullptr, false, true, "MPI_Allgatherv"));
 }
 
 WEFT_PROFILED(MPI_Iallgatherv)
@@ -682,27 +665,24 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm,
-                      request, true, true, "MPI_Iallgatherv");
+    WEFT_API_RETURN(allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                               recvtype, comm, request, true, true, "MPI_Iallgatherv"));
 }
 
 WEFT_PROFILED(MPI_Alltoall)
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
-                    false, "MPI_Alltoall");
+    WEFT_API_RETURN(alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             nullptr, false, "MPI_Alltoall"));
 }
 
 WEFT_PROFILED(MPI_Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, true,
-                    "MPI_Ialltoall");
+    WEFT_API_RETURN(alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             request, true, "MPI_Ialltoall"));
 }
 
 WEFT_PROFILED(MPI_Alltoallv)
@@ -710,9 +690,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                     comm, nullptr, false, "MPI_Alltoallv");
+    WEFT_API_RETURN(alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, nullptr, false, "MPI_Alltoallv"));
 }
 
 WEFT_PROFILED(MPI_Ialltoallv)
@@ -720,9 +699,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                     comm, request, true, "MPI_Ialltoallv");
+    WEFT_API_RETURN(alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, request, true, "MPI_Ialltoallv"));
 }
 
 WEFT_PROFILED(MPI_Alltoallw)
@@ -730,9 +708,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, nullptr, false, "MPI_Alltoallw");
+    WEFT_API_RETURN(alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, nullptr, false, "MPI_Alltoallw"));
 }
 
 WEFT_PROFILED(MPI_Ialltoallw)
@@ -741,77 +718,72 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, request, true, "MPI_Ialltoallw");
+    WEFT_API_RETURN(alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, request, true, "MPI_Ialltoallw"));
 }
 
 WEFT_PROFILED(MPI_Reduce_scatter)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, nullptr, false, false,
-                          "MPI_Reduce_scatter");
+    WEFT_API_RETURN(reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, nullptr, false,
+                                   false, "MPI_Reduce_scatter"));
 }
 
 WEFT_PROFILED(MPI_Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                          MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, request, true, false,
-                          "MPI_Ireduce_scatter");
+    WEFT_API_RETURN(reduce_scatter(sendbuf, recvbuf, recvcounts, 0, type, op, comm, request, true,
+                                   false, "MPI_Ireduce_scatter"));
 }
 
 WEFT_PROFILED(MPI_Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
                               MPI_Op op, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, nullptr, false,
-                          true, "MPI_Reduce_scatter_block");
+    WEFT_API_RETURN(reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, nullptr,
+                                   false, true, "MPI_Reduce_scatter_block"));
 }
 
 WEFT_PROFILED(MPI_Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, request, true, true,
-                          "MPI_Ireduce_scatter_block");
+    WEFT_API_RETURN(reduce_scatter(sendbuf, recvbuf, nullptr, recvcount, type, op, comm, request,
+                                   true, true, "MPI_Ireduce_scatter_block"));
 }
 
 WEFT_PROFILED(MPI_Scan)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, false, "MPI_Scan");
+    WEFT_API_RETURN(
+        scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, false, "MPI_Scan"));
 }
 
 WEFT_PROFILED(MPI_Iscan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return scan(sendbuf, recvbuf, count, type, op, comm, request, true, false, "MPI_Iscan");
+    WEFT_API_RETURN(
+        scan(sendbuf, recvbuf, count, type, op, comm, request, true, false, "MPI_Iscan"));
 }
 
 WEFT_PROFILED(MPI_Exscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, true, "MPI_Exscan");
+    WEFT_API_RETURN(
+        scan(sendbuf, recvbuf, count, type, op, comm, nullptr, false, true, "MPI_Exscan"));
 }
 
 WEFT_PROFILED(MPI_Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return scan(sendbuf, recvbuf, count, type, op, comm, request, true, true, "MPI_Iexscan");
+    WEFT_API_RETURN(
+        scan(sendbuf, recvbuf, count, type, op, comm, request, true, true, "MPI_Iexscan"));
 }
 
 // ULFM's agreement, here without fault tolerance (coll/base's, unless a component provides
@@ -1000,9 +972,9 @@ WEFT_PROFILED(MPI_Neighbor_allgather)
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
-                               recvtype, comm, nullptr, false, false, "MPI_Neighbor_allgather");
+    WEFT_API_RETURN(neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
+                                        recvcount, recvtype, comm, nullptr, false, false,
+                                        "MPI_Neighbor_allgather"));
 }
 
 WEFT_PROFILED(MPI_Ineighbor_allgather)
@@ -1010,9 +982,9 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvcount,
-                               recvtype, comm, request, true, false, "MPI_Ineighbor_allgather");
+    WEFT_API_RETURN(neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr,
+                                        recvcount, recvtype, comm, request, true, false,
+                                        "MPI_Ineighbor_allgather"));
 }
 
 WEFT_PROFILED(MPI_Neighbor_allgatherv)
@@ -1020,9 +992,9 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
-                               recvtype, comm, nullptr, false, true, "MPI_Neighbor_allgatherv");
+    WEFT_API_RETURN(neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        0, recvtype, comm, nullptr, false, true,
+                                        "MPI_Neighbor_allgatherv"));
 }
 
 WEFT_PROFILED(MPI_Ineighbor_allgatherv)
@@ -1030,18 +1002,17 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
-                               recvtype, comm, request, true, true, "MPI_Ineighbor_allgatherv");
+    WEFT_API_RETURN(neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        0, recvtype, comm, request, true, true,
+                                        "MPI_Ineighbor_allgatherv"));
 }
 
 WEFT_PROFILED(MPI_Neighbor_alltoall)
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                             nullptr, false, "MPI_Neighbor_alltoall");
+    WEFT_API_RETURN(neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, nullptr, false, "MPI_Neighbor_alltoall"));
 }
 
 WEFT_PROFILED(MPI_Ineighbor_alltoall)
@@ -1049,9 +1020,8 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                             request, true, "MPI_Ineighbor_alltoall");
+    WEFT_API_RETURN(neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, request, true, "MPI_Ineighbor_alltoall"));
 }
 
 WEFT_PROFILED(MPI_Neighbor_alltoallv)
@@ -1059,9 +1029,9 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, nullptr, false, "MPI_Neighbor_alltoallv");
+    WEFT_API_RETURN(neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, nullptr, false,
+                                       "MPI_Neighbor_alltoallv"));
 }
 
 WEFT_PROFILED(MPI_Ineighbor_alltoallv)
@@ -1070,9 +1040,9 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, request, true, "MPI_Ineighbor_alltoallv");
+    WEFT_API_RETURN(neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, request, true,
+                                       "MPI_Ineighbor_alltoallv"));
 }
 
 WEFT_PROFILED(MPI_Neighbor_alltoallw)
@@ -1080,9 +1050,9 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm, nullptr, false, "MPI_Neighbor_alltoallw");
+    WEFT_API_RETURN(neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm, nullptr, false,
+                                       "MPI_Neighbor_alltoallw"));
 }
 
 WEFT_PROFILED(MPI_Ineighbor_alltoallw)
@@ -1091,9 +1061,9 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm, request, true, "MPI_Ineighbor_alltoallw");
+    WEFT_API_RETURN(neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm, request, true,
+                                       "MPI_Ineighbor_alltoallw"));
 }
 
 } // extern "C"

@@ -906,15 +906,13 @@ int ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *
 WEFT_PROFILED(MPI_Comm_idup)
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return ishrink(comm, newcomm, request, "MPI_Comm_idup", true);
+    WEFT_API_RETURN(ishrink(comm, newcomm, request, "MPI_Comm_idup", true));
 }
 
 WEFT_PROFILED(MPIX_Comm_ishrink)
 int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    WEFT_API_GUARD;
-    return ishrink(comm, newcomm, request, "MPIX_Comm_ishrink");
+    WEFT_API_RETURN(ishrink(comm, newcomm, request, "MPIX_Comm_ishrink"));
 }
 
 WEFT_PROFILED(MPIX_Comm_shrink)

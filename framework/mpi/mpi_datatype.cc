@@ -649,18 +649,16 @@ WEFT_PROFILED(MPI_Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return pack_or_unpack("MPI_Pack", true, nullptr, outbuf, outsize, position, inbuf, nullptr,
-                          incount, datatype, comm);
+    WEFT_API_RETURN(pack_or_unpack("MPI_Pack", true, nullptr, outbuf, outsize, position, inbuf,
+                                   nullptr, incount, datatype, comm));
 }
 
 WEFT_PROFILED(MPI_Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return pack_or_unpack("MPI_Unpack", false, inbuf, nullptr, insize, position, nullptr, outbuf,
-                          outcount, datatype, comm);
+    WEFT_API_RETURN(pack_or_unpack("MPI_Unpack", false, inbuf, nullptr, insize, position, nullptr,
+                                   outbuf, outcount, datatype, comm));
 }
 
 } // extern "C"

@@ -132,8 +132,7 @@ extern "C" {
 WEFT_PROFILED(MPI_Comm_c2f)
 MPI_Fint PMPI_Comm_c2f(MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::comm, comm, weft::mpi::valid_comm(comm), comm_null_index);
+    WEFT_API_RETURN(to_f(HandleKind::comm, comm, weft::mpi::valid_comm(comm), comm_null_index));
 }
 
 WEFT_PROFILED(MPI_Comm_f2c)
@@ -149,8 +148,7 @@ MPI_Comm PMPI_Comm_f2c(MPI_Fint comm)
 WEFT_PROFILED(MPI_Type_c2f)
 MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::datatype, datatype, weft::mpi::live_datatype(datatype));
+    WEFT_API_RETURN(to_f(HandleKind::datatype, datatype, weft::mpi::live_datatype(datatype)));
 }
 
 WEFT_PROFILED(MPI_Type_f2c)
@@ -162,38 +160,30 @@ MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype)
 }
 
 WEFT_PROFILED(MPI_Group_c2f)
-MPI_Fint PMPI_Group_c2f(MPI_Group group)
-{
-    WEFT_API_GUARD;
-    return to_f(HandleKind::group, group, true);
-}
+MPI_Fint PMPI_Group_c2f(MPI_Group group) { WEFT_API_RETURN(to_f(HandleKind::group, group, true)); }
 
 WEFT_PROFILED(MPI_Group_f2c)
 MPI_Group PMPI_Group_f2c(MPI_Fint group)
 {
-    WEFT_API_GUARD;
-    return to_c<weft_group>(HandleKind::group, group);
+    WEFT_API_RETURN(to_c<weft_group>(HandleKind::group, group));
 }
 
 WEFT_PROFILED(MPI_Request_c2f)
 MPI_Fint PMPI_Request_c2f(MPI_Request request)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::request, request, true);
+    WEFT_API_RETURN(to_f(HandleKind::request, request, true));
 }
 
 WEFT_PROFILED(MPI_Request_f2c)
 MPI_Request PMPI_Request_f2c(MPI_Fint request)
 {
-    WEFT_API_GUARD;
-    return to_c<weft_request_t>(HandleKind::request, request);
+    WEFT_API_RETURN(to_c<weft_request_t>(HandleKind::request, request));
 }
 
 WEFT_PROFILED(MPI_Op_c2f)
 MPI_Fint PMPI_Op_c2f(MPI_Op op)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::op, op, weft::mpi::valid_op(op));
+    WEFT_API_RETURN(to_f(HandleKind::op, op, weft::mpi::valid_op(op)));
 }
 
 WEFT_PROFILED(MPI_Op_f2c)
@@ -205,45 +195,33 @@ MPI_Op PMPI_Op_f2c(MPI_Fint op)
 }
 
 WEFT_PROFILED(MPI_Info_c2f)
-MPI_Fint PMPI_Info_c2f(MPI_Info info)
-{
-    WEFT_API_GUARD;
-    return to_f(HandleKind::info, info, true);
-}
+MPI_Fint PMPI_Info_c2f(MPI_Info info) { WEFT_API_RETURN(to_f(HandleKind::info, info, true)); }
 
 WEFT_PROFILED(MPI_Info_f2c)
-MPI_Info PMPI_Info_f2c(MPI_Fint info)
-{
-    WEFT_API_GUARD;
-    return to_c<weft_info>(HandleKind::info, info);
-}
+MPI_Info PMPI_Info_f2c(MPI_Fint info) { WEFT_API_RETURN(to_c<weft_info>(HandleKind::info, info)); }
 
 WEFT_PROFILED(MPI_Errhandler_c2f)
 MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::errhandler, errhandler, true);
+    WEFT_API_RETURN(to_f(HandleKind::errhandler, errhandler, true));
 }
 
 WEFT_PROFILED(MPI_Errhandler_f2c)
 MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler)
 {
-    WEFT_API_GUARD;
-    return to_c<weft_errhandler>(HandleKind::errhandler, errhandler);
+    WEFT_API_RETURN(to_c<weft_errhandler>(HandleKind::errhandler, errhandler));
 }
 
 WEFT_PROFILED(MPI_Message_c2f)
 MPI_Fint PMPI_Message_c2f(MPI_Message message)
 {
-    WEFT_API_GUARD;
-    return to_f(HandleKind::message, message, true);
+    WEFT_API_RETURN(to_f(HandleKind::message, message, true));
 }
 
 WEFT_PROFILED(MPI_Message_f2c)
 MPI_Message PMPI_Message_f2c(MPI_Fint message)
 {
-    WEFT_API_GUARD;
-    return to_c<weft_message_t>(HandleKind::message, message);
+    WEFT_API_RETURN(to_c<weft_message_t>(HandleKind::message, message));
 }
 
 // The Fortran status is MPI_Status's memory as MPI_Fint: MPI_SOURCE, MPI_TAG and MPI_ERROR are

@@ -162,14 +162,17 @@ int init(int required)
         weft::rt::abort(1, std::string("MPI_Init: the bootstrap barrier failed (") +
                                weft_status_string(rc) + "; messages above)");
     // From here on every MPI call takes the library's lock (runtime.h).
-    if (thread_level == MPI_THREAD_MULTIPLE)
+    if (thread_level == MPI_THREAD_MULTIPLE) {
         weft::rt::g_threads.store(true);
+        g_api_threads.store(true);
+    }
     return MPI_SUCCESS;
 }
 
 } // namespace
 
 bool g_running = false;
+std::atomic<bool> g_api_threads{false};
 weft_pml_module_t *g_pml = nullptr;
 
 bool initialized() { return phase != Phase::before; }
@@ -195,11 +198,7 @@ using namespace weft::mpi;
 extern "C" {
 
 WEFT_PROFILED(MPI_Init)
-int PMPI_Init(int *, char ***)
-{
-    WEFT_API_GUARD;
-    return init(MPI_THREAD_SINGLE);
-}
+int PMPI_Init(int *, char ***) { WEFT_API_RETURN(init(MPI_THREAD_SINGLE)); }
 
 WEFT_PROFILED(MPI_Init_thread)
 int PMPI_Init_thread(int *, char ***, int required, int *provided)

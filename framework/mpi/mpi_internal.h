@@ -12,6 +12,7 @@
 
 #include <pml/pml.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,51 @@
 #define WEFT_PROFILED(name)                                                                        \
     extern "C" decltype(P##name) name __attribute__((weak, alias("P" #name)));
 
-// The first statement of every MPI function but MPI_Wtime and MPI_Wtick: under
-// MPI_THREAD_MULTIPLE, the library's lock for the call (runtime.h, ApiGuard); otherwise a load
-// and a branch.
-#define WEFT_API_GUARD weft::rt::ApiGuard weft_api_guard_
+// The first statement of every MPI function but MPI_Wtime, MPI_Wtick and MPI_Pcontrol: under
+// MPI_THREAD_MULTIPLE, the library's lock for the call (runtime.h); otherwise a load and a
+// branch.
+#define WEFT_API_GUARD weft::mpi::ApiGuard weft_api_guard_
+// The whole body of an MPI function that only returns expr: the same, with the lock taken in a
+// function of its own when threads are on, so that the usual path keeps no frame for a guard
+// (WEFT_API_GUARD's destructor would).
+#define WEFT_API_RETURN(expr)                                                                      \
+    do {                                                                                           \
+        if (weft::mpi::g_api_threads.load(std::memory_order_relaxed)) [[unlikely]]                 \
+            return weft::mpi::api_locked([=] { return expr; });                                    \
+        return expr;                                                                               \
+    } while (0)
 
 namespace weft::mpi {
 
 // ---- library state (mpi_init.cc)
+// Set (with weft::rt::g_threads) once MPI_Init_thread has granted MPI_THREAD_MULTIPLE. This
+// library's own copy, hidden: every MPI function reads it, with one load.
+extern std::atomic<bool> g_api_threads __attribute__((visibility("hidden")));
+// The library's lock for the scope of an MPI function, when threads are on.
+class ApiGuard {
+  public:
+    ApiGuard() : held_(g_api_threads.load(std::memory_order_relaxed))
+    {
+        if (held_) [[unlikely]]
+            weft::rt::api_lock();
+    }
+    ~ApiGuard()
+    {
+        if (held_) [[unlikely]]
+            weft::rt::api_unlock();
+    }
+    ApiGuard(const ApiGuard &) = delete;
+    ApiGuard &operator=(const ApiGuard &) = delete;
+
+  private:
+    bool held_;
+};
+// f() under the library's lock (WEFT_API_RETURN's locked path).
+template <class F> [[gnu::noinline, gnu::cold]] auto api_locked(F &&f) -> decltype(f())
+{
+    ApiGuard guard;
+    return f();
+}
 bool initialized();
 bool finalized();
 // Set between MPI_Init and MPI_Finalize: MPI may be called, and the PML the

@@ -379,90 +379,82 @@ extern "C" {
 WEFT_PROFILED(MPI_Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return send_mode(buf, count, type, dst, tag, comm, Mode::standard, "MPI_Send");
+    WEFT_API_RETURN(send_mode(buf, count, type, dst, tag, comm, Mode::standard, "MPI_Send"));
 }
 WEFT_PROFILED(MPI_Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return send_mode(buf, count, type, dst, tag, comm, Mode::buffered, "MPI_Bsend");
+    WEFT_API_RETURN(send_mode(buf, count, type, dst, tag, comm, Mode::buffered, "MPI_Bsend"));
 }
 WEFT_PROFILED(MPI_Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return send_mode(buf, count, type, dst, tag, comm, Mode::synchronous, "MPI_Ssend");
+    WEFT_API_RETURN(send_mode(buf, count, type, dst, tag, comm, Mode::synchronous, "MPI_Ssend"));
 }
 WEFT_PROFILED(MPI_Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm)
 {
-    WEFT_API_GUARD;
-    return send_mode(buf, count, type, dst, tag, comm, Mode::ready, "MPI_Rsend");
+    WEFT_API_RETURN(send_mode(buf, count, type, dst, tag, comm, Mode::ready, "MPI_Rsend"));
 }
 WEFT_PROFILED(MPI_Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Isend");
+    WEFT_API_RETURN(isend_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Isend"));
 }
 WEFT_PROFILED(MPI_Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Ibsend");
+    WEFT_API_RETURN(
+        isend_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Ibsend"));
 }
 WEFT_PROFILED(MPI_Issend)
 int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Issend");
+    WEFT_API_RETURN(
+        isend_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Issend"));
 }
 WEFT_PROFILED(MPI_Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                 MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return isend_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Irsend");
+    WEFT_API_RETURN(isend_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Irsend"));
 }
 WEFT_PROFILED(MPI_Send_init)
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                    MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Send_init");
+    WEFT_API_RETURN(
+        send_init_mode(buf, count, type, dst, tag, comm, req, Mode::standard, "MPI_Send_init"));
 }
 WEFT_PROFILED(MPI_Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Bsend_init");
+    WEFT_API_RETURN(
+        send_init_mode(buf, count, type, dst, tag, comm, req, Mode::buffered, "MPI_Bsend_init"));
 }
 WEFT_PROFILED(MPI_Ssend_init)
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous,
-                          "MPI_Ssend_init");
+    WEFT_API_RETURN(
+        send_init_mode(buf, count, type, dst, tag, comm, req, Mode::synchronous, "MPI_Ssend_init"));
 }
 WEFT_PROFILED(MPI_Rsend_init)
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dst, int tag, MPI_Comm comm,
                     MPI_Request *req)
 {
-    WEFT_API_GUARD;
-    return send_init_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Rsend_init");
+    WEFT_API_RETURN(
+        send_init_mode(buf, count, type, dst, tag, comm, req, Mode::ready, "MPI_Rsend_init"));
 }
 
-WEFT_PROFILED(MPI_Recv)
-int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-              MPI_Status *status)
+// PMPI_Recv's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_recv_body(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                          MPI_Status *status)
 {
-    WEFT_API_GUARD;
     if (int rc = check("MPI_Recv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
     if (src == MPI_ANY_SOURCE && ft_enabled()) [[unlikely]]
@@ -473,15 +465,28 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
     return result(rc, comm, "MPI_Recv");
 }
 
-WEFT_PROFILED(MPI_Irecv)
-int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
-               MPI_Request *req)
+WEFT_PROFILED(MPI_Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Status *status)
 {
-    WEFT_API_GUARD;
+    WEFT_API_RETURN(weft_recv_body(buf, count, type, src, tag, comm, status));
+}
+
+// PMPI_Irecv's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_irecv_body(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                           MPI_Request *req)
+{
     if (int rc = check("MPI_Irecv", buf, count, type, src, tag, comm, Dir::recv); rc != MPI_SUCCESS)
         return rc;
     return result(pml()->pml_irecv(pml(), buf, size_t(count), type, src, tag, comm, req), comm,
                   "MPI_Irecv");
+}
+
+WEFT_PROFILED(MPI_Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    WEFT_API_RETURN(weft_irecv_body(buf, count, type, src, tag, comm, req));
 }
 
 WEFT_PROFILED(MPI_Recv_init)
@@ -496,12 +501,11 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MP
                   "MPI_Recv_init");
 }
 
-WEFT_PROFILED(MPI_Sendrecv)
-int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag, void *rbuf,
-                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
-                  MPI_Status *status)
+// PMPI_Sendrecv's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_sendrecv_body(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag,
+                              void *rbuf, int rcount, MPI_Datatype rtype, int src, int rtag,
+                              MPI_Comm comm, MPI_Status *status)
 {
-    WEFT_API_GUARD;
     MPI_Request reqs[2];
     if (int rc = PMPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &reqs[0]); rc != MPI_SUCCESS)
         return rc;
@@ -514,6 +518,15 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int
     return rc == MPI_ERR_IN_STATUS
                ? st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR
                : rc;
+}
+
+WEFT_PROFILED(MPI_Sendrecv)
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dst, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm,
+                  MPI_Status *status)
+{
+    WEFT_API_RETURN(weft_sendrecv_body(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src,
+                                       rtag, comm, status));
 }
 
 WEFT_PROFILED(MPI_Sendrecv_replace)
@@ -534,10 +547,9 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dst, int 
                          comm, status);
 }
 
-WEFT_PROFILED(MPI_Iprobe)
-int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+// PMPI_Iprobe's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_iprobe_body(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    WEFT_API_GUARD;
     if (int rc = check("MPI_Iprobe", nullptr, 0, MPI_BYTE, src, tag, comm, Dir::recv);
         rc != MPI_SUCCESS)
         return rc;
@@ -553,6 +565,12 @@ int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
     if (*flag)
         to_status(st, status);
     return result(rc, comm, "MPI_Iprobe");
+}
+
+WEFT_PROFILED(MPI_Iprobe)
+int PMPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    WEFT_API_RETURN(weft_iprobe_body(src, tag, comm, flag, status));
 }
 
 WEFT_PROFILED(MPI_Probe)

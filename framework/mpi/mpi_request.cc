@@ -87,10 +87,9 @@ using namespace weft::mpi;
 
 extern "C" {
 
-WEFT_PROFILED(MPI_Wait)
-int PMPI_Wait(MPI_Request *req, MPI_Status *status)
+// PMPI_Wait's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_wait_body(MPI_Request *req, MPI_Status *status)
 {
-    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Wait"); rc != MPI_SUCCESS)
         return rc;
     if (!req)
@@ -104,10 +103,15 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
     return finish(req, status, "MPI_Wait");
 }
 
-WEFT_PROFILED(MPI_Test)
-int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Wait)
+int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 {
-    WEFT_API_GUARD;
+    WEFT_API_RETURN(weft_wait_body(req, status));
+}
+
+// PMPI_Test's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_test_body(MPI_Request *req, int *flag, MPI_Status *status)
+{
     if (int rc = check_state("MPI_Test"); rc != MPI_SUCCESS)
         return rc;
     if (!req)
@@ -123,6 +127,12 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     if (!*flag)
         return MPI_SUCCESS;
     return finish(req, status, "MPI_Test");
+}
+
+WEFT_PROFILED(MPI_Test)
+int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    WEFT_API_RETURN(weft_test_body(req, flag, status));
 }
 
 WEFT_PROFILED(MPI_Request_get_status)
@@ -150,10 +160,9 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-WEFT_PROFILED(MPI_Waitall)
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+// PMPI_Waitall's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_waitall_body(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    WEFT_API_GUARD;
     if (int rc = check_state("MPI_Waitall"); rc != MPI_SUCCESS)
         return rc;
     if (count < 0)
@@ -202,10 +211,15 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     return error ? raise(nullptr, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
 }
 
-WEFT_PROFILED(MPI_Testall)
-int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+WEFT_PROFILED(MPI_Waitall)
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    WEFT_API_GUARD;
+    WEFT_API_RETURN(weft_waitall_body(count, reqs, statuses));
+}
+
+// PMPI_Testall's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_testall_body(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
     if (int rc = check_state("MPI_Testall"); rc != MPI_SUCCESS)
         return rc;
     weft_progress();
@@ -218,10 +232,15 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     return PMPI_Waitall(count, reqs, statuses);
 }
 
-WEFT_PROFILED(MPI_Waitany)
-int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+WEFT_PROFILED(MPI_Testall)
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
-    WEFT_API_GUARD;
+    WEFT_API_RETURN(weft_testall_body(count, reqs, flag, statuses));
+}
+
+// PMPI_Waitany's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_waitany_body(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
     if (int rc = check_state("MPI_Waitany"); rc != MPI_SUCCESS)
         return rc;
     bool any_active = false;
@@ -245,10 +264,16 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     return finish(&reqs[found], status, "MPI_Waitany");
 }
 
-WEFT_PROFILED(MPI_Testany)
-int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+WEFT_PROFILED(MPI_Waitany)
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-    WEFT_API_GUARD;
+    WEFT_API_RETURN(weft_waitany_body(count, reqs, index, status));
+}
+
+// PMPI_Testany's body (WEFT_API_RETURN keeps its call a tail call).
+static int weft_testany_body(int count, MPI_Request reqs[], int *index, int *flag,
+                             MPI_Status *status)
+{
     if (int rc = check_state("MPI_Testany"); rc != MPI_SUCCESS)
         return rc;
     weft_progress();
@@ -268,6 +293,12 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
     if (!any_active)
         empty_status(status);
     return MPI_SUCCESS;
+}
+
+WEFT_PROFILED(MPI_Testany)
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    WEFT_API_RETURN(weft_testany_body(count, reqs, index, flag, status));
 }
 
 WEFT_PROFILED(MPI_Testsome)

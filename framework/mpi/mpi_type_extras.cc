@@ -197,8 +197,7 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 WEFT_PROFILED(MPI_Aint_diff)
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
-    WEFT_API_GUARD;
-    return MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2));
+    WEFT_API_RETURN(MPI_Aint(uintptr_t(addr1) - uintptr_t(addr2)));
 }
 
 WEFT_PROFILED(MPI_Type_size_x)
@@ -254,15 +253,13 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 WEFT_PROFILED(MPI_Status_set_elements)
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
-    WEFT_API_GUARD;
-    return set_elements("MPI_Status_set_elements", status, datatype, count);
+    WEFT_API_RETURN(set_elements("MPI_Status_set_elements", status, datatype, count));
 }
 
 WEFT_PROFILED(MPI_Status_set_elements_x)
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    WEFT_API_GUARD;
-    return set_elements("MPI_Status_set_elements_x", status, datatype, count);
+    WEFT_API_RETURN(set_elements("MPI_Status_set_elements_x", status, datatype, count));
 }
 
 WEFT_PROFILED(MPI_Status_set_cancelled)
@@ -343,15 +340,13 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 WEFT_PROFILED(MPI_Type_create_f90_real)
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    WEFT_API_GUARD;
-    return f90_real_or_complex("MPI_Type_create_f90_real", false, p, r, newtype);
+    WEFT_API_RETURN(f90_real_or_complex("MPI_Type_create_f90_real", false, p, r, newtype));
 }
 
 WEFT_PROFILED(MPI_Type_create_f90_complex)
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    WEFT_API_GUARD;
-    return f90_real_or_complex("MPI_Type_create_f90_complex", true, p, r, newtype);
+    WEFT_API_RETURN(f90_real_or_complex("MPI_Type_create_f90_complex", true, p, r, newtype));
 }
 
 } // extern "C"

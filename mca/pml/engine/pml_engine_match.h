@@ -384,19 +384,22 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
     if (rd->segment_count == 0)
         return malformed("fragment without segments");
     const auto &first = rd->segments[0];
-    if (first.seg_len > 0 && rd->segment_count == 1) {
+    // (One test for the common types, MATCH to FIN: every other one is a control message that
+    // travels whole in one segment, dispatched here.)
+    if (first.seg_len > 0 && rd->segment_count == 1 &&
+        *static_cast<const uint8_t *>(first.seg_addr) >= hdr_fence) [[unlikely]] {
         const uint8_t type = *static_cast<const uint8_t *>(first.seg_addr);
-        if (type == hdr_fence || type == hdr_fence_ack) [[unlikely]]
+        if (type == hdr_fence || type == hdr_fence_ack)
             return handle_fence(btl, rd->endpoint, static_cast<const char *>(first.seg_addr),
                                 first.seg_len);
-        if (type == hdr_revoke || type == hdr_revoke_nack) [[unlikely]]
+        if (type == hdr_revoke || type == hdr_revoke_nack)
             return handle_revoke(static_cast<const char *>(first.seg_addr), first.seg_len);
-        if (type == hdr_cancel || type == hdr_cancel_reply) [[unlikely]] {
+        if (type == hdr_cancel || type == hdr_cancel_reply) {
             auto it = P->endpoint_world.find(rd->endpoint);
             return handle_cancel(static_cast<const char *>(first.seg_addr), first.seg_len,
                                  it == P->endpoint_world.end() ? -1 : it->second);
         }
-        if (type >= hdr_policy_first) [[unlikely]] {
+        if (type >= hdr_policy_first) {
             auto it = P->endpoint_world.find(rd->endpoint);
             if (!Policy::template handle_extra<Engine>(
                     static_cast<const char *>(first.seg_addr), first.seg_len,
