@@ -97,7 +97,8 @@ struct Component {
     bool in_progress = false;
     bool progress_registered = false;
     uint64_t next_timer_check = 0;
-    uint32_t idle_calls = 0; // progress calls since the last poll while only listening
+    uint32_t idle_calls = 0;     // progress calls since the last poll while only listening
+    uint64_t idle_polled_ns = 0; // when the listeners were last polled (steady clock)
 };
 extern Component *component;
 
