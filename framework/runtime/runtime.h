@@ -51,11 +51,11 @@ const std::vector<int> &failures();
 // ---- MPI_THREAD_MULTIPLE (threads.cc)
 //
 // One lock serialises the library: every MPI function holds it (framework/mpi's ApiGuard,
-// WEFT_API_GUARD), re-entered freely
-// by the thread that holds it (a callback that calls MPI). The wait loop lets it go between
-// progress calls when another thread wants it, so that other threads' calls, and their waits,
-// go on while one thread waits; error handlers run without it. Off (a load and a branch per
-// call) until MPI_Init_thread grants MPI_THREAD_MULTIPLE.
+// WEFT_API_GUARD and WEFT_API_RETURN), re-entered freely by the thread that holds it (a
+// callback that calls MPI). The wait loop lets it go between progress calls when another
+// thread wants it, so that other threads' calls, and their waits, go on while one thread
+// waits; error handlers run without it. Off (a load and a branch per call) until
+// MPI_Init_thread grants MPI_THREAD_MULTIPLE.
 extern std::atomic<bool> g_threads;
 void api_lock();
 void api_unlock();
@@ -65,53 +65,6 @@ unsigned api_release();
 void api_reacquire(unsigned depth);
 // Let another thread that waits for the lock have it, then take it back.
 void api_yield();
-template <class Pred> void wait_until(Pred pred);
-// One idle step: called by waiters between progress calls that found nothing.
-void idle(unsigned &idle_rounds);
-
-// The world ranks of the processes known to have failed, in the order this process learnt of
-// them (fault tolerance; weft/runtime.h). weft_runtime_failure_epoch() is its size.
-const std::vector<int> &failures();
-
-// End the job: through the launcher if there is one, else exit.
-[[noreturn]] void abort(int code, const std::string &message);
-
-// ---- MPI_THREAD_MULTIPLE (threads.cc)
-//
-// One lock serialises the library: every MPI function holds it (framework/mpi's ApiGuard,
-// WEFT_API_GUARD), re-entered freely
-// by the thread that holds it (a callback that calls MPI). The wait loop lets it go between
-// progress calls when another thread wants it, so that other threads' calls, and their waits,
-// go on while one thread waits; error handlers run without it. Off (a load and a branch per
-// call) until MPI_Init_thread grants MPI_THREAD_MULTIPLE.
-extern std::atomic<bool> g_threads;
-void api_lock();
-void api_unlock();
-// Let go of the lock if this thread holds it, at every depth: how deep it held it (0: not).
-unsigned api_release();
-// Take it again at the depth api_release returned.
-void api_reacquire(unsigned depth);
-// Let another thread that waits for the lock have it, then take it back.
-void api_yield();
-// The library's lock for the scope of an MPI function, when threads are on.
-class ApiGuard {
-  public:
-    ApiGuard() : held_(g_threads.load(std::memory_order_relaxed))
-    {
-        if (held_) [[unlikely]]
-            api_lock();
-    }
-    ~ApiGuard()
-    {
-        if (held_) [[unlikely]]
-            api_unlock();
-    }
-    ApiGuard(const ApiGuard &) = delete;
-    ApiGuard &operator=(const ApiGuard &) = delete;
-
-  private:
-    bool held_;
-};
 
 template <class Pred> void wait_until(Pred pred)
 {
