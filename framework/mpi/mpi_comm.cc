@@ -64,16 +64,53 @@ weft_status_t allgather(weft_comm *comm, const void *in, void *out, size_t bytes
     return internal_recv(comm, o, bytes * size_t(comm->size), 0, tag);
 }
 
+// Ids that a communicator creation under way in a thread of this process proposed or chose and
+// has not taken yet (MPI_THREAD_MULTIPLE: a creation's wait lets other threads run theirs).
+std::set<uint32_t> cid_busy;
+
 // A context id every rank of `parent` agrees on and none of them uses.
 weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
 {
     std::vector<uint32_t> all(size_t(parent->size));
-    if (weft_status_t rc = allgather(parent, &next_cid, all.data(), sizeof next_cid, tag_cid);
-        rc != WEFT_SUCCESS)
-        return rc;
-    cid = *std::max_element(all.begin(), all.end());
-    next_cid = std::max(next_cid, cid + 2);
-    return WEFT_SUCCESS;
+    if (!g_api_threads.load(std::memory_order_relaxed)) {
+        if (weft_status_t rc = allgather(parent, &next_cid, all.data(), sizeof next_cid, tag_cid);
+            rc != WEFT_SUCCESS)
+            return rc;
+        cid = *std::max_element(all.begin(), all.end());
+        next_cid = std::max(next_cid, cid + 2);
+        return WEFT_SUCCESS;
+    }
+    // Threads: another thread's creation (on another parent) may read next_cid while this one
+    // waits, and the two agree on the same id. So each proposes an id no creation here holds,
+    // they agree on the largest, and keep it only if no other creation holds it at any member
+    // (a second round); else they try again above it, a random step apart.
+    uint32_t floor = next_cid;
+    for (;;) {
+        uint32_t mine = floor;
+        while (cid_busy.count(mine))
+            mine += 2;
+        cid_busy.insert(mine);
+        weft_status_t rc = allgather(parent, &mine, all.data(), sizeof mine, tag_cid);
+        cid_busy.erase(mine);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        const uint32_t cand = *std::max_element(all.begin(), all.end());
+        uint32_t ok = cand >= next_cid && !cid_busy.count(cand);
+        if (ok)
+            cid_busy.insert(cand);
+        std::vector<uint32_t> oks(size_t(parent->size));
+        rc = allgather(parent, &ok, oks.data(), sizeof ok, tag_cid);
+        if (ok)
+            cid_busy.erase(cand);
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        if (std::all_of(oks.begin(), oks.end(), [](uint32_t o) { return o == 1; })) {
+            cid = cand;
+            next_cid = std::max(next_cid, cid + 2);
+            return WEFT_SUCCESS;
+        }
+        floor = std::max(cand + 2, next_cid) + 2 * uint32_t(shrink_rng() % 4);
+    }
 }
 
 // The last reference to a freed communicator is gone: take it down.

@@ -204,11 +204,21 @@ int raise(weft_comm *comm, int errclass, const char *fn, const std::string &deta
         if (eh->fn) {
             MPI_Comm handle = comm;
             int code = errclass;
+            if (!g_api_threads.load(std::memory_order_relaxed)) {
+                eh->fn(&handle, &code);
+                return errclass;
+            }
             // Without the library's lock (MPI_THREAD_MULTIPLE): other threads go on while the
-            // handler runs, and it may jump out of the call.
+            // handler runs (holding the handler and the communicator, which they may free), and
+            // it may jump out of the call.
+            auto *fn = eh->fn;
+            ++eh->refs;
+            comm_retain(comm);
             const unsigned held = weft::rt::api_release();
-            eh->fn(&handle, &code);
+            fn(&handle, &code);
             weft::rt::api_reacquire(held);
+            comm_release(comm);
+            errhandler_release(eh);
             return errclass;
         }
         break;

@@ -165,9 +165,9 @@ std::list<Block> blocks; // by offset
 
 // The request MPI_Ibsend returns: complete at once (the message is in the attached buffer).
 // MPI_Cancel asks the internal send to take its message back; the request is then incomplete
-// until the receiver has answered. The internal send and its block stay while the user holds
-// this (so that it can still be cancelled), or until the buffer is detached: then this
-// request frees the internal send itself.
+// until the receiver has answered. The internal send stays while the user holds this (so that
+// it can still be cancelled); its block is given back once the send is complete (or the
+// buffer is detached), and from then on this request frees the internal send itself.
 struct BsendRequest : weft_request {
     weft_request *inner = nullptr;
     std::list<Block>::iterator block; // while !owns_inner
@@ -178,8 +178,15 @@ std::vector<BsendRequest *> bsend_cancelling; // asked, not answered yet
 void reap_blocks()
 {
     for (auto it = blocks.begin(); it != blocks.end();) {
-        if (it->req && it->req->complete && !it->user) {
-            it->req->pml_free(it->req);
+        if (it->req && it->req->complete) {
+            // The message left the buffer: its space is free again. An MPI_Ibsend request
+            // the user still holds keeps the internal send (it may still be cancelled).
+            if (it->user) {
+                it->user->owns_inner = true;
+                it->user->block = {};
+            } else {
+                it->req->pml_free(it->req);
+            }
             it = blocks.erase(it);
         } else {
             ++it;
@@ -695,15 +702,8 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     // Blocks until every buffered send has left the buffer.
     weft::rt::wait_until([] {
         reap_blocks();
-        return std::all_of(blocks.begin(), blocks.end(),
-                           [](const Block &b) { return b.req->complete; });
+        return blocks.empty();
     });
-    // The sends MPI_Ibsend requests still hold are theirs to free now.
-    for (Block &b : blocks) {
-        b.user->owns_inner = true;
-        b.user->block = {};
-    }
-    blocks.clear();
     *static_cast<void **>(buffer_addr) = bsend_buf;
     *size = int(bsend_size);
     bsend_buf = nullptr;

@@ -335,10 +335,16 @@ void idle(unsigned &idle_rounds)
     ++idle_rounds;
     // Oversubscribed: give the core away at once, or the process we wait
     // for may never run. Otherwise spin a while first (latency), then yield.
-    if (S.oversubscribed || idle_rounds > 20000)
+    const bool give = S.oversubscribed || idle_rounds > 20000, nap = idle_rounds > 2000000;
+    if (!give && !nap)
+        return;
+    // Never asleep with the library's lock (MPI_THREAD_MULTIPLE): another thread may need it.
+    const unsigned held = g_threads.load(std::memory_order_relaxed) ? api_release() : 0;
+    if (give)
         sched_yield();
-    if (idle_rounds > 2000000)
+    if (nap)
         usleep(50);
+    api_reacquire(held);
 }
 
 void abort(int code, const std::string &message)

@@ -73,7 +73,7 @@ template <class Pred> void wait_until(Pred pred)
         if (weft_progress() > 0)
             idle_rounds = 0;
         else
-            idle(idle_rounds);
+            idle(idle_rounds); // (which lets the lock go while it sleeps)
         if (g_threads.load(std::memory_order_relaxed)) [[unlikely]]
             api_yield();
     }

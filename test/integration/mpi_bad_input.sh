@@ -28,7 +28,7 @@ for btl in self,sm self,tcp; do
     expect_in "FRAG for an unknown receive" "$out" "malformed kinds"
     expect_in "PUT for an unknown send" "$out" "malformed kinds"
     expect_in "FIN for an unknown request" "$out" "malformed kinds"
-    expect_in "cancel request of 16 bytes" "$out" "malformed kinds"
+    expect_in "cancel request of 24 bytes" "$out" "malformed kinds"
     expect_in "cancel request for a message of another process" "$out" "malformed kinds"
     expect_in "cancel reply for no cancel asked" "$out" "malformed kinds"
 done

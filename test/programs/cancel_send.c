@@ -7,7 +7,11 @@
  * - a persistent send: cancelled once, then started again and received (by a persistent
  *   receive that completes inside MPI_Start: MPI_Wait reports its status all the same);
  * - a send cancelled and then freed with MPI_Request_free, and messages sent after all of
- *   these: they arrive in order (the sequence numbers stay right).
+ *   these: they arrive in order (the sequence numbers stay right);
+ * - a cancel after a persistent send's completion was reported: no effect;
+ * - 2^16 + 8 messages waiting unreceived, then one more sent and cancelled: that one goes,
+ *   the rest arrive in order (a cancel does not take an older message of the same 16-bit
+ *   sequence number).
  * Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
 #include <mpi.h>
 
@@ -129,6 +133,12 @@ int main(int argc, char **argv)
         MPI_Wait(&preq, &st);
         MPI_Test_cancelled(&st, &flag);
         CHECK(!flag, "persistent send: the restarted send reports itself cancelled");
+        /* Reported done: a cancel now has nothing to act on (the message stays to be received,
+         * and the request stays inactive). */
+        MPI_Cancel(&preq);
+        MPI_Wait(&preq, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(!flag, "persistent send: cancelled after its completion was reported");
         /* A persistent receive of a message that is there already completes inside MPI_Start;
          * MPI_Wait still reports its status. */
         MPI_Barrier(MPI_COMM_WORLD);
@@ -187,6 +197,33 @@ int main(int argc, char **argv)
             MPI_Recv(in, SMALL, MPI_BYTE, prev, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             CHECK(intact(in, SMALL, 30), "freed send: received damaged");
         }
+    }
+
+    /* More messages waiting than sequence numbers (2^16): the cancel names its message, not
+     * an older one with the same 16-bit number. */
+    {
+        enum { MANY = 65536 + 8 };
+        for (int i = 0; i < MANY; ++i)
+            MPI_Send(&i, 1, MPI_INT, next, 40, MPI_COMM_WORLD);
+        int last = MANY;
+        MPI_Request req;
+        MPI_Isend(&last, 1, MPI_INT, next, 40, MPI_COMM_WORLD, &req);
+        MPI_Cancel(&req);
+        MPI_Status st;
+        MPI_Wait(&req, &st);
+        int flag = 0;
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(flag, "many waiting: the last send was not cancelled");
+        MPI_Barrier(MPI_COMM_WORLD);
+        int bad = -1;
+        for (int i = 0; i < MANY; ++i) {
+            int v = -1;
+            MPI_Recv(&v, 1, MPI_INT, prev, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (v != i && bad < 0)
+                bad = i;
+        }
+        CHECK(bad < 0, "many waiting: message %d of %d lost or out of order", bad, MANY);
+        nothing_waits(40, "many waiting");
     }
 
     void *detached;

@@ -8,7 +8,9 @@
  *   thread of every rank sends them;
  * - MPI_Sendrecv with its peers, MPI_Iprobe/MPI_Recv and MPI_Test loops;
  * - collectives (allreduce, bcast, barrier) on a communicator of its own (dup'd by the main
- *   thread first, in order), the results checked.
+ *   thread first, in order), the results checked;
+ * - communicators made from that one (dup and split), all threads at once, each checked with
+ *   an allreduce of values of its own.
  * Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
 #include <mpi.h>
 
@@ -125,6 +127,25 @@ static void *work(void *arg)
         MPI_Bcast(&b, 1, MPI_INT, round % size, comms[t]);
         TCHECK(b == 7 * t + round, "thread %d round %d: bcast %d", t, round, b);
         MPI_Barrier(comms[t]);
+    }
+    /* Communicators made at once by every thread, each from its own: a dup and a split, then
+     * an allreduce on each (the values differ per thread and round: two communicators that
+     * shared a context id would mix them). */
+    for (int round = 0; round < ROUNDS; ++round) {
+        MPI_Comm dup, split;
+        MPI_Comm_dup(comms[t], &dup);
+        MPI_Comm_split(comms[t], rank % 2, rank, &split);
+        const int v = 1000 * t + round;
+        int sum = -1, ssize = 0;
+        MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, dup);
+        TCHECK(sum == size * v, "thread %d round %d: allreduce on a dup %d, want %d", t, round, sum,
+               size * v);
+        MPI_Comm_size(split, &ssize);
+        MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, split);
+        TCHECK(sum == ssize * v, "thread %d round %d: allreduce on a split %d, want %d", t, round,
+               sum, ssize * v);
+        MPI_Comm_free(&dup);
+        MPI_Comm_free(&split);
     }
     free(out);
     free(in);

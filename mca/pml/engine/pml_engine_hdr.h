@@ -127,19 +127,20 @@ struct RevokeNackHdr {
 };
 static_assert(sizeof(RevokeNackHdr) == 16, "part of the wire format");
 
-// MPI_Cancel of a send: the receiver takes the message (communicator, sender, number) out of
+// MPI_Cancel of a send: the receiver takes the message (communicator, sender, ordinal) out of
 // its unexpected queue if it is there, unmatched, and answers either way. A message not found
 // (matched already, or not arrived yet: it will be matched normally) is not cancelled.
 struct CancelHdr {
     uint8_t type;
-    uint8_t reserved;
-    uint16_t seq; // the message's sequence number
+    uint8_t reserved[3];
     uint32_t cid;
     int32_t src; // its sender's rank in the communicator
     uint32_t reserved2;
+    uint64_t ordinal;   // the message's place among those src sent here on cid, from 0 (the
+                        // sequence number, which wraps at 2^16, would not name one message)
     uint64_t cancel_id; // the sender's, for the reply
 };
-static_assert(sizeof(CancelHdr) == 24, "part of the wire format");
+static_assert(sizeof(CancelHdr) == 32, "part of the wire format");
 struct CancelReplyHdr {
     uint8_t type;
     uint8_t cancelled; // 1: taken back, never to be matched; 0: it is (or will be) matched

@@ -212,6 +212,7 @@ void Engine<Policy>::arrive(weft_comm_t *comm, uint16_t seq, std::list<Unexpecte
             duplicate(comm, int(src), seq);
         return;
     }
+    node.front().ordinal = s.arrived_total[src]++;
     match_one(comm, node);
     ++s.recv_seq[src];
     auto &ahead = s.ahead[src];
@@ -220,6 +221,7 @@ void Engine<Policy>::arrive(weft_comm_t *comm, uint16_t seq, std::list<Unexpecte
         std::list<Unexpected> next = take_unexpected();
         next.front() = std::move(it->second);
         ahead.erase(it);
+        next.front().ordinal = s.arrived_total[src]++;
         match_one(comm, next);
         ++s.recv_seq[src];
     }
@@ -295,6 +297,7 @@ void Engine<Policy>::handle_match_or_rndv(const char *msg, size_t len,
                 continue;
             s.posted.erase(r);
             ++s.recv_seq[src];
+            ++s.arrived_total[src];
             const size_t n = data.size();
             r->matched = true;
             r->status.source = h.match.src;

@@ -95,6 +95,8 @@ weft_status_t Engine<Policy>::add_comm(weft_pml_module_t *, weft_comm_t *comm)
     auto *s = new CommState;
     s->send_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
     s->recv_seq.assign(size_t(weft_comm_peer_size(comm)), 0);
+    s->sent_total.assign(size_t(weft_comm_peer_size(comm)), 0);
+    s->arrived_total.assign(size_t(weft_comm_peer_size(comm)), 0);
     s->ahead.resize(size_t(weft_comm_peer_size(comm)));
     s->unexpected.resize(size_t(weft_comm_peer_size(comm)));
     weft_comm_set_pml_state(comm, s);
@@ -220,7 +222,9 @@ weft_status_t Engine<Policy>::send(weft_pml_module_t *m, const void *buf, size_t
             h.cid = weft_comm_cid(comm);
             h.src = weft_comm_rank(comm);
             h.tag = tag;
-            h.seq = cs(comm).send_seq[size_t(dst)]++;
+            CommState &s = cs(comm);
+            h.seq = s.send_seq[size_t(dst)]++;
+            ++s.sent_total[size_t(dst)];
             return send_eager(nullptr, comm, dst, world, h, static_cast<const char *>(buf), bytes,
                               mode);
         }

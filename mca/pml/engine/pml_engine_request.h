@@ -196,10 +196,10 @@ template <class Policy> weft_status_t Engine<Policy>::cancel(weft_request *req)
 template <class Policy> void Engine<Policy>::cancel_send(Req *r)
 {
     if (!r->sent || r->cancelled || r->cancel_pending || r->status.error != WEFT_SUCCESS ||
-        (!r->complete && r->answered))
-        return;
-    if (r->persistent && !r->active && !r->complete)
-        return; // not started
+        r->answered)
+        return; // not sent, asked already, failed, or a rendezvous its receiver matched
+    if (r->persistent && !r->active)
+        return; // not started, or its completion reported already (MPI_Wait)
     const int world = send_world(r);
     if (world < 0 || peer_failed(world) || eager_limit(world) == 0)
         return;
@@ -212,16 +212,16 @@ template <class Policy> void Engine<Policy>::cancel_send(Req *r)
     r->cancel_id = P->next_cancel++;
     P->cancels.emplace(r->cancel_id, r);
     const CancelHdr h{.type = hdr_cancel,
-                      .reserved = 0,
-                      .seq = r->seq,
+                      .reserved = {},
                       .cid = weft_comm_cid(r->comm),
                       .src = weft_comm_rank(r->comm),
                       .reserved2 = 0,
+                      .ordinal = r->ordinal,
                       .cancel_id = r->cancel_id};
     if (P->verbose >= 20) [[unlikely]]
         trace("rank " + std::to_string(weft_comm_rank(r->comm)) + " asks " +
-              std::to_string(r->dst) + " to cancel message " + std::to_string(r->seq) + " (cid " +
-              std::to_string(h.cid) + ")");
+              std::to_string(r->dst) + " to cancel message " + std::to_string(r->ordinal) +
+              " (cid " + std::to_string(h.cid) + ")");
     // Behind the message itself on its way (a BTL that delivers inside the call may answer
     // before this returns).
     if (send_bytes(world, &h, sizeof h, nullptr, 0, true, Frag::extra) != WEFT_SUCCESS)
@@ -294,7 +294,7 @@ void Engine<Policy>::handle_cancel(const char *msg, size_t len, int from_world)
         CommState &s = cs(comm);
         auto &q = s.unexpected[size_t(h.src)];
         for (auto it = q.begin(); it != q.end(); ++it) {
-            if (it->seq != h.seq)
+            if (it->ordinal != h.ordinal)
                 continue;
             // (A rendezvous's sender sends nothing more until answered: it is forgotten.)
             give_unexpected(q, it);
@@ -304,7 +304,7 @@ void Engine<Policy>::handle_cancel(const char *msg, size_t len, int from_world)
     }
     if (P->verbose >= 20) [[unlikely]]
         trace("world rank " + std::to_string(from_world) + " asked to cancel message " +
-              std::to_string(h.seq) + " (cid " + std::to_string(h.cid) +
+              std::to_string(h.ordinal) + " (cid " + std::to_string(h.cid) +
               "): " + (reply.cancelled ? "taken back" : "not found unmatched, not cancelled"));
     send_bytes(from_world, &reply, sizeof reply, nullptr, 0, true, Frag::extra);
 }

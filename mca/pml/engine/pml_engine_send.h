@@ -252,7 +252,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
         // before a sequence number is taken: nothing left a gap
         return peer_failed(world) ? WEFT_ERR_PROC_FAILED : WEFT_ERR_UNREACH;
     m.seq = s.send_seq[size_t(r->dst)]++;
-    r->seq = m.seq;
+    r->ordinal = s.sent_total[size_t(r->dst)]++;
     r->sent = true;
     if (r->mode != WEFT_SEND_SYNCHRONOUS && sizeof(MatchHdr) + r->bytes <= limit)
         return send_eager(r, comm, r->dst, world, m, r->buf, r->bytes, r->mode);

@@ -177,10 +177,11 @@ template <class Policy> struct Request : weft_request {
     int frags_inflight = 0;
     int rdma_inflight = 0;
     int rndv_world = -1; // counted in State::rndv_sends[rndv_world] until untracked
-    // MPI_Cancel of a send (cancel_send): its message's number once it has one (sent), whether
-    // a CANCEL awaits its reply (the request completes only after it), and whether the
-    // transfer itself finished meanwhile.
-    uint16_t seq = 0;
+    // MPI_Cancel of a send (cancel_send): its message's place among those sent to its peer on
+    // its communicator (CommState::sent_total) once it has one (sent), whether a CANCEL awaits
+    // its reply (the request completes only after it), and whether the transfer itself
+    // finished meanwhile.
+    uint64_t ordinal = 0;
     bool sent = false;
     bool cancel_pending = false;
     bool done_in_cancel = false;
@@ -217,6 +218,7 @@ struct Unexpected {
     uint64_t send_id;
     int world_src;                    // to answer
     uint64_t arrival = 0;             // its place among the communicator's unexpected ones
+    uint64_t ordinal = 0;             // CommState::arrived_total when it came in order
     weft_btl_module_t *via = nullptr; // the module it came in on
     std::string data;                 // the eager data, or a rendezvous's first part
     std::string rdma;                 // RGET: the segment list (RdmaSegs with their handles)
@@ -287,6 +289,10 @@ template <class Request> struct CommState {
     std::vector<uint16_t> send_seq;                    // next to each peer
     std::vector<uint16_t> recv_seq;                    // next expected from each peer
     std::vector<std::map<uint16_t, Unexpected>> ahead; // arrived early, per peer
+    // Matching messages sent to and matched in order from each peer, counted in full (the
+    // sequence numbers wrap at 2^16): a cancel names its message by this count.
+    std::vector<uint64_t> sent_total;
+    std::vector<uint64_t> arrived_total;
     PostedQueue<Request> posted;
     // Unexpected messages per source, each in arrival order: a receive from one source looks
     // at that source's only, however far others have run ahead (an ANY_SOURCE receive takes
