@@ -233,7 +233,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_send(Req *r)
     r->complete = false;
     r->active = true;
     r->status = weft_msg_status_t{};
-    r->cancelled = r->sent = false;
+    r->cancelled = r->sent = r->answered = false;
     weft_comm_t *comm = r->comm;
     if (r->dst == WEFT_PROC_NULL) {
         r->status.source = WEFT_PROC_NULL;
