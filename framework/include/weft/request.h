@@ -59,9 +59,9 @@ struct weft_request {
     bool active WEFT_CXX_DEFAULT(false);            /* persistent: started, not yet completed */
     bool freed WEFT_CXX_DEFAULT(false);             /* MPI_Request_free before completion: the owner
                                                        frees it when it completes */
-    bool cancelled WEFT_CXX_DEFAULT(false); /* MPI_Cancel asked and not refused: its answer
-                                               pending, or status.cancelled set (an owner that
-                                               asks a peer clears it when the answer is no) */
+    /* MPI_Cancel asked and not refused: its answer pending, or status.cancelled set (an owner
+     * that asks a peer clears it when the answer is no). */
+    bool cancelled WEFT_CXX_DEFAULT(false);
     uint8_t reserved[3] WEFT_CXX_DEFAULT({0, 0, 0}); /* zero */
     int32_t peer WEFT_CXX_DEFAULT(-1);      /* rank in comm, or WEFT_ANY_SOURCE / WEFT_PROC_NULL */
     int32_t tag WEFT_CXX_DEFAULT(0);        /* as posted (WEFT_ANY_TAG for a receive) */
@@ -77,8 +77,8 @@ struct weft_request {
      * is done with it; a request still pending is marked freed instead and released by its
      * owner at completion). pml_start restarts a persistent request. pml_cancel tries to
      * cancel (it may complete the request with status.cancelled set; a send's cancel may make
-     * a locally complete request incomplete again until its receiver answers). pml_data is the owner's
-     * own. Unused hooks are NULL. */
+     * a locally complete request incomplete again until its receiver answers). pml_data is
+     * the owner's own. Unused hooks are NULL. */
     void *pml_data WEFT_CXX_DEFAULT(NULL);
     void (*pml_free)(weft_request_t *request) WEFT_CXX_DEFAULT(NULL);
     weft_status_t (*pml_start)(weft_request_t *request) WEFT_CXX_DEFAULT(NULL);
