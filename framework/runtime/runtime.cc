@@ -504,6 +504,8 @@ int weft_progress(void)
 
 int weft_runtime_ft_enabled(void) { return S.ft; }
 
+int weft_runtime_threads(void) { return weft::rt::g_threads.load(std::memory_order_relaxed); }
+
 void weft_runtime_boot_events_ready(void)
 {
     weft::rt::g_events_waiting.store(true, std::memory_order_seq_cst);

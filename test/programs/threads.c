@@ -7,6 +7,8 @@
  * - receives from MPI_ANY_SOURCE on its own tag, one message from every rank, while every
  *   thread of every rank sends them;
  * - MPI_Sendrecv with its peers, MPI_Iprobe/MPI_Recv and MPI_Test loops;
+ * - a flood of 2000 blocking 1 KiB sends before any receive (the rails fill and sends queue),
+ *   each thread's messages in order;
  * - collectives (allreduce, bcast, barrier) on a communicator of its own (dup'd by the main
  *   thread first, in order), the results checked;
  * - communicators made from that one (dup and split), all threads at once, each checked with
@@ -128,6 +130,29 @@ static void *work(void *arg)
         TCHECK(b == 7 * t + round, "thread %d round %d: bcast %d", t, round, b);
         MPI_Barrier(comms[t]);
     }
+    /* A flood: every thread sends FLOOD blocking messages of 1 KiB to the next rank before
+     * receiving any, so the rails fill and sends queue behind each other; each thread's
+     * messages arrive whole and in order. */
+    {
+        enum { FLOOD = 2000, KB = 1024 };
+        const int tag = 300 + t;
+        for (int i = 0; i < FLOOD; ++i) {
+            memset(out, 0, KB);
+            memcpy(out, &i, sizeof i);
+            out[KB - 1] = (unsigned char)(t + i);
+            MPI_Send(out, KB, MPI_BYTE, next, tag, MPI_COMM_WORLD);
+        }
+        int bad = -1;
+        for (int i = 0; i < FLOOD; ++i) {
+            int got = -1;
+            MPI_Recv(in, KB, MPI_BYTE, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            memcpy(&got, in, sizeof got);
+            if ((got != i || in[KB - 1] != (unsigned char)(t + i)) && bad < 0)
+                bad = i;
+        }
+        TCHECK(bad < 0, "thread %d: flood message %d lost, damaged or out of order", t, bad);
+    }
+
     /* Communicators made at once by every thread, each from its own: a dup and a split, then
      * an allreduce on each (the values differ per thread and round: two communicators that
      * shared a context id would mix them). */

@@ -124,6 +124,11 @@ void weft_runtime_remove_own_files(void);
  */
 /* Whether fault tolerance is on for this job (mpi_ft_enable). Valid after boot. */
 int weft_runtime_ft_enabled(void);
+/* Whether MPI_THREAD_MULTIPLE is on: several threads call MPI, one at a time under the
+ * library's lock, which a wait (weft_progress_wait) lets go between progress calls. So a
+ * component's state can change under a wait; state it must keep in order (a sequence number
+ * it took) it must not hold across one. */
+int weft_runtime_threads(void);
 /* Whether world rank `rank` is known to have failed. Thread: any. */
 int weft_runtime_proc_failed(int rank);
 /* How many process failures this process has learnt; a waiter that sees it change re-checks

@@ -149,7 +149,10 @@ weft_status_t Engine<Policy>::send_eager(Req *r, const weft_comm_t *comm, int ds
     ran = Proto::allocated;
     if (P->verbose >= 20) [[unlikely]]
         trace_send(comm, dst, h.tag, bytes, chosen, ran);
-    if (dense && !r && P->fences.empty()) {
+    // (With MPI_THREAD_MULTIPLE the wait would let other threads' sends to this peer overtake
+    // this one, which took its sequence number already, without bound: the copy goes in the
+    // queue, in order, instead.)
+    if (dense && !r && P->fences.empty() && !weft_runtime_threads()) {
         // A blocking send leaves no copy behind when the rail is full: it waits for room (the
         // receiver drains its ring into its unexpected queue whatever it is doing, and this
         // wait polls this process's rings too, so two ranks sending to each other both get
