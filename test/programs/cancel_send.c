@@ -2,7 +2,8 @@
  * rank) and cancels:
  * - eager, rendezvous (1 MiB), synchronous and buffered sends nobody receives: each cancel
  *   succeeds (MPI_Test_cancelled true), and the receiver never sees the message (a probe after
- *   a barrier finds nothing; a later message of the same tag is the one received);
+ *   a barrier finds nothing; the stream case below checks that later messages of a tag with
+ *   cancelled ones arrive in order);
  * - a send whose message was received already: the cancel fails, the data arrived intact;
  * - a persistent send: cancelled once, then started again and received (by a persistent
  *   receive that completes inside MPI_Start: MPI_Wait reports its status all the same);
