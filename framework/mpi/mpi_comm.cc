@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -68,49 +69,74 @@ weft_status_t allgather(weft_comm *comm, const void *in, void *out, size_t bytes
 // has not taken yet (MPI_THREAD_MULTIPLE: a creation's wait lets other threads run theirs).
 std::set<uint32_t> cid_busy;
 
-// A context id every rank of `parent` agrees on and none of them uses.
-weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
+// One value combined over every process of a communicator's creation, the same result at
+// each: the largest of them (max) or the smallest. Each kind of creation has its own.
+using CidReduce = std::function<weft_status_t(uint32_t in, uint32_t &out, bool max)>;
+
+// A context id every process of a creation agrees on (through reduce) and none of them uses.
+weft_status_t choose_cid(const CidReduce &reduce, uint32_t &cid)
 {
-    std::vector<uint32_t> all(size_t(parent->size));
     if (!g_api_threads.load(std::memory_order_relaxed)) {
-        if (weft_status_t rc = allgather(parent, &next_cid, all.data(), sizeof next_cid, tag_cid);
-            rc != WEFT_SUCCESS)
+        if (weft_status_t rc = reduce(next_cid, cid, true); rc != WEFT_SUCCESS)
             return rc;
-        cid = *std::max_element(all.begin(), all.end());
         next_cid = std::max(next_cid, cid + 2);
         return WEFT_SUCCESS;
     }
-    // Threads: another thread's creation (on another parent) may read next_cid while this one
-    // waits, and the two agree on the same id. So each proposes an id no creation here holds,
-    // they agree on the largest, and keep it only if no other creation holds it at any member
-    // (a second round); else they try again above it, a random step apart.
+    // Threads: another thread's creation (on another communicator) may read next_cid while this
+    // one waits, and the two agree on the same id. So each proposes an id no creation here
+    // holds, they agree on the largest, and keep it only if no other creation holds it at any
+    // process (a second round); else they try again above it, a random step apart.
     uint32_t floor = next_cid;
     for (;;) {
         uint32_t mine = floor;
         while (cid_busy.count(mine))
             mine += 2;
         cid_busy.insert(mine);
-        weft_status_t rc = allgather(parent, &mine, all.data(), sizeof mine, tag_cid);
+        uint32_t cand = 0;
+        weft_status_t rc = reduce(mine, cand, true);
         cid_busy.erase(mine);
         if (rc != WEFT_SUCCESS)
             return rc;
-        const uint32_t cand = *std::max_element(all.begin(), all.end());
-        uint32_t ok = cand >= next_cid && !cid_busy.count(cand);
+        const uint32_t ok = cand >= next_cid && !cid_busy.count(cand);
         if (ok)
             cid_busy.insert(cand);
-        std::vector<uint32_t> oks(size_t(parent->size));
-        rc = allgather(parent, &ok, oks.data(), sizeof ok, tag_cid);
+        uint32_t all_ok = 0;
+        rc = reduce(ok, all_ok, false);
         if (ok)
             cid_busy.erase(cand);
         if (rc != WEFT_SUCCESS)
             return rc;
-        if (std::all_of(oks.begin(), oks.end(), [](uint32_t o) { return o == 1; })) {
+        if (all_ok == 1) {
             cid = cand;
             next_cid = std::max(next_cid, cid + 2);
             return WEFT_SUCCESS;
         }
         floor = std::max(cand + 2, next_cid) + 2 * uint32_t(shrink_rng() % 4);
     }
+}
+
+uint32_t combine(const std::vector<uint32_t> &v, bool max)
+{
+    return max ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+}
+
+// Over every rank of an intracommunicator.
+CidReduce intra_reduce(weft_comm *comm)
+{
+    return [comm](uint32_t in, uint32_t &out, bool max) {
+        std::vector<uint32_t> all(size_t(comm->size));
+        if (weft_status_t rc = allgather(comm, &in, all.data(), sizeof in, tag_cid);
+            rc != WEFT_SUCCESS)
+            return rc;
+        out = combine(all, max);
+        return WEFT_SUCCESS;
+    };
+}
+
+// A context id every rank of `parent` agrees on and none of them uses.
+weft_status_t agree_cid(weft_comm *parent, uint32_t &cid)
+{
+    return choose_cid(intra_reduce(parent), cid);
 }
 
 // The last reference to a freed communicator is gone: take it down.
@@ -200,22 +226,23 @@ weft_status_t leaders_swap(weft_comm *ic, const std::vector<uint32_t> &mine,
 // groups, `local_cid` (its hidden local communicator's) by this group.
 weft_status_t inter_agree_cid(weft_comm *ic, uint32_t &cid, uint32_t &local_cid)
 {
-    weft_comm *local = ic->local_comm;
-    if (weft_status_t rc = agree_cid(local, local_cid); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = agree_cid(ic->local_comm, local_cid); rc != WEFT_SUCCESS)
         return rc;
-    std::vector<uint32_t> all(size_t(local->size));
-    if (weft_status_t rc = allgather(local, &next_cid, all.data(), sizeof next_cid, tag_cid);
-        rc != WEFT_SUCCESS)
-        return rc;
-    std::vector<uint32_t> theirs;
-    if (weft_status_t rc = leaders_swap(ic, {*std::max_element(all.begin(), all.end())}, theirs, 1);
-        rc != WEFT_SUCCESS)
-        return rc;
-    if (theirs.size() != 1)
-        return WEFT_ERR_BAD_PARAM;
-    cid = std::max(*std::max_element(all.begin(), all.end()), theirs[0]);
-    next_cid = std::max(next_cid, cid + 2);
-    return WEFT_SUCCESS;
+    // Each group's value, then the two groups' through their leaders.
+    return choose_cid(
+        [ic](uint32_t in, uint32_t &out, bool max) {
+            uint32_t ours = 0;
+            if (weft_status_t rc = intra_reduce(ic->local_comm)(in, ours, max); rc != WEFT_SUCCESS)
+                return rc;
+            std::vector<uint32_t> theirs;
+            if (weft_status_t rc = leaders_swap(ic, {ours}, theirs, 1); rc != WEFT_SUCCESS)
+                return rc;
+            if (theirs.size() != 1)
+                return WEFT_ERR_BAD_PARAM;
+            out = max ? std::max(ours, theirs[0]) : std::min(ours, theirs[0]);
+            return WEFT_SUCCESS;
+        },
+        cid);
 }
 
 // A new intercommunicator of the local group `group` and the remote group `remote` (the new
@@ -1100,15 +1127,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
             leader_problem = "tag " + std::to_string(tag) + " is negative";
         }
     }
-    // The hidden local communicator, and the highest id in use in this group.
+    // The hidden local communicator's id.
     uint32_t local_cid;
     if (weft_status_t rc = agree_cid(local_comm, local_cid); rc != WEFT_SUCCESS)
         return raise_status(local_comm, rc, fn);
-    std::vector<uint32_t> nexts(size_t(local_comm->size));
-    if (weft_status_t rc = allgather(local_comm, &next_cid, nexts.data(), sizeof next_cid, tag_cid);
-        rc != WEFT_SUCCESS)
-        return raise_status(local_comm, rc, fn);
-    // What the leader tells its group: [cid, remote size, remote world ranks...].
+    // What the leader tells its group: [1 (go on), remote size, remote world ranks...].
     std::vector<uint32_t> info;
     weft_status_t rc = WEFT_SUCCESS;
     if (leader && leader_error != MPI_SUCCESS) {
@@ -1120,8 +1143,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         return raise(local_comm, leader_error, fn, leader_problem);
     }
     if (leader) {
-        std::vector<uint32_t> mine = {*std::max_element(nexts.begin(), nexts.end()),
-                                      uint32_t(local_comm->size)};
+        std::vector<uint32_t> mine = {1, uint32_t(local_comm->size)};
         for (int w : local_comm->group->ranks)
             mine.push_back(uint32_t(w));
         // Sizes first, then the ranks; the leader of lower world rank sends first.
@@ -1150,7 +1172,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (rc == WEFT_SUCCESS)
             rc = first ? recv_theirs() : send_mine();
         if (rc == WEFT_SUCCESS) {
-            info = {std::max(mine[0], theirs_head[0]), theirs_head[1]};
+            info = {1, theirs_head[1]};
             info.insert(info.end(), theirs.begin(), theirs.end());
             for (int r = 0; r < local_comm->size && rc == WEFT_SUCCESS; ++r)
                 if (r != local_comm->rank) {
@@ -1174,10 +1196,34 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                                local_leader, tag_intercomm);
         }
     }
+    // The id: each group's value, the leaders' exchange over peer_comm, then the leader's word.
+    uint32_t cid = 0;
+    if (rc == WEFT_SUCCESS)
+        rc = choose_cid(
+            [&](uint32_t in, uint32_t &out, bool max) {
+                uint32_t ours = 0;
+                if (weft_status_t r = intra_reduce(local_comm)(in, ours, max); r != WEFT_SUCCESS)
+                    return r;
+                if (!leader)
+                    return internal_recv(local_comm, &out, sizeof out, local_leader, tag_intercomm);
+                uint32_t theirs = 0;
+                const bool first = weft_runtime_world_rank() <
+                                   peer_comm->peer_group()->ranks[size_t(remote_leader)];
+                weft_status_t r =
+                    first ? internal_send(peer_comm, &ours, sizeof ours, remote_leader, tag)
+                          : internal_recv(peer_comm, &theirs, sizeof theirs, remote_leader, tag);
+                if (r == WEFT_SUCCESS)
+                    r = first ? internal_recv(peer_comm, &theirs, sizeof theirs, remote_leader, tag)
+                              : internal_send(peer_comm, &ours, sizeof ours, remote_leader, tag);
+                out = max ? std::max(ours, theirs) : std::min(ours, theirs);
+                for (int m = 0; m < local_comm->size && r == WEFT_SUCCESS; ++m)
+                    if (m != local_comm->rank)
+                        r = internal_send(local_comm, &out, sizeof out, m, tag_intercomm);
+                return r;
+            },
+            cid);
     if (rc != WEFT_SUCCESS)
         return raise_status(local_comm, rc, fn);
-    const uint32_t cid = info[0];
-    next_cid = std::max(next_cid, cid + 2);
     std::vector<int> remote(info.begin() + 2, info.end());
     group_retain(local_comm->group);
     weft_comm *local = make_comm(local_cid, local_comm->group, local_comm->errhandler);
@@ -1259,27 +1305,30 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     *newcomm = MPI_COMM_NULL;
     if (group->my_rank < 0)
         return MPI_SUCCESS;
-    // The largest next id of the members, through the first member, on an internal tag made
-    // from the program's (tags 2^29 apart share one).
+    // The id, combined over the members through the first one, on an internal tag made from
+    // the program's (tags 2^29 apart share one).
     const int itag = -(1 << 29) - (tag & ((1 << 29) - 1));
-    uint32_t cid = next_cid;
-    weft_status_t rc = WEFT_SUCCESS;
-    if (group->my_rank == 0) {
-        for (size_t m = 1; m < at.size() && rc == WEFT_SUCCESS; ++m) {
-            uint32_t theirs = 0;
-            rc = internal_recv(comm, &theirs, sizeof theirs, at[m], itag);
-            cid = std::max(cid, theirs);
-        }
-        for (size_t m = 1; m < at.size() && rc == WEFT_SUCCESS; ++m)
-            rc = internal_send(comm, &cid, sizeof cid, at[m], itag);
-    } else {
-        rc = internal_send(comm, &next_cid, sizeof next_cid, at[0], itag);
-        if (rc == WEFT_SUCCESS)
-            rc = internal_recv(comm, &cid, sizeof cid, at[0], itag);
-    }
+    uint32_t cid = 0;
+    weft_status_t rc = choose_cid(
+        [&](uint32_t in, uint32_t &out, bool max) {
+            weft_status_t r = WEFT_SUCCESS;
+            out = in;
+            if (group->my_rank != 0) {
+                r = internal_send(comm, &in, sizeof in, at[0], itag);
+                return r == WEFT_SUCCESS ? internal_recv(comm, &out, sizeof out, at[0], itag) : r;
+            }
+            for (size_t m = 1; m < at.size() && r == WEFT_SUCCESS; ++m) {
+                uint32_t theirs = 0;
+                r = internal_recv(comm, &theirs, sizeof theirs, at[m], itag);
+                out = max ? std::max(out, theirs) : std::min(out, theirs);
+            }
+            for (size_t m = 1; m < at.size() && r == WEFT_SUCCESS; ++m)
+                r = internal_send(comm, &out, sizeof out, at[m], itag);
+            return r;
+        },
+        cid);
     if (rc != WEFT_SUCCESS)
         return raise_status(comm, rc, fn);
-    next_cid = std::max(next_cid, cid + 2);
     group_retain(group);
     weft_comm *c = make_comm(cid, group, comm->errhandler);
     *newcomm = c;

@@ -11,8 +11,9 @@
  *   each thread's messages in order;
  * - collectives (allreduce, bcast, barrier) on a communicator of its own (dup'd by the main
  *   thread first, in order), the results checked;
- * - communicators made from that one (dup and split), all threads at once, each checked with
- *   an allreduce of values of its own.
+ * - communicators made from that one, all threads at once, each checked with an allreduce of
+ *   values of its own: dup, split, MPI_Comm_create_group (on the thread's tag), and (at 2 ranks
+ *   or more) an intercommunicator of the even and the odd ranks with its dup, split and merge.
  * Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
 #include <mpi.h>
 
@@ -169,6 +170,64 @@ static void *work(void *arg)
         MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, split);
         TCHECK(sum == ssize * v, "thread %d round %d: allreduce on a split %d, want %d", t, round,
                sum, ssize * v);
+        /* MPI_Comm_create_group of the even ranks, on the thread's tag. */
+        MPI_Group world_group, evens;
+        MPI_Comm_group(comms[t], &world_group);
+        int range[1][3] = {{0, size - 1, 2}};
+        MPI_Group_range_incl(world_group, 1, range, &evens);
+        MPI_Comm cg = MPI_COMM_NULL;
+        MPI_Comm_create_group(comms[t], evens, t, &cg);
+        TCHECK((cg != MPI_COMM_NULL) == (rank % 2 == 0),
+               "thread %d round %d: create_group gave %s at rank %d", t, round,
+               cg == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator", rank);
+        if (cg != MPI_COMM_NULL) {
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, cg);
+            TCHECK(sum == (size + 1) / 2 * v,
+                   "thread %d round %d: allreduce on create_group's %d, want %d", t, round, sum,
+                   (size + 1) / 2 * v);
+            MPI_Comm_free(&cg);
+        }
+        MPI_Group_free(&evens);
+        MPI_Group_free(&world_group);
+        if (size > 1) {
+            /* The even and the odd ranks joined: an intercommunicator, its dup, its split and
+             * its merge, each checked. */
+            MPI_Comm inter, idup, isplit, merged;
+            MPI_Intercomm_create(split, 0, comms[t], rank % 2 ? 0 : 1, t, &inter);
+            int rsize = 0;
+            MPI_Comm_remote_size(inter, &rsize);
+            TCHECK(rsize == (rank % 2 ? (size + 1) / 2 : size / 2),
+                   "thread %d round %d: remote size %d", t, round, rsize);
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
+            TCHECK(sum == rsize * v, "thread %d round %d: allreduce on an intercomm %d, want %d", t,
+                   round, sum, rsize * v);
+            MPI_Comm_dup(inter, &idup);
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, idup);
+            TCHECK(sum == rsize * v,
+                   "thread %d round %d: allreduce on an intercomm's dup %d, want %d", t, round, sum,
+                   rsize * v);
+            /* Colors 0 1 1 0 0 1 1 ... by rank: in both groups when size > 3. */
+            MPI_Comm_split(inter, ((rank + 1) / 2) % 2, rank, &isplit);
+            if (isplit != MPI_COMM_NULL) {
+                MPI_Comm_remote_size(isplit, &rsize);
+                MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, isplit);
+                TCHECK(sum == rsize * v,
+                       "thread %d round %d: allreduce on an intercomm's split %d, want %d", t,
+                       round, sum, rsize * v);
+                MPI_Comm_free(&isplit);
+            }
+            MPI_Intercomm_merge(inter, rank % 2, &merged);
+            int mrank = -1;
+            MPI_Comm_rank(merged, &mrank);
+            TCHECK(mrank == (rank % 2 ? (size + 1) / 2 + rank / 2 : rank / 2),
+                   "thread %d round %d: rank %d in the merged communicator", t, round, mrank);
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, merged);
+            TCHECK(sum == size * v, "thread %d round %d: allreduce on a merge %d, want %d", t,
+                   round, sum, size * v);
+            MPI_Comm_free(&merged);
+            MPI_Comm_free(&idup);
+            MPI_Comm_free(&inter);
+        }
         MPI_Comm_free(&dup);
         MPI_Comm_free(&split);
     }
