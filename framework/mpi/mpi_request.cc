@@ -155,8 +155,10 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
         return rc == MPI_SUCCESS ? MPI_SUCCESS
                                  : raise(nullptr, rc, "MPI_Request_get_status", "query_fn failed");
     }
-    if (*flag)
+    if (*flag) {
+        req->reported = true;
         to_status(req->status, status);
+    }
     return MPI_SUCCESS;
 }
 
@@ -385,7 +387,8 @@ int PMPI_Cancel(MPI_Request *req)
         return rc == MPI_SUCCESS ? MPI_SUCCESS
                                  : raise(nullptr, rc, "MPI_Cancel", "cancel_fn failed");
     }
-    if ((*req)->pml_cancel)
+    // Reported complete by MPI_Request_get_status: too late (the user has its status).
+    if ((*req)->pml_cancel && !((*req)->complete && (*req)->reported))
         (*req)->pml_cancel(*req);
     return MPI_SUCCESS;
 }
@@ -428,6 +431,7 @@ int PMPI_Start(MPI_Request *req)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Start", "not a persistent request");
     if ((*req)->active)
         return raise((*req)->comm, MPI_ERR_REQUEST, "MPI_Start", "the request is already active");
+    (*req)->reported = false;
     weft_status_t rc = (*req)->pml_start(*req);
     return rc == WEFT_SUCCESS ? MPI_SUCCESS : raise_status((*req)->comm, rc, "MPI_Start");
 }

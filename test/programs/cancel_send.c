@@ -9,7 +9,8 @@
  *   receive that completes inside MPI_Start: MPI_Wait reports its status all the same);
  * - a send cancelled and then freed with MPI_Request_free, and messages sent after all of
  *   these: they arrive in order (the sequence numbers stay right);
- * - a cancel after a persistent send's completion was reported: no effect;
+ * - a cancel after a send's completion was reported (by MPI_Wait for a persistent one, by
+ *   MPI_Request_get_status for an eager one): no effect, the message arrives;
  * - 2^16 + 8 messages waiting unreceived, then one more sent and cancelled: that one goes,
  *   the rest arrive in order (a cancel does not take an older message of the same 16-bit
  *   sequence number).
@@ -155,6 +156,26 @@ int main(int argc, char **argv)
         CHECK(intact(in, SMALL, 20), "persistent send: the restarted send's data is damaged");
         MPI_Request_free(&preq);
         MPI_Request_free(&rreq);
+    }
+
+    /* Reported complete by MPI_Request_get_status (an eager send completes locally): a cancel
+     * after that does nothing, and the message arrives. */
+    {
+        char out[SMALL], in[SMALL];
+        fill(out, SMALL, 25);
+        MPI_Request req;
+        MPI_Isend(out, SMALL, MPI_BYTE, next, 25, MPI_COMM_WORLD, &req);
+        int flag = 0, polls = 0;
+        MPI_Status st;
+        while (!flag && polls++ < 10000000)
+            MPI_Request_get_status(req, &flag, &st);
+        CHECK(flag, "get_status: an eager send never completed locally");
+        MPI_Cancel(&req);
+        MPI_Wait(&req, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(!flag, "get_status: cancelled after MPI_Request_get_status reported it complete");
+        MPI_Recv(in, SMALL, MPI_BYTE, prev, 25, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(intact(in, SMALL, 25), "get_status: the data arrived damaged");
     }
 
     /* Cancelled and freed at once (it may or may not be cancelled: nothing to wait on), then

@@ -11,7 +11,8 @@
  *
  * Who writes what: the request's maker writes everything at creation; afterwards the module
  * that owns it (the PML, the coll component) sets complete, active, cancelled and status, and
- * framework/mpi sets persistent/active at start, freed at MPI_Request_free, and bsend_block.
+ * framework/mpi sets persistent/active at start, freed at MPI_Request_free, reported, and
+ * bsend_block.
  *
  * Thread: as the module that owns the request (weft/module.h): completion may be written from
  * progress ("any"), so `complete` is volatile and written last, after status.
@@ -62,7 +63,11 @@ struct weft_request {
     /* MPI_Cancel asked and not refused: its answer pending, or status.cancelled set (an owner
      * that asks a peer clears it when the answer is no). */
     bool cancelled WEFT_CXX_DEFAULT(false);
-    uint8_t reserved[3] WEFT_CXX_DEFAULT({0, 0, 0}); /* zero */
+    /* framework/mpi: MPI_Request_get_status reported it complete, so MPI_Cancel does nothing
+     * (it would contradict the status the user has); cleared when a persistent one starts. An
+     * owner that reuses its requests clears it for each new one (weft_request_init does). */
+    bool reported WEFT_CXX_DEFAULT(false);
+    uint8_t reserved[2] WEFT_CXX_DEFAULT({0, 0}); /* zero */
     int32_t peer WEFT_CXX_DEFAULT(-1);      /* rank in comm, or WEFT_ANY_SOURCE / WEFT_PROC_NULL */
     int32_t tag WEFT_CXX_DEFAULT(0);        /* as posted (WEFT_ANY_TAG for a receive) */
     uint32_t reserved2 WEFT_CXX_DEFAULT(0); /* zero */

@@ -120,6 +120,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->active = false;
     r->freed = false;
     r->cancelled = false;
+    r->reported = false;
     r->cancel_pending = false;
     r->status = weft_msg_status_t{};
     r->comm = comm;
