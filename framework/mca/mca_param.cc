@@ -24,12 +24,6 @@ std::string install_dir(const char *configured)
     return std::string(moved) + dir.substr(prefix.size());
 }
 
-namespace {
-
-constexpr std::string_view env_prefix = "WEFT_MCA_";
-// Environment variables under WEFT_MCA_ that steer the registry itself.
-constexpr std::string_view env_controls[] = {"PARAM_FILES"};
-
 bool valid_name(std::string_view n)
 {
     if (n.empty())
@@ -39,6 +33,12 @@ bool valid_name(std::string_view n)
             return false;
     return true;
 }
+
+namespace {
+
+constexpr std::string_view env_prefix = "WEFT_MCA_";
+// Environment variables under WEFT_MCA_ that steer the registry itself.
+constexpr std::string_view env_controls[] = {"PARAM_FILES"};
 
 std::string describe_source(weft_mca_param_source_t src, const std::string &detail)
 {

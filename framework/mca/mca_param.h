@@ -49,6 +49,28 @@ std::string install_dir(const char *configured);
 
 using Param = weft_mca_param;
 
+// A framework, component or parameter name: [a-z0-9_]+.
+bool valid_name(std::string_view n);
+
+// A performance variable (weft/mca.h), as MPI_T sees it.
+struct Pvar {
+    std::string full_name, framework, component, help;
+    weft_mca_pvar_class_t var_class = WEFT_MCA_PVAR_LEVEL;
+    int level = 1;
+    uint64_t (*read)(void *) = nullptr; // nullptr once unregistered: `last` is its value
+    void *arg = nullptr;
+    uint64_t last = 0;
+    uint64_t value()
+    {
+        if (read)
+            last = read(arg);
+        return last;
+    }
+};
+
+// Every performance variable, in registration order (never removed: MPI_T's indexes hold).
+std::vector<std::unique_ptr<Pvar>> &pvars();
+
 const char *source_name(weft_mca_param_source_t source);
 
 // Whether `v` lies within p's declared range (always, when it has none).

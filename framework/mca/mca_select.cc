@@ -3,6 +3,8 @@
 #include "mca_output.h"
 #include "mca_param.h"
 
+#include <weft/runtime.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -289,6 +291,10 @@ void FrameworkBase::close_one(Component *c)
     if (c->opened && c->desc->close)
         c->desc->close();
     c->opened = false;
+    // Its performance variables may read state that is gone now: they keep their last value.
+    for (auto &v : pvars())
+        if (v->framework == fw_.name && v->component == c->name)
+            v->read = nullptr;
     opened_.erase(std::remove(opened_.begin(), opened_.end(), c), opened_.end());
 }
 
@@ -391,11 +397,29 @@ static weft_status_t register_mpi_params()
     return weft_mca_param_register_table("mpi", nullptr, defs, 5, sizeof defs[0], nullptr);
 }
 
+namespace {
+// register_all's outcome once it ran (MPI_T_init_thread may run it before MPI_Init).
+bool registered = false;
+weft_status_t registered_rc = WEFT_SUCCESS;
+} // namespace
+
 weft_status_t register_all()
 {
+    if (registered)
+        return registered_rc;
+    registered = true;
     // The frameworks' own parameters first: a component's register_params may read them (btl/sm
     // measures nothing when the btl selection leaves it out).
     weft_status_t rc = register_mpi_params();
+    // The library's own performance variable: the process failures learnt (0 without them).
+    const weft_mca_pvar_def_t failures{
+        .name = "ft_failures",
+        .var_class = WEFT_MCA_PVAR_COUNTER,
+        .help = "Process failures this process has learnt of (fault tolerance, mpi_ft_enable).",
+        .level = 1,
+        .read = [](void *) { return weft_runtime_failure_epoch(); },
+        .arg = nullptr};
+    weft_mca_pvar_register("mpi", nullptr, &failures, sizeof failures);
     for (const Framework *fw : frameworks()) {
         weft_status_t frc = framework_base(fw->name)->register_params();
         if (rc == WEFT_SUCCESS)
@@ -408,11 +432,13 @@ weft_status_t register_all()
         if (rc == WEFT_SUCCESS)
             rc = src;
     }
+    registered_rc = rc;
     return rc;
 }
 
 void reset_all()
 {
+    registered = false;
     for (auto &[name, base] : bases())
         base->close();
     bases().clear();

@@ -198,12 +198,16 @@ using namespace weft::mpi;
 extern "C" {
 
 WEFT_PROFILED(MPI_Init)
-int PMPI_Init(int *, char ***) { WEFT_API_RETURN(init(MPI_THREAD_SINGLE)); }
+int PMPI_Init(int *, char ***)
+{
+    ToolGuard guard;
+    return init(MPI_THREAD_SINGLE);
+}
 
 WEFT_PROFILED(MPI_Init_thread)
 int PMPI_Init_thread(int *, char ***, int required, int *provided)
 {
-    WEFT_API_GUARD;
+    ToolGuard guard;
     int rc = init(required);
     if (provided)
         *provided = thread_level;
@@ -249,7 +253,7 @@ int PMPI_Finalized(int *flag)
 WEFT_PROFILED(MPI_Finalize)
 int PMPI_Finalize(void)
 {
-    WEFT_API_GUARD;
+    ToolGuard guard;
     if (int rc = check_state("MPI_Finalize"); rc != MPI_SUCCESS)
         return rc;
     // First the equivalent of MPI_Comm_free on MPI_COMM_SELF: its attributes' delete callbacks

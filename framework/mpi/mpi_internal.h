@@ -63,6 +63,15 @@ class ApiGuard {
   private:
     bool held_;
 };
+// The library's lock at any thread level: the calls that may run beside the tool interface's
+// from another thread whatever the level (MPI_Init, MPI_Finalize, MPI_T_*), none of them hot.
+class ToolGuard {
+  public:
+    ToolGuard() { weft::rt::api_lock(); }
+    ~ToolGuard() { weft::rt::api_unlock(); }
+    ToolGuard(const ToolGuard &) = delete;
+    ToolGuard &operator=(const ToolGuard &) = delete;
+};
 // f() under the library's lock (WEFT_API_RETURN's locked path).
 template <class F> [[gnu::noinline, gnu::cold]] auto api_locked(F &&f) -> decltype(f())
 {

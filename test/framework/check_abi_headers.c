@@ -385,6 +385,7 @@ CHECK_AT(weft_request_t, persistent, 5);
 CHECK_AT(weft_request_t, active, 6);
 CHECK_AT(weft_request_t, freed, 7);
 CHECK_AT(weft_request_t, cancelled, 8);
+CHECK_AT(weft_request_t, reported, 9);
 CHECK_AT(weft_request_t, peer, 12);
 CHECK_AT(weft_request_t, tag, 16);
 CHECK_AT(weft_request_t, status, 24);
@@ -396,6 +397,15 @@ CHECK_AT(weft_request_t, pml_start, 80);
 CHECK_AT(weft_request_t, pml_cancel, 88);
 static_assert(sizeof(void *) != 8 || sizeof(weft_request_t) == 96, "weft_request_t grew");
 static_assert(sizeof(weft_request_kind_t) == 4, "weft_request_kind_t is not 4 bytes");
+
+CHECK_AT(weft_mca_pvar_def_t, name, 0);
+CHECK_AT(weft_mca_pvar_def_t, var_class, 8);
+CHECK_AT(weft_mca_pvar_def_t, help, 16);
+CHECK_AT(weft_mca_pvar_def_t, level, 24);
+CHECK_AT(weft_mca_pvar_def_t, read, 32);
+CHECK_AT(weft_mca_pvar_def_t, arg, 40);
+static_assert(sizeof(void *) != 8 || sizeof(weft_mca_pvar_def_t) == 48,
+              "weft_mca_pvar_def_t grew");
 
 CHECK_AT(weft_message_t, comm, 0);
 CHECK_AT(weft_message_t, source, 8);

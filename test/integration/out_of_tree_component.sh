@@ -17,7 +17,7 @@ export WEFT_MCA_mca_base_component_path="$TEST_TMP/components"
 out=$(run "$WEFT_INFO" 2>&1) || fail "weft_info failed: $out"
 # The BTL API version of the installed header the example was built against.
 api=$(sed -n 's/^#define WEFT_BTL_ABI_MAJOR \([0-9]*\).*/\1/p; s/^#define WEFT_BTL_ABI_MINOR \([0-9]*\).*/\1/p' "$WEFT_TEST_SRCDIR/mca/btl/btl.h" | paste -sd.)
-expect_in "MCA btl: example (MCA v3.0, API v$api, Component v0.1.0)" "$out" "component line"
+expect_in "MCA btl: example (MCA v3.1, API v$api, Component v0.1.0)" "$out" "component line"
 expect_not_in "warning" "$out" "weft_info output"
 
 out=$(run "$WEFT_INFO" --param btl example --level 9 2>&1) || fail "--param failed: $out"

@@ -37,9 +37,10 @@ extern "C" {
 #endif
 
 /* The MCA ABI this library implements. A component must be built for the same
- * major version and a minor version no newer than this one. */
+ * major version and a minor version no newer than this one. 3.1 added the performance
+ * variables (weft_mca_pvar_register). */
 #define WEFT_MCA_ABI_MAJOR 3
-#define WEFT_MCA_ABI_MINOR 0
+#define WEFT_MCA_ABI_MINOR 1
 
 /* Longest framework or component name, including the terminating NUL. */
 #define WEFT_MCA_NAME_MAX 32
@@ -228,6 +229,50 @@ weft_status_t weft_mca_cmdline_set(const char *name, const char *value);
  * environment (WEFT_MCA_*) or in a param file that no registered parameter
  * has, with the nearest known name. Returns how many were unknown. */
 int weft_mca_param_warn_unknown(void);
+
+/* ------------------------------------------------------------------------ */
+/* Performance variables                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * What a component measures, for tools: MPI_T_pvar_* (MPI-3.1 14.3.7) lists and reads them.
+ * The component gives a function that returns the current value; the library does the rest
+ * (sessions, handles, start, stop, reset: a tool's counter counts from its start).
+ */
+typedef enum weft_mca_pvar_class {
+    WEFT_MCA_PVAR_LEVEL = 0,  /* how much of something there is now (messages waiting) */
+    WEFT_MCA_PVAR_COUNTER = 1 /* how often something happened: never goes down */
+} weft_mca_pvar_class_t;
+
+typedef struct weft_mca_pvar_def {
+    /* Short name; the full name is made as a parameter's is. [a-z0-9_]+ */
+    const char *name;
+    weft_mca_pvar_class_t var_class;
+    /* What it measures, one or more sentences. Required. */
+    const char *help;
+    /* 1 (every user) to 9 (developers of this component), as for parameters. */
+    int level;
+    /* The current value. Called with `arg` from any MPI call (under the library's lock when
+     * MPI_THREAD_MULTIPLE), until weft_mca_pvar_unregister. Required. */
+    uint64_t (*read)(void *arg);
+    void *arg;
+} weft_mca_pvar_def_t;
+
+/*
+ * Register one performance variable of framework `framework` and component `component`
+ * (NULL for the framework's own). def_size is sizeof(weft_mca_pvar_def_t) as the caller was
+ * built. A name registered before (a component started again) takes the new read function.
+ * WEFT_ERR_BAD_PARAM (with a message printed) for an invalid row.
+ */
+weft_status_t weft_mca_pvar_register(const char *framework, const char *component,
+                                     const weft_mca_pvar_def_t *def, size_t def_size);
+
+/*
+ * The component's variables stop being read through it: each keeps the value read now, which
+ * tools see from then on (MPI_T outlives MPI_Finalize). Call before the state read() uses
+ * goes away; closing a component does it too, without the last read.
+ */
+void weft_mca_pvar_unregister(const char *framework, const char *component);
 
 #ifdef __cplusplus
 } /* extern "C" */

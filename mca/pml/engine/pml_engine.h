@@ -367,6 +367,8 @@ template <class Policy> class Engine {
 
     // ---- the module's operations and the rest (pml_engine_module.h)
     static std::string who();
+    // Performance variables (MPI_T): what the engine keeps count of anyway, read on demand.
+    static void register_pvars();
     static void say(weft_output_kind_t kind, const std::string &text);
     static std::string param_name(const char *name);
     [[gnu::cold]] static void trace(const std::string &line);

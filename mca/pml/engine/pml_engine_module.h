@@ -697,6 +697,7 @@ template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
     weft_progress_register(progress_fn);
     if (weft_runtime_ft_enabled())
         weft_runtime_failure_register(proc_failed, nullptr);
+    register_pvars();
     P->base = weft_pml_module_t{
         .struct_size = sizeof(weft_pml_module_t),
         .pml_flags = Policy::pml_flags,
@@ -727,10 +728,75 @@ template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
     return &P->base;
 }
 
+template <class Policy> void Engine<Policy>::register_pvars()
+{
+    enum Which : uintptr_t { unexpected, posted, malformed, duplicates, resent, late };
+    // Nothing on the message path: the levels walk the communicators' queues when read, the
+    // counters are the engine's own.
+    auto read = +[](void *arg) -> uint64_t {
+        if (!P)
+            return 0;
+        uint64_t n = 0;
+        auto each_comm = [](auto f) {
+            for (weft_comm_t *c : P->dense_comms)
+                if (c)
+                    f(cs(c));
+            for (const auto &[cid, c] : P->comms)
+                f(cs(c));
+        };
+        switch (Which(reinterpret_cast<uintptr_t>(arg))) {
+        case unexpected:
+            each_comm([&n](CommState &s) {
+                n += s.unexpected_count();
+                for (const auto &early : s.ahead)
+                    n += early.size();
+            });
+            return n;
+        case posted: each_comm([&n](CommState &s) { n += s.posted.size(); }); return n;
+        case malformed: return P->malformed;
+        case duplicates: return P->duplicates;
+        case resent: return P->resent;
+        case late: return P->late;
+        }
+        return 0;
+    };
+    const struct {
+        const char *name;
+        weft_mca_pvar_class_t cls;
+        Which which;
+        const char *help;
+    } vars[] = {
+        {"unexpected", WEFT_MCA_PVAR_LEVEL, unexpected,
+         "Messages arrived here and not received yet (unexpected, or ahead of their turn), on "
+         "every communicator."},
+        {"posted", WEFT_MCA_PVAR_LEVEL, posted,
+         "Receives posted here and not matched yet, on every communicator."},
+        {"malformed", WEFT_MCA_PVAR_COUNTER, malformed,
+         "Fragments from peers refused as malformed (each also reported)."},
+        {"duplicates", WEFT_MCA_PVAR_COUNTER, duplicates,
+         "Matching fragments that came twice (a rail failover's resend) and were dropped."},
+        {"resent", WEFT_MCA_PVAR_COUNTER, resent,
+         "Fragments a failed link handed back, sent again on another rail."},
+        {"late", WEFT_MCA_PVAR_COUNTER, late,
+         "Fragments of transfers already restarted or finished, dropped."},
+    };
+    for (const auto &v : vars) {
+        const weft_mca_pvar_def_t def{.name = v.name,
+                                      .var_class = v.cls,
+                                      .help = v.help,
+                                      .level = v.cls == WEFT_MCA_PVAR_LEVEL ? 4 : 5,
+                                      .read = read,
+                                      .arg = reinterpret_cast<void *>(uintptr_t(v.which))};
+        weft_mca_pvar_register("pml", Policy::name, &def, sizeof def);
+    }
+}
+
 template <class Policy> weft_status_t Engine<Policy>::finalize()
 {
     if (!P)
         return WEFT_SUCCESS;
+    // Tools keep reading the counts as they are now (MPI_T outlives MPI_Finalize).
+    weft_mca_pvar_unregister("pml", Policy::name);
     // Whatever is still queued must leave before the transports close.
     weft::progress_wait([] { return P->pending.empty(); });
     weft_progress_unregister(progress_fn);

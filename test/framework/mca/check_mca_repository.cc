@@ -79,7 +79,7 @@ START_TEST(test_scan_fixtures)
     }
     ck_assert_ptr_nonnull(find("pml", "dup"));
 
-    assert_rejected("oldabi", "built for MCA ABI 2.0, this is 3.0");
+    assert_rejected("oldabi", "built for MCA ABI 2.0, this is 3.1");
     assert_rejected("newapi", "built for btl API 1.7, this is " +
                                   std::to_string(WEFT_BTL_ABI_MAJOR) + "." +
                                   std::to_string(WEFT_BTL_ABI_MINOR));
@@ -143,7 +143,7 @@ START_TEST(test_check_fields)
 
     d = mca_pml_dup_component.mca;
     d.mca_abi_minor = WEFT_MCA_ABI_MINOR + 1;
-    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for MCA ABI 3.1, this is 3.0") ==
+    ck_assert(mca::Repository::check(&d, "pml", "dup").find("built for MCA ABI 3.2, this is 3.1") ==
               0);
 
     d = mca_pml_dup_component.mca;

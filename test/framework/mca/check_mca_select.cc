@@ -86,7 +86,7 @@ START_TEST(test_unknown_component)
     // A component found but rejected is named with the reason.
     ck_assert_int_eq(select_btl("oldabi", chosen), WEFT_ERR_BAD_PARAM);
     ck_assert_int_eq(count_messages(Kind::error, "component btl/oldabi was found but cannot be "
-                                                 "used: built for MCA ABI 2.0, this is 3.0"),
+                                                 "used: built for MCA ABI 2.0, this is 3.1"),
                      1);
 }
 END_TEST
