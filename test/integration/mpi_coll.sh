@@ -77,24 +77,38 @@ for c in "allreduce of 8 bytes on 4 ranks: recursive_doubling (below allreduce_r
     echo "$out" | grep -q "coll/basic: $c" || fail "automatic choices at 4 ranks: no '$c' line"
 done
 jobs=$((jobs + 1))
-# coll/sm serves barrier and allreduce of one-host communicators (allreduces above its slot
-# size go on to coll/basic: the full run checks both sizes).
+# coll/sm serves barrier, bcast, reduce, allreduce, allgather and alltoall of one-host
+# communicators (messages above its slot size go on to coll/basic: the full run checks both
+# sizes); coll_sm_operations narrows that.
 out=$(run "$MPIRUN" -np 3 --oversubscribe --timeout 120 --mca coll_base_verbose 10 \
     "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll/sm: $out"
 expect_in "mpi_coll: 3 ranks," "$out" "mpi_coll with coll/sm"
-expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=basic reduce=basic allreduce=sm gather=basic" \
-    "$out" "coll/sm's barrier and allreduce chosen"
+expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=sm reduce=sm allreduce=sm gather=basic" \
+    "$out" "coll/sm's operations chosen"
+expect_in "allgather=sm allgatherv=basic alltoall=sm alltoallv=basic" "$out" \
+    "coll/sm's allgather and alltoall chosen"
 jobs=$((jobs + 1))
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca coll_base_verbose 10 \
+    --mca coll_sm_operations barrier,alltoall "$B/test/integration/mpi_coll" quick 2>&1) ||
+    fail "mpi_coll with coll_sm_operations barrier,alltoall: $out"
+expect_in "mpi_coll: 4 ranks," "$out" "mpi_coll with two coll/sm operations"
+expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=basic reduce=basic allreduce=basic" \
+    "$out" "coll_sm_operations: only barrier and alltoall from coll/sm"
+expect_in "allgather=basic allgatherv=basic alltoall=sm" "$out" "coll_sm_operations: alltoall=sm"
+jobs=$((jobs + 1))
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
+    "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
+expect_in "'scan' is not one of barrier, bcast, reduce, allreduce, allgather, alltoall" "$out" \
+    "coll_sm_operations with an operation coll/sm does not have"
 # A component with a higher priority for one operation replaces only that one: the test
-# fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10); coll/sm (30)
-# offers the barrier alone.
+# fixture coll/fixture offers allreduce alone, at priority 50 (basic has 10, coll/sm 30).
 fixture_path="$WEFT_MCA_mca_base_component_path:$B/test/integration/fixture/.libs"
 out=$(run env WEFT_MCA_mca_base_component_path="$fixture_path" "$MPIRUN" -np 4 --oversubscribe \
     --timeout 120 --mca coll_base_verbose 10 --mca btl self,sm \
     "$B/test/integration/mpi_coll" quick 2>&1) || fail "mpi_coll with coll/fixture: $out"
 expect_in "mpi_coll: 4 ranks," "$out" "mpi_coll with coll/fixture"
-expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=basic reduce=basic allreduce=fixture gather=basic" \
-    "$out" "coll/fixture's allreduce chosen, basic's other operations kept"
+expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fixture gather=basic" \
+    "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's barrier and small allreduce, coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them), coll/fixture's allreduce replaced only those"

@@ -15,6 +15,8 @@
  *   storm      every rank revokes the same communicator at once
  *   probe      a blocking MPI_Probe, and an MPI_Mprobe, for messages nobody sends end with
  *              MPIX_ERR_REVOKED when rank 0 revokes (fault tolerance or not)
+ *   collective a bcast from rank 0, a barrier, an allreduce and an alltoall under way at the
+ *              other ranks end with MPIX_ERR_REVOKED when rank 0 revokes instead of joining
  *   gap        rank 0 streams eager messages to rank 2, which revokes after the first: those
  *              arriving after the revoke are dropped in their turn, and MPIX_Comm_shrink of the
  *              revoked communicator (whose messages from rank 0 come after them) completes,
@@ -234,6 +236,35 @@ static void probe(void)
     MPI_Comm_free(&c);
 }
 
+/* Collectives under way when rank 0 revokes instead of joining them: each ends with
+ * MPIX_ERR_REVOKED (a small bcast from rank 0, then a barrier, an allreduce and an alltoall
+ * of 8 bytes: the sizes coll/sm serves on one host). */
+static void collective(void)
+{
+    MPI_Comm c = dup_world();
+    MPI_Barrier(c); /* coll/sm sets up at the first call, with every rank */
+    int rc[4] = {MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS};
+    if (rank == 0) {
+        MPIX_Comm_revoke(c);
+    } else {
+        int v = rank, sum = 0, a[64], b[64];
+        memset(a, 0, sizeof a);
+        rc[0] = MPI_Bcast(&v, 1, MPI_INT, 0, c);
+        rc[1] = MPI_Barrier(c);
+        rc[2] = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, c);
+        rc[3] = MPI_Alltoall(a, 2, MPI_INT, b, 2, MPI_INT, c);
+    }
+    char why[100];
+    snprintf(why, sizeof why, "bcast, barrier, allreduce, alltoall classes %d %d %d %d", cls(rc[0]),
+             cls(rc[1]), cls(rc[2]), cls(rc[3]));
+    int ok = 1;
+    for (int i = 0; i < 4; ++i)
+        ok &= rank == 0 || cls(rc[i]) == MPIX_ERR_REVOKED;
+    report("collective", ok, why);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&c);
+}
+
 static void gap(void)
 {
     MPI_Comm c = dup_world(), s = MPI_COMM_NULL;
@@ -280,6 +311,7 @@ int main(int argc, char **argv)
     inter();
     storm();
     probe();
+    collective();
     gap();
     if (argc > 1 && strcmp(argv[1], "world") == 0 && rank == 0)
         MPIX_Comm_revoke(MPI_COMM_WORLD);

@@ -9,7 +9,8 @@
  *   allgather (small and large: each algorithm coll/basic picks by size), alltoall, alltoallv,
  *   alltoallw, reduce, allreduce and reduce_scatter_block (a user op that walks the type), and
  *   their non-blocking forms, the other side often a plain MPI_INT array with the same type
- *   signature. The gaps between the strided ints must keep what the receive buffer held.
+ *   signature (bcast both ways: the root's plain ints into the others' strided type). The
+ *   gaps between the strided ints must keep what the receive buffer held.
  * Every result is checked against values computed from the ranks. Any number of ranks. */
 #include <mpi.h>
 
@@ -338,6 +339,22 @@ static void strided_collectives(MPI_Datatype vec, MPI_Op sum, int n)
     for (int e = 0; e < n; ++e)
         check_strided(b, e, root, e, "bcast");
     free(b);
+    /* The same with plain ints at the root (one type signature, other types): every rank must
+     * choose the same way whatever its own type. */
+    if (rank == root) {
+        int *plain = malloc(sizeof(int) * (size_t)(n * PER));
+        for (int e = 0; e < n; ++e)
+            for (int j = 0; j < PER; ++j)
+                plain[e * PER + j] = val(root, e, j);
+        MPI_Bcast(plain, n * PER, MPI_INT, root, MPI_COMM_WORLD);
+        free(plain);
+    } else {
+        b = strided(n);
+        MPI_Bcast(b, n, vec, root, MPI_COMM_WORLD);
+        for (int e = 0; e < n; ++e)
+            check_strided(b, e, root, e, "bcast from plain ints");
+        free(b);
+    }
 
     /* gather: strided from everyone, plain ints at root 0 (and the reverse for scatter). */
     int *mine = strided(n);

@@ -1,13 +1,13 @@
-// coll/sm: barrier and small allreduces through shared memory for communicators whose
-// processes all share one host. Each communicator gets a small segment holding a counter of
-// arrivals and a generation number: a rank adds itself to the counter; the last one resets it and
-// bumps the generation, which every other rank waits for. Every rank waits once, where a barrier of
-// messages waits once per round: when the ranks outnumber the cores, each wait is a context
-// switch, and fewer waits make a faster barrier.
+// coll/sm: barrier and small bcast, reduce, allreduce, allgather and alltoall through shared
+// memory, for communicators whose processes all share one host. Each communicator gets a small
+// segment holding a counter of arrivals and a generation number: a rank adds itself to the
+// counter; the last one resets it and bumps the generation, which every other rank waits for.
+// Every rank waits once, where a barrier of messages waits once per round: when the ranks
+// outnumber the cores, each wait is a context switch, and fewer waits make a faster barrier.
+// The other operations are one arrival each, their data in a slot per rank (README.md).
 //
-// The module offers barrier and allreduce (up to kSlot bytes; larger ones it declines, and
-// every other operation stays with the modules below it).
-// It is set up at the communicator's first barrier or small allreduce (the same call at every
+// Larger messages are declined, and every other operation stays with the modules below it.
+// It is set up at the communicator's first call of one of them (the same call at every
 // member: collectives are called in the same order), not when the communicator is made, so
 // making one never waits for the others here (MPIX_Comm_ishrink makes its communicator from
 // progress, and a member may fail meanwhile): rank 0 creates the segment and sends its name;
@@ -19,8 +19,10 @@
 #include <weft/comm.h>
 #include <weft/mca.h>
 #include <weft/op.h>
+#include <weft/output.h>
 #include <weft/runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -39,7 +41,7 @@ namespace weft::coll::sm {
 
 namespace {
 
-weft_mca_param_t *p_priority = nullptr;
+weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr;
 
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
@@ -47,7 +49,10 @@ struct alignas(64) Shared {
     // Then two sets (by the generation's parity) of one slot per rank, for allreduce.
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
-constexpr size_t kSlot = 256; // the largest allreduce taken here, in bytes
+constexpr size_t kSlot = 1024; // a rank's part of one generation, in bytes
+// The largest allreduce taken here: every rank folds every slot, so the work grows with the
+// ranks times this (coll/basic's trees do less above it).
+constexpr size_t kAllreduceMax = 256;
 constexpr size_t kNameMax = 128;
 
 // The segment this process created and has not unlinked yet, for exit_cleanup. Plain storage,
@@ -63,9 +68,12 @@ __attribute__((destructor)) void exit_cleanup()
     g_pending[0] = '\0';
 }
 
+// A slot: the bytes its rank put there (a header of its own cache line), then the data.
+constexpr size_t kHead = 64, kStride = kHead + kSlot;
+
 size_t segment_size(int nranks)
 {
-    const size_t bytes = sizeof(Shared) + 2 * size_t(nranks) * kSlot;
+    const size_t bytes = sizeof(Shared) + 2 * size_t(nranks) * kStride;
     return (bytes + 4095) / 4096 * 4096;
 }
 
@@ -78,10 +86,28 @@ struct Module {
     bool broken = false;     // a member failed (ULFM): the shared counters can never settle
 };
 
+// The data of rank's slot in generation's set.
 char *slot(Module *m, uint32_t generation, int nranks, int rank)
 {
     return reinterpret_cast<char *>(m->shared + 1) +
-           (size_t(generation & 1) * size_t(nranks) + size_t(rank)) * kSlot;
+           (size_t(generation & 1) * size_t(nranks) + size_t(rank)) * kStride + kHead;
+}
+
+uint64_t &slot_bytes(char *data) { return *reinterpret_cast<uint64_t *>(data - kHead); }
+
+// This rank's part: its byte count, then its data.
+void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes)
+{
+    char *d = slot(m, gen, n, rank);
+    slot_bytes(d) = bytes;
+    std::memcpy(d, src, bytes);
+}
+
+// Whether rank's part holds as many bytes as this rank expects: more is a truncation, as a
+// receive of the same message would say (less, in a bcast, is a shorter message).
+bool same_size(Module *m, uint32_t gen, int n, int rank, size_t bytes)
+{
+    return slot_bytes(slot(m, gen, n, rank)) == bytes;
 }
 
 Module *self(weft_coll_module_t *m) { return reinterpret_cast<Module *>(m); }
@@ -98,7 +124,7 @@ bool member_failed(weft_comm_t *comm)
 // Arrive at the next generation and wait until everyone has. A member that failed never
 // arrives: the wait ends with WEFT_ERR_PROC_FAILED once this rank learns of it, and every later
 // collective of this module fails at once (the counters are off for good; ULFM programs shrink
-// the communicator).
+// the communicator). A revoke ends it likewise, with WEFT_ERR_REVOKED.
 weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
 {
     const int nranks = weft_comm_size(comm);
@@ -113,6 +139,7 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
         return WEFT_SUCCESS;
     }
     uint64_t epoch = weft_runtime_failure_epoch();
+    bool revoked = false;
     weft::progress_wait([&] {
         if (m->shared->generation.load(std::memory_order_acquire) == target)
             return true;
@@ -120,8 +147,14 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
             epoch = weft_runtime_failure_epoch();
             m->broken = member_failed(comm);
         }
+        // Revoked by a member (MPIX_Comm_revoke) that will not arrive: the wait ends, as a
+        // receive from it would.
+        if (weft_comm_is_revoked(comm)) [[unlikely]]
+            revoked = m->broken = true;
         return m->broken;
     });
+    if (revoked)
+        return WEFT_ERR_REVOKED;
     return m->broken ? WEFT_ERR_PROC_FAILED : WEFT_SUCCESS;
 }
 
@@ -139,22 +172,13 @@ weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 // everyone arrives, and every rank folds all the slots in rank order itself. A set is written
 // again two generations later, when everyone has arrived once more, so after everyone has
 // read it. Larger ones are declined (coll.h): coll/basic takes them.
-weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
-                        weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *module)
+// Every slot of generation gen folded in rank order into out (bytes of count elements).
+weft_status_t fold(Module *m, uint32_t gen, int n, void *out, size_t count, size_t bytes,
+                   weft_datatype_t *type, weft_op_t *op)
 {
-    Module *m = self(module);
-    const size_t bytes = count * weft_datatype_size(type);
-    const int n = weft_comm_size(comm);
-    if (bytes > kSlot || !weft_datatype_is_contiguous(type, count)) // slots hold packed bytes
-        return WEFT_ERR_NOT_SUPPORTED;
-    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
-        return rc;
-    if (bytes == 0)
-        return arrive_and_wait(m, comm);
-    const uint32_t gen = m->generation + 1;
-    std::memcpy(slot(m, gen, n, weft_comm_rank(comm)), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
-        return rc;
+    for (int r = 0; r < n; ++r)
+        if (!same_size(m, gen, n, r, bytes))
+            return WEFT_ERR_TRUNCATE;
     alignas(16) char acc[kSlot], next[kSlot];
     std::memcpy(acc, slot(m, gen, n, 0), bytes);
     for (int r = 1; r < n; ++r) {
@@ -163,7 +187,177 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
             return rc;
         std::memcpy(acc, next, bytes); // acc = ranks 0..r
     }
-    std::memcpy(rbuf, acc, bytes);
+    std::memcpy(out, acc, bytes);
+    return WEFT_SUCCESS;
+}
+
+// Whether count elements of type fit a slot as packed bytes (more, or a type with gaps, is
+// declined: coll.h, the modules below take it).
+bool fits(weft_datatype_t *type, size_t count, size_t most)
+{
+    return count * weft_datatype_size(type) <= most && weft_datatype_is_contiguous(type, count);
+}
+
+weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                        weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const size_t bytes = count * weft_datatype_size(type);
+    const int n = weft_comm_size(comm);
+    if (!fits(type, count, kAllreduceMax))
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    if (bytes == 0)
+        return arrive_and_wait(m, comm);
+    const uint32_t gen = m->generation + 1;
+    put(m, gen, n, weft_comm_rank(comm), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    return fold(m, gen, n, rbuf, count, bytes, type, op);
+}
+
+// The same with the result at the root only: the others leave once they have arrived (the set
+// they wrote is not written again before the root has read it, as above).
+weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
+                     weft_op_t *op, int root, weft_comm_t *comm, weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const size_t bytes = count * weft_datatype_size(type);
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    if (!fits(type, count, kSlot))
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    if (bytes == 0)
+        return arrive_and_wait(m, comm);
+    const uint32_t gen = m->generation + 1;
+    put(m, gen, n, me, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    return me == root ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
+}
+
+// The data of count elements of type at src into dst as packed bytes, and back: a type with
+// gaps goes through the datatype engine. bcast, allgather and alltoall may be called with other
+// types at other ranks (the type signatures agree), so whether coll/sm takes a call depends on
+// the bytes alone, never on the local type: every rank makes the same choice.
+void pack(char *dst, const void *src, size_t count, weft_datatype_t *type, size_t bytes)
+{
+    if (weft_datatype_is_contiguous(type, count))
+        std::memcpy(dst, src, bytes);
+    else
+        weft_datatype_copy(dst, bytes, weft_datatype_bytes(), src, count, type);
+}
+
+void unpack(void *dst, size_t count, weft_datatype_t *type, const char *src, size_t bytes)
+{
+    if (weft_datatype_is_contiguous(type, count))
+        std::memcpy(dst, src, bytes);
+    else
+        weft_datatype_copy(dst, count, type, src, bytes, weft_datatype_bytes());
+}
+
+// Block r of count elements of type from base.
+char *block(void *base, int r, size_t count, weft_datatype_t *type)
+{
+    return static_cast<char *>(base) + ptrdiff_t(r) * ptrdiff_t(count) * weft_datatype_extent(type);
+}
+
+// The root's data in its slot; once everyone has arrived, the others copy it out.
+weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, weft_comm_t *comm,
+                    weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const size_t bytes = count * weft_datatype_size(type);
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    if (bytes > kSlot)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    const uint32_t gen = m->generation + 1;
+    char *from = slot(m, gen, n, root);
+    if (me == root) {
+        slot_bytes(from) = bytes;
+        pack(from, buf, count, type, bytes);
+    }
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    if (me == root)
+        return WEFT_SUCCESS;
+    const size_t sent = slot_bytes(from);
+    if (sent > bytes)
+        return WEFT_ERR_TRUNCATE;
+    unpack(buf, sent / std::max<size_t>(weft_datatype_size(type), 1), type, from, sent);
+    return WEFT_SUCCESS;
+}
+
+// Each rank's block in its slot, then every slot into the receive buffer in rank order.
+weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                        size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                        weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const size_t bytes = rcount * weft_datatype_size(rtype);
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const bool in_place = sbuf == WEFT_IN_PLACE;
+    if (bytes > kSlot)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    const uint32_t gen = m->generation + 1;
+    char *mine = slot(m, gen, n, me);
+    if (in_place) {
+        slot_bytes(mine) = bytes;
+        pack(mine, block(rbuf, me, rcount, rtype), rcount, rtype, bytes);
+    } else {
+        const size_t sbytes = std::min(scount * weft_datatype_size(stype), kSlot);
+        slot_bytes(mine) = scount * weft_datatype_size(stype);
+        pack(mine, sbuf, scount, stype, sbytes);
+    }
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    for (int r = 0; r < n; ++r)
+        if (!same_size(m, gen, n, r, bytes))
+            return WEFT_ERR_TRUNCATE;
+    for (int r = 0; r < n; ++r)
+        if (r != me || !in_place)
+            unpack(block(rbuf, r, rcount, rtype), rcount, rtype, slot(m, gen, n, r), bytes);
+    return WEFT_SUCCESS;
+}
+
+// Each rank's whole send buffer (a block for every rank) in its slot; then block `me` of every
+// slot into the receive buffer.
+weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
+                       size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
+                       weft_coll_module_t *module)
+{
+    Module *m = self(module);
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t bytes = rcount * weft_datatype_size(rtype), all = bytes * size_t(n);
+    const bool in_place = sbuf == WEFT_IN_PLACE;
+    if (all > kSlot)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    const uint32_t gen = m->generation + 1;
+    char *mine = slot(m, gen, n, me);
+    if (in_place) {
+        slot_bytes(mine) = all;
+        pack(mine, rbuf, rcount * size_t(n), rtype, all);
+    } else {
+        const size_t sall = scount * weft_datatype_size(stype) * size_t(n);
+        slot_bytes(mine) = sall;
+        pack(mine, sbuf, scount * size_t(n), stype, std::min(sall, kSlot));
+    }
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    for (int r = 0; r < n; ++r)
+        if (!same_size(m, gen, n, r, all))
+            return WEFT_ERR_TRUNCATE;
+    for (int r = 0; r < n; ++r)
+        unpack(block(rbuf, r, rcount, rtype), rcount, rtype,
+               slot(m, gen, n, r) + size_t(me) * bytes, bytes);
     return WEFT_SUCCESS;
 }
 
@@ -296,21 +490,60 @@ weft_status_t disable(weft_coll_module_t *module, weft_comm_t *)
     return WEFT_SUCCESS;
 }
 
+constexpr const char *kOperations[] = {"barrier",   "bcast",     "reduce",
+                                       "allreduce", "allgather", "alltoall"};
+
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[1] = {
+    const weft_mca_param_def_t defs[2] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
-         .help = "Priority of coll/sm's barrier and small allreduce (through shared memory, "
-                 "for communicators whose processes share one host); 0 or less turns it off.",
+         .help = "Priority of coll/sm's operations (through shared memory, for communicators "
+                 "whose processes share one host); 0 or less turns it off.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
+        {.name = "operations",
+         .type = WEFT_MCA_PARAM_LIST,
+         .default_value = "barrier,bcast,reduce,allreduce,allgather,alltoall",
+         .help = "The operations coll/sm offers (any of barrier, bcast, reduce, allreduce, "
+                 "allgather, alltoall); the others come from the components below it. Each "
+                 "takes messages up to 1 KiB per rank (allreduce up to 256 bytes) and declines "
+                 "larger ones.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = nullptr},
     };
-    return weft_mca_param_register_table("coll", "sm", defs, 1, sizeof defs[0], &p_priority);
+    weft_mca_param_t *handles[2] = {};
+    weft_status_t rc =
+        weft_mca_param_register_table("coll", "sm", defs, 2, sizeof defs[0], handles);
+    p_priority = handles[0];
+    p_operations = handles[1];
+    for (size_t i = 0; rc == WEFT_SUCCESS && i < weft_mca_param_list_count(p_operations); ++i) {
+        const char *op = weft_mca_param_list_item(p_operations, i);
+        if (std::none_of(std::begin(kOperations), std::end(kOperations),
+                         [op](const char *k) { return std::strcmp(k, op) == 0; })) {
+            weft_output(WEFT_OUTPUT_ERROR,
+                        "coll/sm: coll_sm_operations: '%s' is not one of barrier, bcast, reduce, "
+                        "allreduce, allgather, alltoall",
+                        op);
+            rc = WEFT_ERR_BAD_PARAM;
+        }
+    }
+    return rc;
+}
+
+bool offered(const char *op)
+{
+    for (size_t i = 0; i < weft_mca_param_list_count(p_operations); ++i)
+        if (std::strcmp(weft_mca_param_list_item(p_operations, i), op) == 0)
+            return true;
+    return false;
 }
 
 weft_status_t query(int *priority, char *why, size_t why_len)
@@ -336,8 +569,18 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
     m->base.coll_module_disable = disable;
-    m->base.coll_barrier = barrier;
-    m->base.coll_allreduce = allreduce;
+    if (offered("barrier"))
+        m->base.coll_barrier = barrier;
+    if (offered("bcast"))
+        m->base.coll_bcast = bcast;
+    if (offered("reduce"))
+        m->base.coll_reduce = reduce;
+    if (offered("allreduce"))
+        m->base.coll_allreduce = allreduce;
+    if (offered("allgather"))
+        m->base.coll_allgather = allgather;
+    if (offered("alltoall"))
+        m->base.coll_alltoall = alltoall;
     *priority = int(weft_mca_param_int(p_priority));
     return &m->base;
 }
