@@ -145,6 +145,15 @@ template <class T> void out(T *where, T value)
 
 int not_ready() { return tool().inits > 0 ? MPI_SUCCESS : MPI_T_ERR_NOT_INITIALIZED; }
 
+// A tool call's body, under the library's lock once the interface is initialized.
+template <class F> int tool_call(F body)
+{
+    ToolGuard guard;
+    if (int rc = not_ready(); rc != MPI_SUCCESS)
+        return rc;
+    return body();
+}
+
 Param *cvar_at(int index)
 {
     const auto &params = mca::Registry::instance().all();
@@ -282,44 +291,41 @@ int PMPI_T_finalize(void)
 WEFT_PROFILED(MPI_T_enum_get_info)
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    const auto &enums = tool().enums;
-    if (!enumtype || std::none_of(enums.begin(), enums.end(),
-                                  [&](const auto &e) { return e.second.get() == enumtype; }))
-        return MPI_T_ERR_INVALID_HANDLE;
-    out(num, int(enumtype->items.size()));
-    out_string(enumtype->name, name, name_len);
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        const auto &enums = tool().enums;
+        if (!enumtype || std::none_of(enums.begin(), enums.end(),
+                                      [&](const auto &e) { return e.second.get() == enumtype; }))
+            return MPI_T_ERR_INVALID_HANDLE;
+        out(num, int(enumtype->items.size()));
+        out_string(enumtype->name, name, name_len);
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_enum_get_item)
 int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    const auto &enums = tool().enums;
-    if (!enumtype || std::none_of(enums.begin(), enums.end(),
-                                  [&](const auto &e) { return e.second.get() == enumtype; }))
-        return MPI_T_ERR_INVALID_HANDLE;
-    if (index < 0 || size_t(index) >= enumtype->items.size())
-        return MPI_T_ERR_INVALID_ITEM;
-    out(value, enumtype->items[size_t(index)].first);
-    out_string(enumtype->items[size_t(index)].second, name, name_len);
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        const auto &enums = tool().enums;
+        if (!enumtype || std::none_of(enums.begin(), enums.end(),
+                                      [&](const auto &e) { return e.second.get() == enumtype; }))
+            return MPI_T_ERR_INVALID_HANDLE;
+        if (index < 0 || size_t(index) >= enumtype->items.size())
+            return MPI_T_ERR_INVALID_ITEM;
+        out(value, enumtype->items[size_t(index)].first);
+        out_string(enumtype->items[size_t(index)].second, name, name_len);
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_get_num)
 int PMPI_T_cvar_get_num(int *num_cvar)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    sync_categories();
-    out(num_cvar, int(weft::mca::Registry::instance().all().size()));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        sync_categories();
+        out(num_cvar, int(weft::mca::Registry::instance().all().size()));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_get_info)
@@ -327,155 +333,149 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
                          int *bind, int *scope)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    const Param *p = cvar_at(cvar_index);
-    if (!p)
-        return MPI_T_ERR_INVALID_INDEX;
-    out_string(p->full_name, name, name_len);
-    out(verbosity, std::clamp(p->level, 1, 9)); // levels 1..9 are MPI's nine verbosities
-    out(datatype, cvar_type(*p));
-    out(enumtype, enum_of(*p));
-    out_string(p->help, desc, desc_len);
-    out(bind, int(MPI_T_BIND_NO_OBJECT));
-    out(scope, scope_of(*p));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        const Param *p = cvar_at(cvar_index);
+        if (!p)
+            return MPI_T_ERR_INVALID_INDEX;
+        out_string(p->full_name, name, name_len);
+        out(verbosity, std::clamp(p->level, 1, 9)); // levels 1..9 are MPI's nine verbosities
+        out(datatype, cvar_type(*p));
+        out(enumtype, enum_of(*p));
+        out_string(p->help, desc, desc_len);
+        out(bind, int(MPI_T_BIND_NO_OBJECT));
+        out(scope, scope_of(*p));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_get_index)
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!name || !cvar_index)
-        return MPI_T_ERR_INVALID;
-    const auto &params = weft::mca::Registry::instance().all();
-    for (size_t i = 0; i < params.size(); ++i)
-        if (params[i]->full_name == name) {
-            *cvar_index = int(i);
-            return MPI_SUCCESS;
-        }
-    return MPI_T_ERR_INVALID_NAME;
+    return tool_call([&] {
+        if (!name || !cvar_index)
+            return MPI_T_ERR_INVALID;
+        const auto &params = weft::mca::Registry::instance().all();
+        for (size_t i = 0; i < params.size(); ++i)
+            if (params[i]->full_name == name) {
+                *cvar_index = int(i);
+                return MPI_SUCCESS;
+            }
+        return MPI_T_ERR_INVALID_NAME;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_handle_alloc)
 int PMPI_T_cvar_handle_alloc(int cvar_index, void *, MPI_T_cvar_handle *handle, int *count)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    Param *p = cvar_at(cvar_index);
-    if (!p)
-        return MPI_T_ERR_INVALID_INDEX;
-    if (!handle || !count)
-        return MPI_T_ERR_INVALID;
-    const bool text = cvar_type(*p) == MPI_CHAR;
-    auto *h = new weft_t_cvar_handle{p, text ? string_count(*p) : 1};
-    tool().cvar_handles.insert(h);
-    *handle = h;
-    *count = h->count;
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        Param *p = cvar_at(cvar_index);
+        if (!p)
+            return MPI_T_ERR_INVALID_INDEX;
+        if (!handle || !count)
+            return MPI_T_ERR_INVALID;
+        const bool text = cvar_type(*p) == MPI_CHAR;
+        auto *h = new weft_t_cvar_handle{p, text ? string_count(*p) : 1};
+        tool().cvar_handles.insert(h);
+        *handle = h;
+        *count = h->count;
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_handle_free)
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!handle || !tool().cvar_handles.erase(*handle))
-        return MPI_T_ERR_INVALID_HANDLE;
-    delete *handle;
-    *handle = MPI_T_CVAR_HANDLE_NULL;
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!handle || !tool().cvar_handles.erase(*handle))
+            return MPI_T_ERR_INVALID_HANDLE;
+        delete *handle;
+        *handle = MPI_T_CVAR_HANDLE_NULL;
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_read)
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!handle || !tool().cvar_handles.count(handle))
-        return MPI_T_ERR_INVALID_HANDLE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
-    const Param &p = *handle->param;
-    switch (p.type) {
-    case WEFT_MCA_PARAM_BOOL: *static_cast<int *>(buf) = p.value.b; break;
-    case WEFT_MCA_PARAM_ENUM: *static_cast<int *>(buf) = int(p.value.i); break;
-    case WEFT_MCA_PARAM_INT: *static_cast<MPI_Count *>(buf) = p.value.i; break;
-    case WEFT_MCA_PARAM_SIZE: *static_cast<unsigned long long *>(buf) = p.value.size; break;
-    case WEFT_MCA_PARAM_DOUBLE: *static_cast<double *>(buf) = p.value.d; break;
-    default: {
-        int len = handle->count;
-        out_string(p.value.text, static_cast<char *>(buf), &len);
-    }
-    }
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!handle || !tool().cvar_handles.count(handle))
+            return MPI_T_ERR_INVALID_HANDLE;
+        if (!buf)
+            return MPI_T_ERR_INVALID;
+        const Param &p = *handle->param;
+        switch (p.type) {
+        case WEFT_MCA_PARAM_BOOL: *static_cast<int *>(buf) = p.value.b; break;
+        case WEFT_MCA_PARAM_ENUM: *static_cast<int *>(buf) = int(p.value.i); break;
+        case WEFT_MCA_PARAM_INT: *static_cast<MPI_Count *>(buf) = p.value.i; break;
+        case WEFT_MCA_PARAM_SIZE: *static_cast<unsigned long long *>(buf) = p.value.size; break;
+        case WEFT_MCA_PARAM_DOUBLE: *static_cast<double *>(buf) = p.value.d; break;
+        default: {
+            int len = handle->count;
+            out_string(p.value.text, static_cast<char *>(buf), &len);
+        }
+        }
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_cvar_write)
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!handle || !tool().cvar_handles.count(handle))
-        return MPI_T_ERR_INVALID_HANDLE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
-    Param &p = *handle->param;
-    if (p.scope == WEFT_MCA_SCOPE_INFO)
-        return MPI_T_ERR_CVAR_SET_NEVER;
-    if (initialized())
-        return MPI_T_ERR_CVAR_SET_NOT_NOW; // the components read it when they started
-    std::string text;
-    char num[64];
-    switch (p.type) {
-    case WEFT_MCA_PARAM_BOOL: text = *static_cast<const int *>(buf) ? "true" : "false"; break;
-    case WEFT_MCA_PARAM_ENUM: {
-        const int v = *static_cast<const int *>(buf);
-        auto it = std::find_if(p.enums.begin(), p.enums.end(),
-                               [v](const auto &e) { return e.value == v; });
-        if (it == p.enums.end())
+    return tool_call([&] {
+        if (!handle || !tool().cvar_handles.count(handle))
+            return MPI_T_ERR_INVALID_HANDLE;
+        if (!buf)
             return MPI_T_ERR_INVALID;
-        text = it->name;
-        break;
-    }
-    case WEFT_MCA_PARAM_INT:
-        std::snprintf(num, sizeof num, "%lld",
-                      static_cast<long long>(*static_cast<const MPI_Count *>(buf)));
-        text = num;
-        break;
-    case WEFT_MCA_PARAM_SIZE:
-        std::snprintf(num, sizeof num, "%llu", *static_cast<const unsigned long long *>(buf));
-        text = num;
-        break;
-    case WEFT_MCA_PARAM_DOUBLE:
-        std::snprintf(num, sizeof num, "%.17g", *static_cast<const double *>(buf));
-        text = num;
-        break;
-    default:
-        // At most the handle's count of characters (a string without its NUL is cut there).
-        text.assign(static_cast<const char *>(buf),
-                    strnlen(static_cast<const char *>(buf), size_t(handle->count)));
-    }
-    // Out of range or not a value of the type: refused (the registry says why), value kept.
-    return weft_mca_param_set(&p, text.c_str()) == WEFT_SUCCESS ? MPI_SUCCESS : MPI_T_ERR_INVALID;
+        Param &p = *handle->param;
+        if (p.scope == WEFT_MCA_SCOPE_INFO)
+            return MPI_T_ERR_CVAR_SET_NEVER;
+        if (initialized())
+            return MPI_T_ERR_CVAR_SET_NOT_NOW; // the components read it when they started
+        std::string text;
+        char num[64];
+        switch (p.type) {
+        case WEFT_MCA_PARAM_BOOL: text = *static_cast<const int *>(buf) ? "true" : "false"; break;
+        case WEFT_MCA_PARAM_ENUM: {
+            const int v = *static_cast<const int *>(buf);
+            auto it = std::find_if(p.enums.begin(), p.enums.end(),
+                                   [v](const auto &e) { return e.value == v; });
+            if (it == p.enums.end())
+                return MPI_T_ERR_INVALID;
+            text = it->name;
+            break;
+        }
+        case WEFT_MCA_PARAM_INT:
+            std::snprintf(num, sizeof num, "%lld",
+                          static_cast<long long>(*static_cast<const MPI_Count *>(buf)));
+            text = num;
+            break;
+        case WEFT_MCA_PARAM_SIZE:
+            std::snprintf(num, sizeof num, "%llu", *static_cast<const unsigned long long *>(buf));
+            text = num;
+            break;
+        case WEFT_MCA_PARAM_DOUBLE:
+            std::snprintf(num, sizeof num, "%.17g", *static_cast<const double *>(buf));
+            text = num;
+            break;
+        default:
+            // At most the handle's count of characters (a string without its NUL is cut there).
+            text.assign(static_cast<const char *>(buf),
+                        strnlen(static_cast<const char *>(buf), size_t(handle->count)));
+        }
+        // Out of range or not a value of the type: refused (the registry says why), value kept.
+        return weft_mca_param_set(&p, text.c_str()) == WEFT_SUCCESS ? MPI_SUCCESS
+                                                                    : MPI_T_ERR_INVALID;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_get_num)
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    sync_categories();
-    out(num_pvar, int(weft::mca::pvars().size()));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        sync_categories();
+        out(num_pvar, int(weft::mca::pvars().size()));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_get_info)
@@ -483,112 +483,108 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
                          int *bind, int *readonly, int *continuous_, int *atomic)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    const Pvar *v = pvar_at(pvar_index);
-    if (!v)
-        return MPI_T_ERR_INVALID_INDEX;
-    const bool level = continuous(*v);
-    out_string(v->full_name, name, name_len);
-    out(verbosity, std::clamp(v->level, 1, 9));
-    out(var_class, int(level ? MPI_T_PVAR_CLASS_LEVEL : MPI_T_PVAR_CLASS_COUNTER));
-    out(datatype, MPI_UNSIGNED_LONG_LONG);
-    out(enumtype, MPI_T_ENUM_NULL);
-    out_string(v->help, desc, desc_len);
-    out(bind, int(MPI_T_BIND_NO_OBJECT));
-    // A level is always on and shows what is; a counter counts per handle from its start, and
-    // may be written or reset (that handle's count), read and reset at once.
-    out(readonly, int(level));
-    out(continuous_, int(level));
-    out(atomic, int(!level));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        const Pvar *v = pvar_at(pvar_index);
+        if (!v)
+            return MPI_T_ERR_INVALID_INDEX;
+        const bool level = continuous(*v);
+        out_string(v->full_name, name, name_len);
+        out(verbosity, std::clamp(v->level, 1, 9));
+        out(var_class, int(level ? MPI_T_PVAR_CLASS_LEVEL : MPI_T_PVAR_CLASS_COUNTER));
+        out(datatype, MPI_UNSIGNED_LONG_LONG);
+        out(enumtype, MPI_T_ENUM_NULL);
+        out_string(v->help, desc, desc_len);
+        out(bind, int(MPI_T_BIND_NO_OBJECT));
+        // A level is always on and shows what is; a counter counts per handle from its start, and
+        // may be written or reset (that handle's count), read and reset at once.
+        out(readonly, int(level));
+        out(continuous_, int(level));
+        out(atomic, int(!level));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_get_index)
 int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!name || !pvar_index)
-        return MPI_T_ERR_INVALID;
-    const auto &vars = weft::mca::pvars();
-    for (size_t i = 0; i < vars.size(); ++i)
-        if (vars[i]->full_name == name &&
-            var_class ==
-                (continuous(*vars[i]) ? MPI_T_PVAR_CLASS_LEVEL : MPI_T_PVAR_CLASS_COUNTER)) {
-            *pvar_index = int(i);
-            return MPI_SUCCESS;
-        }
-    return MPI_T_ERR_INVALID_NAME;
+    return tool_call([&] {
+        if (!name || !pvar_index)
+            return MPI_T_ERR_INVALID;
+        const auto &vars = weft::mca::pvars();
+        for (size_t i = 0; i < vars.size(); ++i)
+            if (vars[i]->full_name == name &&
+                var_class ==
+                    (continuous(*vars[i]) ? MPI_T_PVAR_CLASS_LEVEL : MPI_T_PVAR_CLASS_COUNTER)) {
+                *pvar_index = int(i);
+                return MPI_SUCCESS;
+            }
+        return MPI_T_ERR_INVALID_NAME;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_session_create)
 int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!session)
-        return MPI_T_ERR_INVALID;
-    *session = new weft_t_pvar_session;
-    tool().sessions.insert(*session);
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!session)
+            return MPI_T_ERR_INVALID;
+        *session = new weft_t_pvar_session;
+        tool().sessions.insert(*session);
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_session_free)
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!session || !tool().sessions.erase(*session))
-        return MPI_T_ERR_INVALID_SESSION;
-    delete *session; // and its handles
-    *session = MPI_T_PVAR_SESSION_NULL;
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!session || !tool().sessions.erase(*session))
+            return MPI_T_ERR_INVALID_SESSION;
+        delete *session; // and its handles
+        *session = MPI_T_PVAR_SESSION_NULL;
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_handle_alloc)
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *,
                              MPI_T_pvar_handle *handle, int *count)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!live_session(session))
-        return MPI_T_ERR_INVALID_SESSION;
-    Pvar *v = pvar_at(pvar_index);
-    if (!v)
-        return MPI_T_ERR_INVALID_INDEX;
-    if (!handle || !count)
-        return MPI_T_ERR_INVALID;
-    auto h = std::make_unique<weft_t_pvar_handle>();
-    h->session = session;
-    h->var = v;
-    // A level is on from the start; a counter counts from MPI_T_pvar_start.
-    h->started = continuous(*v);
-    h->base = h->started ? 0 : v->value();
-    *handle = h.get();
-    *count = 1;
-    session->handles.push_back(std::move(h));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!live_session(session))
+            return MPI_T_ERR_INVALID_SESSION;
+        Pvar *v = pvar_at(pvar_index);
+        if (!v)
+            return MPI_T_ERR_INVALID_INDEX;
+        if (!handle || !count)
+            return MPI_T_ERR_INVALID;
+        auto h = std::make_unique<weft_t_pvar_handle>();
+        h->session = session;
+        h->var = v;
+        // A level is on from the start; a counter counts from MPI_T_pvar_start.
+        h->started = continuous(*v);
+        h->base = h->started ? 0 : v->value();
+        *handle = h.get();
+        *count = 1;
+        session->handles.push_back(std::move(h));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_handle_free)
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!live_session(session))
-        return MPI_T_ERR_INVALID_SESSION;
-    if (!handle || !*handle || *handle == MPI_T_PVAR_ALL_HANDLES || !in_session(session, *handle))
-        return MPI_T_ERR_INVALID_HANDLE;
-    std::erase_if(session->handles, [h = *handle](const auto &mine) { return mine.get() == h; });
-    *handle = MPI_T_PVAR_HANDLE_NULL;
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!live_session(session))
+            return MPI_T_ERR_INVALID_SESSION;
+        if (!handle || !*handle || *handle == MPI_T_PVAR_ALL_HANDLES ||
+            !in_session(session, *handle))
+            return MPI_T_ERR_INVALID_HANDLE;
+        std::erase_if(session->handles,
+                      [h = *handle](const auto &mine) { return mine.get() == h; });
+        *handle = MPI_T_PVAR_HANDLE_NULL;
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_pvar_start)
@@ -687,48 +683,45 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 WEFT_PROFILED(MPI_T_category_get_num)
 int PMPI_T_category_get_num(int *num_cat)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    sync_categories();
-    out(num_cat, int(tool().cats.size()));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        sync_categories();
+        out(num_cat, int(tool().cats.size()));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_category_get_info)
 int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
                              int *num_cvars, int *num_pvars, int *num_categories)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    sync_categories();
-    const auto &cats = tool().cats;
-    if (cat_index < 0 || size_t(cat_index) >= cats.size())
-        return MPI_T_ERR_INVALID_INDEX;
-    const Category &c = cats[size_t(cat_index)];
-    out_string(c.name, name, name_len);
-    out_string(c.desc, desc, desc_len);
-    out(num_cvars, int(c.cvars.size()));
-    out(num_pvars, int(c.pvars.size()));
-    out(num_categories, int(c.subs.size()));
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        sync_categories();
+        const auto &cats = tool().cats;
+        if (cat_index < 0 || size_t(cat_index) >= cats.size())
+            return MPI_T_ERR_INVALID_INDEX;
+        const Category &c = cats[size_t(cat_index)];
+        out_string(c.name, name, name_len);
+        out_string(c.desc, desc, desc_len);
+        out(num_cvars, int(c.cvars.size()));
+        out(num_pvars, int(c.pvars.size()));
+        out(num_categories, int(c.subs.size()));
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_category_get_index)
 int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    if (!name || !cat_index)
-        return MPI_T_ERR_INVALID;
-    sync_categories();
-    auto it = tool().cat_index.find(name);
-    if (it == tool().cat_index.end())
-        return MPI_T_ERR_INVALID_NAME;
-    *cat_index = it->second;
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        if (!name || !cat_index)
+            return MPI_T_ERR_INVALID;
+        sync_categories();
+        auto it = tool().cat_index.find(name);
+        if (it == tool().cat_index.end())
+            return MPI_T_ERR_INVALID_NAME;
+        *cat_index = it->second;
+        return MPI_SUCCESS;
+    });
 }
 
 WEFT_PROFILED(MPI_T_category_get_cvars)
@@ -755,12 +748,11 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 WEFT_PROFILED(MPI_T_category_changed)
 int PMPI_T_category_changed(int *stamp)
 {
-    ToolGuard guard;
-    if (int rc = not_ready(); rc != MPI_SUCCESS)
-        return rc;
-    sync_categories();
-    out(stamp, tool().stamp);
-    return MPI_SUCCESS;
+    return tool_call([&] {
+        sync_categories();
+        out(stamp, tool().stamp);
+        return MPI_SUCCESS;
+    });
 }
 
 } // extern "C"

@@ -258,6 +258,15 @@ void unpack(void *dst, size_t count, weft_datatype_t *type, const char *src, siz
         weft_datatype_copy(dst, count, type, src, bytes, weft_datatype_bytes());
 }
 
+// A rank's part into its slot: the count elements of type at src, which it says are `says`
+// bytes (what it was given to send: a reader checks that against what it expects; more than a
+// slot holds is cut, and refused by every reader).
+void put_part(char *mine, size_t says, const void *src, size_t count, weft_datatype_t *type)
+{
+    slot_bytes(mine) = says;
+    pack(mine, src, count, type, std::min(says, kSlot));
+}
+
 // Block r of count elements of type from base.
 char *block(void *base, int r, size_t count, weft_datatype_t *type)
 {
@@ -277,10 +286,8 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
         return rc;
     const uint32_t gen = m->generation + 1;
     char *from = slot(m, gen, n, root);
-    if (me == root) {
-        slot_bytes(from) = bytes;
-        pack(from, buf, count, type, bytes);
-    }
+    if (me == root)
+        put_part(from, bytes, buf, count, type);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     if (me == root)
@@ -307,14 +314,10 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
         return rc;
     const uint32_t gen = m->generation + 1;
     char *mine = slot(m, gen, n, me);
-    if (in_place) {
-        slot_bytes(mine) = bytes;
-        pack(mine, block(rbuf, me, rcount, rtype), rcount, rtype, bytes);
-    } else {
-        const size_t sbytes = std::min(scount * weft_datatype_size(stype), kSlot);
-        slot_bytes(mine) = scount * weft_datatype_size(stype);
-        pack(mine, sbuf, scount, stype, sbytes);
-    }
+    if (in_place)
+        put_part(mine, bytes, block(rbuf, me, rcount, rtype), rcount, rtype);
+    else
+        put_part(mine, scount * weft_datatype_size(stype), sbuf, scount, stype);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     for (int r = 0; r < n; ++r)
@@ -342,14 +345,11 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
         return rc;
     const uint32_t gen = m->generation + 1;
     char *mine = slot(m, gen, n, me);
-    if (in_place) {
-        slot_bytes(mine) = all;
-        pack(mine, rbuf, rcount * size_t(n), rtype, all);
-    } else {
-        const size_t sall = scount * weft_datatype_size(stype) * size_t(n);
-        slot_bytes(mine) = sall;
-        pack(mine, sbuf, scount * size_t(n), stype, std::min(sall, kSlot));
-    }
+    if (in_place)
+        put_part(mine, all, rbuf, rcount * size_t(n), rtype);
+    else
+        put_part(mine, scount * weft_datatype_size(stype) * size_t(n), sbuf, scount * size_t(n),
+                 stype);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     for (int r = 0; r < n; ++r)
