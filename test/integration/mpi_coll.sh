@@ -96,6 +96,14 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=basic reduce=basic allredu
     "$out" "coll_sm_operations: only barrier and alltoall from coll/sm"
 expect_in "allgather=basic allgatherv=basic alltoall=sm" "$out" "coll_sm_operations: alltoall=sm"
 jobs=$((jobs + 1))
+# How far coll/sm's rooted operations may run ahead (coll_sm_sets, by default from the size of
+# the communicator): the least and the most, against a stream of them from moving roots.
+for sets in 1 64; do
+    out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca coll_sm_sets $sets \
+        "$B/test/programs/coll_stream" 2>&1) || fail "coll_stream with coll_sm_sets $sets: $out"
+    expect_in "coll_stream: 4 ranks:" "$out" "coll_stream with coll_sm_sets $sets"
+    jobs=$((jobs + 1))
+done
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
     "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
 expect_in "'scan' is not one of barrier, bcast, reduce, allreduce, allgather, alltoall" "$out" \

@@ -41,12 +41,17 @@ namespace weft::coll::sm {
 
 namespace {
 
-weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr;
+weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullptr;
 
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
     alignas(64) std::atomic<uint32_t> generation;
-    // Then two sets (by the generation's parity) of one slot per rank, for allreduce.
+    // Then a Line per rank, then coll_sm_sets sets (by the generation, round) of one slot per
+    // rank.
+};
+// Each rank's own cache line: the last generation whose reads of others' slots it finished.
+struct alignas(64) Line {
+    std::atomic<uint32_t> done;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 constexpr size_t kSlot = 1024; // a rank's part of one generation, in bytes
@@ -68,12 +73,18 @@ __attribute__((destructor)) void exit_cleanup()
     g_pending[0] = '\0';
 }
 
-// A slot: the bytes its rank put there (a header of its own cache line), then the data.
+// A slot: a header on its own cache line, then the data.
+struct Head {
+    uint64_t bytes;            // what its rank put there
+    std::atomic<uint32_t> gen; // the generation it is for, once the data is there
+};
 constexpr size_t kHead = 64, kStride = kHead + kSlot;
+static_assert(sizeof(Head) <= kHead);
 
-size_t segment_size(int nranks)
+size_t segment_size(int nranks, unsigned sets)
 {
-    const size_t bytes = sizeof(Shared) + 2 * size_t(nranks) * kStride;
+    const size_t bytes =
+        sizeof(Shared) + size_t(nranks) * sizeof(Line) + size_t(sets) * size_t(nranks) * kStride;
     return (bytes + 4095) / 4096 * 4096;
 }
 
@@ -83,17 +94,21 @@ struct Module {
     Shared *shared = nullptr;
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
+    unsigned sets = 2;       // coll_sm_sets: generations in the segment at once
     bool broken = false;     // a member failed (ULFM): the shared counters can never settle
 };
+
+Line *lines(Module *m) { return reinterpret_cast<Line *>(m->shared + 1); }
 
 // The data of rank's slot in generation's set.
 char *slot(Module *m, uint32_t generation, int nranks, int rank)
 {
-    return reinterpret_cast<char *>(m->shared + 1) +
-           (size_t(generation & 1) * size_t(nranks) + size_t(rank)) * kStride + kHead;
+    return reinterpret_cast<char *>(lines(m) + nranks) +
+           (size_t(generation % m->sets) * size_t(nranks) + size_t(rank)) * kStride + kHead;
 }
 
-uint64_t &slot_bytes(char *data) { return *reinterpret_cast<uint64_t *>(data - kHead); }
+Head &head(char *data) { return *reinterpret_cast<Head *>(data - kHead); }
+uint64_t &slot_bytes(char *data) { return head(data).bytes; }
 
 // This rank's part: its byte count, then its data.
 void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes)
@@ -102,6 +117,9 @@ void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes
     slot_bytes(d) = bytes;
     std::memcpy(d, src, bytes);
 }
+
+// a at or after b, across the wrap of the counters.
+bool at_least(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
 
 // Whether rank's part holds as many bytes as this rank expects: more is a truncation, as a
 // receive of the same message would say (less, in a bcast, is a shorter message).
@@ -121,34 +139,32 @@ bool member_failed(weft_comm_t *comm)
     return false;
 }
 
-// Arrive at the next generation and wait until everyone has. A member that failed never
-// arrives: the wait ends with WEFT_ERR_PROC_FAILED once this rank learns of it, and every later
-// collective of this module fails at once (the counters are off for good; ULFM programs shrink
-// the communicator). A revoke ends it likewise, with WEFT_ERR_REVOKED.
-weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
+// Whether this rank may still use the module: not after a member's failure (ULFM), which the
+// shared counters never recover from (every later collective of this module fails at once;
+// ULFM programs shrink the communicator).
+bool usable(Module *m, weft_comm_t *comm)
 {
-    const int nranks = weft_comm_size(comm);
-    if (m->broken || (weft_runtime_failure_epoch() != 0 && member_failed(comm))) {
+    if (m->broken || (weft_runtime_failure_epoch() != 0 && member_failed(comm)))
         m->broken = true;
-        return WEFT_ERR_PROC_FAILED;
-    }
-    const uint32_t target = ++m->generation;
-    if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(nranks) - 1) {
-        m->shared->arrived.store(0, std::memory_order_relaxed);
-        m->shared->generation.store(target, std::memory_order_release);
+    return !m->broken;
+}
+
+// Wait until ready() holds. A member that failed never does its part: the wait ends with
+// WEFT_ERR_PROC_FAILED once this rank learns of it; a revoke (MPIX_Comm_revoke at a member that
+// will not come) ends it with WEFT_ERR_REVOKED, as a receive from it would.
+template <class Ready> weft_status_t wait_for(Module *m, weft_comm_t *comm, Ready ready)
+{
+    if (ready())
         return WEFT_SUCCESS;
-    }
     uint64_t epoch = weft_runtime_failure_epoch();
     bool revoked = false;
     weft::progress_wait([&] {
-        if (m->shared->generation.load(std::memory_order_acquire) == target)
+        if (ready())
             return true;
         if (weft_runtime_failure_epoch() != epoch) [[unlikely]] {
             epoch = weft_runtime_failure_epoch();
             m->broken = member_failed(comm);
         }
-        // Revoked by a member (MPIX_Comm_revoke) that will not arrive: the wait ends, as a
-        // receive from it would.
         if (weft_comm_is_revoked(comm)) [[unlikely]]
             revoked = m->broken = true;
         return m->broken;
@@ -158,20 +174,64 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
     return m->broken ? WEFT_ERR_PROC_FAILED : WEFT_SUCCESS;
 }
 
+// Before this rank writes its slot for generation gen: every rank has finished reading the
+// slots of gen - sets, the same set (the rooted operations do not wait for everyone, so a rank
+// may be that far ahead).
+weft_status_t writable(Module *m, weft_comm_t *comm, uint32_t gen)
+{
+    const int n = weft_comm_size(comm);
+    return wait_for(m, comm, [&] {
+        for (int r = 0; r < n; ++r)
+            if (!at_least(lines(m)[r].done.load(std::memory_order_acquire), gen - m->sets))
+                return false;
+        return true;
+    });
+}
+
+// This rank has read all it needs of generation gen.
+void finished(Module *m, weft_comm_t *comm, uint32_t gen)
+{
+    lines(m)[weft_comm_rank(comm)].done.store(gen, std::memory_order_release);
+}
+
+// Arrive at the next generation and wait until everyone has.
+weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
+{
+    const int nranks = weft_comm_size(comm);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const uint32_t target = ++m->generation;
+    if (m->shared->arrived.fetch_add(1, std::memory_order_acq_rel) == uint32_t(nranks) - 1) {
+        m->shared->arrived.store(0, std::memory_order_relaxed);
+        m->shared->generation.store(target, std::memory_order_release);
+        return WEFT_SUCCESS;
+    }
+    return wait_for(
+        m, comm, [&] { return m->shared->generation.load(std::memory_order_acquire) == target; });
+}
+
 // The segment, set up at the first call that needs it.
 weft_status_t ready(Module *m, weft_comm_t *comm);
 
+// Marks generation gen finished at this rank when it goes out of scope (on every way out of an
+// operation once it has taken part: the others wait for it before they write that set again).
+struct Finish {
+    Module *m;
+    weft_comm_t *comm;
+    uint32_t gen;
+    ~Finish() { finished(m, comm, gen); }
+};
+
 weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 {
-    if (weft_status_t rc = ready(self(module), comm); rc != WEFT_SUCCESS)
+    Module *m = self(module);
+    if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    return arrive_and_wait(self(module), comm);
+    const weft_status_t rc = arrive_and_wait(m, comm);
+    finished(m, comm, m->generation);
+    return rc;
 }
 
-// Small allreduces: every rank puts its contribution in its slot of this generation's set,
-// everyone arrives, and every rank folds all the slots in rank order itself. A set is written
-// again two generations later, when everyone has arrived once more, so after everyone has
-// read it. Larger ones are declined (coll.h): coll/basic takes them.
 // Every slot of generation gen folded in rank order into out (bytes of count elements).
 weft_status_t fold(Module *m, uint32_t gen, int n, void *out, size_t count, size_t bytes,
                    weft_datatype_t *type, weft_op_t *op)
@@ -208,17 +268,18 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
         return WEFT_ERR_NOT_SUPPORTED;
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    if (bytes == 0)
-        return arrive_and_wait(m, comm);
     const uint32_t gen = m->generation + 1;
+    if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
+        return rc;
     put(m, gen, n, weft_comm_rank(comm), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    return fold(m, gen, n, rbuf, count, bytes, type, op);
+    Finish f{m, comm, gen};
+    return bytes ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
 }
 
-// The same with the result at the root only: the others leave once they have arrived (the set
-// they wrote is not written again before the root has read it, as above).
+// The same with the result at the root only, and no arrival: each rank stamps its slot with
+// the generation once its part is there and leaves; the root waits for every stamp, then folds.
 weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                      weft_op_t *op, int root, weft_comm_t *comm, weft_coll_module_t *module)
 {
@@ -229,13 +290,27 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
         return WEFT_ERR_NOT_SUPPORTED;
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    if (bytes == 0)
-        return arrive_and_wait(m, comm);
-    const uint32_t gen = m->generation + 1;
-    put(m, gen, n, me, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const uint32_t gen = ++m->generation;
+    Finish f{m, comm, gen};
+    if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
         return rc;
-    return me == root ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
+    put(m, gen, n, me, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
+    head(slot(m, gen, n, me)).gen.store(gen, std::memory_order_release);
+    if (me != root)
+        return WEFT_SUCCESS;
+    if (weft_status_t rc = wait_for(
+            m, comm,
+            [&] {
+                for (int r = 0; r < n; ++r)
+                    if (head(slot(m, gen, n, r)).gen.load(std::memory_order_acquire) != gen)
+                        return false;
+                return true;
+            });
+        rc != WEFT_SUCCESS)
+        return rc;
+    return bytes ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
 }
 
 // The data of count elements of type at src into dst as packed bytes, and back: a type with
@@ -273,7 +348,8 @@ char *block(void *base, int r, size_t count, weft_datatype_t *type)
     return static_cast<char *>(base) + ptrdiff_t(r) * ptrdiff_t(count) * weft_datatype_extent(type);
 }
 
-// The root's data in its slot; once everyone has arrived, the others copy it out.
+// The root's data in its slot, stamped with the generation; the others wait for the stamp and
+// copy it out. No arrival: the root goes on at once, as a message-based bcast's root does.
 weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, weft_comm_t *comm,
                     weft_coll_module_t *module)
 {
@@ -284,14 +360,22 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
         return WEFT_ERR_NOT_SUPPORTED;
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    const uint32_t gen = m->generation + 1;
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const uint32_t gen = ++m->generation;
+    Finish f{m, comm, gen};
     char *from = slot(m, gen, n, root);
-    if (me == root)
+    if (me == root) {
+        if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
+            return rc;
         put_part(from, bytes, buf, count, type);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
-        return rc;
-    if (me == root)
+        head(from).gen.store(gen, std::memory_order_release);
         return WEFT_SUCCESS;
+    }
+    if (weft_status_t rc = wait_for(
+            m, comm, [&] { return head(from).gen.load(std::memory_order_acquire) == gen; });
+        rc != WEFT_SUCCESS)
+        return rc;
     const size_t sent = slot_bytes(from);
     if (sent > bytes)
         return WEFT_ERR_TRUNCATE;
@@ -313,6 +397,8 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     const uint32_t gen = m->generation + 1;
+    if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
+        return rc;
     char *mine = slot(m, gen, n, me);
     if (in_place)
         put_part(mine, bytes, block(rbuf, me, rcount, rtype), rcount, rtype);
@@ -320,6 +406,7 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
         put_part(mine, scount * weft_datatype_size(stype), sbuf, scount, stype);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
+    Finish f{m, comm, gen};
     for (int r = 0; r < n; ++r)
         if (!same_size(m, gen, n, r, bytes))
             return WEFT_ERR_TRUNCATE;
@@ -344,6 +431,8 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     const uint32_t gen = m->generation + 1;
+    if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
+        return rc;
     char *mine = slot(m, gen, n, me);
     if (in_place)
         put_part(mine, all, rbuf, rcount * size_t(n), rtype);
@@ -352,6 +441,7 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
                  stype);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
+    Finish f{m, comm, gen};
     for (int r = 0; r < n; ++r)
         if (!same_size(m, gen, n, r, all))
             return WEFT_ERR_TRUNCATE;
@@ -389,7 +479,7 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
 {
     const int tag = weft_comm_coll_tag(comm);
     const int n = weft_comm_size(comm);
-    m->size = segment_size(n);
+    m->size = segment_size(n, m->sets);
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
     uint8_t all_ok = 0;
@@ -495,7 +585,7 @@ constexpr const char *kOperations[] = {"barrier",   "bcast",     "reduce",
 
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[2] = {
+    const weft_mca_param_def_t defs[3] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
@@ -518,12 +608,27 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "sets",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "Generations a communicator's segment holds at once (each a 1 KiB slot per "
+                 "rank): how far a bcast's or reduce's root may run ahead of the slowest rank "
+                 "before it waits. More cost memory (sets x ranks x 1 KiB per communicator); "
+                 "fewer make a root wait, a context switch when the ranks outnumber the cores. "
+                 "0: 256 / ranks, at least 2 and at most 32 (a communicator's segment stays "
+                 "near 256 KiB).",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..64"},
     };
-    weft_mca_param_t *handles[2] = {};
+    weft_mca_param_t *handles[3] = {};
     weft_status_t rc =
-        weft_mca_param_register_table("coll", "sm", defs, 2, sizeof defs[0], handles);
+        weft_mca_param_register_table("coll", "sm", defs, 3, sizeof defs[0], handles);
     p_priority = handles[0];
     p_operations = handles[1];
+    p_sets = handles[2];
     for (size_t i = 0; rc == WEFT_SUCCESS && i < weft_mca_param_list_count(p_operations); ++i) {
         const char *op = weft_mca_param_list_item(p_operations, i);
         if (std::none_of(std::begin(kOperations), std::end(kOperations),
@@ -565,6 +670,8 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
         if (!weft_proc_is_local(weft_runtime_proc(weft_comm_local_world_rank(comm, r))))
             return nullptr;
     auto *m = new Module;
+    const int64_t sets = weft_mca_param_int(p_sets);
+    m->sets = sets ? unsigned(sets) : unsigned(std::clamp(256 / weft_comm_size(comm), 2, 32));
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
