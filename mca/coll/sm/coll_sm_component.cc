@@ -54,10 +54,12 @@ struct alignas(64) Line {
     std::atomic<uint32_t> done;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
-constexpr size_t kSlot = 1024; // a rank's part of one generation, in bytes
+constexpr size_t kSlot = 2048; // a rank's part of one generation, in bytes
 // The largest allreduce taken here: every rank folds every slot, so the work grows with the
 // ranks times this (coll/basic's trees do less above it).
+// Up to 4 ranks a whole slot is cheap to fold at every rank.
 constexpr size_t kAllreduceMax = 256;
+size_t allreduce_max(int nranks) { return nranks <= 4 ? kSlot : kAllreduceMax; }
 constexpr size_t kNameMax = 128;
 
 // The segment this process created and has not unlinked yet, for exit_cleanup. Plain storage,
@@ -264,7 +266,7 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm);
-    if (!fits(type, count, kAllreduceMax))
+    if (!fits(type, count, allreduce_max(n)))
         return WEFT_ERR_NOT_SUPPORTED;
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -671,7 +673,10 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
             return nullptr;
     auto *m = new Module;
     const int64_t sets = weft_mca_param_int(p_sets);
-    m->sets = sets ? unsigned(sets) : unsigned(std::clamp(256 / weft_comm_size(comm), 2, 32));
+    // Automatic: as many as keep the slots near 256 KiB.
+    m->sets = sets ? unsigned(sets)
+                   : unsigned(std::clamp(
+                         int((256u << 10) / (size_t(weft_comm_size(comm)) * kStride)), 2, 32));
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
