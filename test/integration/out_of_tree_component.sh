@@ -43,7 +43,7 @@ expect_in "MCA btl: example" "$out" "home component directory"
 
 # coll/example, built the same way, serves the allreduces of every intracommunicator (priority
 # 50, above coll/sm's 30 and coll/basic's 10) and leaves every other operation where it was;
-# it declines allreduces above coll_example_max_bytes, which coll/basic then serves. mpi_coll
+# it declines allreduces above coll_example_max_bytes, which coll/sm or coll/basic then serve. mpi_coll
 # checks every result against its serial reference.
 cp -r "$WEFT_TEST_SRCDIR/examples/coll_component" "$TEST_TMP/coll_src"
 chmod -R u+w "$TEST_TMP/coll_src"
@@ -55,7 +55,7 @@ out=$(WEFT_MCA_mca_base_component_path="${WEFT_TEST_COMPONENT_PATH:?}:$TEST_TMP/
     "$WEFT_TEST_BUILDDIR/mpirun" -np 3 --oversubscribe --timeout 100 --mca coll_base_verbose 10 \
     "$WEFT_TEST_BUILDDIR/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll/example: $out"
 expect_in "mpi_coll: 3 ranks," "$out" "mpi_coll with coll/example"
-expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=basic reduce=basic allreduce=example gather=basic" \
+expect_in "MPI_COMM_WORLD (3 ranks): barrier=sm bcast=sm reduce=sm allreduce=example gather=basic" \
     "$out" "coll/example's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/example offers no iallreduce"
 served=$(echo "$out" | sed -n 's/.*coll\/example: served \([0-9]*\) allreduce calls, declined \([0-9]*\).*/\1 \2/p' | head -n 1)

@@ -603,8 +603,8 @@ weft_status_t register_params()
          .default_value = "barrier,bcast,reduce,allreduce,allgather,alltoall",
          .help = "The operations coll/sm offers (any of barrier, bcast, reduce, allreduce, "
                  "allgather, alltoall); the others come from the components below it. Each "
-                 "takes messages up to 1 KiB per rank (allreduce up to 256 bytes) and declines "
-                 "larger ones.",
+                 "takes messages up to 2 KiB per rank (allreduce: above 4 ranks, 256 bytes) and "
+                 "declines larger ones.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -613,12 +613,12 @@ weft_status_t register_params()
         {.name = "sets",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
-         .help = "Generations a communicator's segment holds at once (each a 1 KiB slot per "
+         .help = "Generations a communicator's segment holds at once (each a 2 KiB slot per "
                  "rank): how far a bcast's or reduce's root may run ahead of the slowest rank "
-                 "before it waits. More cost memory (sets x ranks x 1 KiB per communicator); "
+                 "before it waits. More cost memory (sets x ranks x 2 KiB per communicator); "
                  "fewer make a root wait, a context switch when the ranks outnumber the cores. "
-                 "0: 256 / ranks, at least 2 and at most 32 (a communicator's segment stays "
-                 "near 256 KiB).",
+                 "0: as many as keep a communicator's slots near 256 KiB, at least 2 and at most "
+                 "32.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
