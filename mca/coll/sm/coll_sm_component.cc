@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -618,7 +619,7 @@ weft_status_t register_params()
                  "before it waits. More cost memory (sets x ranks x 2 KiB per communicator); "
                  "fewer make a root wait, a context switch when the ranks outnumber the cores. "
                  "0: as many as keep a communicator's slots near 256 KiB, at least 2 and at most "
-                 "32.",
+                 "32. Rounded down to a power of two.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -673,10 +674,13 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
             return nullptr;
     auto *m = new Module;
     const int64_t sets = weft_mca_param_int(p_sets);
-    // Automatic: as many as keep the slots near 256 KiB.
-    m->sets = sets ? unsigned(sets)
-                   : unsigned(std::clamp(
-                         int((256u << 10) / (size_t(weft_comm_size(comm)) * kStride)), 2, 32));
+    // Automatic: as many as keep the slots near 256 KiB. A power of two either way, so that the
+    // set of a generation (generation % sets) still changes at every step when the 32-bit
+    // generation wraps.
+    m->sets = std::bit_floor(
+        sets ? unsigned(sets)
+             : unsigned(std::clamp(int((256u << 10) / (size_t(weft_comm_size(comm)) * kStride)), 2,
+                                   32)));
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
