@@ -70,15 +70,18 @@ int main(int argc, char **argv)
     memset(out, 0, len);
     for (size_t i = 0; i < size / sizeof(double); ++i) /* small sums, never a NaN */
         ((double *)buf)[i] = 1.0;
-    /* Enough iterations for a stable time: barrier and small sizes 20000, 64 KiB 2000. The
-     * warm-up (a tenth) lets every implementation set up its connections and pick its
-     * algorithms; it runs in doubling batches, each followed by the slowest rank's time, so
-     * every rank agrees on a rough time per operation. An operation so slow that the count
-     * would take more than 2 s (oversubscribed ranks that spin without yielding take
-     * milliseconds each) gets fewer iterations, at least 10: the run stays bounded. */
+    /* Enough iterations for a stable time: barrier and small sizes 20000, 64 KiB 2000, and
+     * more where those take less than a quarter of a second (2000 bcasts of 64 KiB take a few
+     * milliseconds, and one stall of the machine, a kernel thread taking a core for a moment,
+     * would double such a figure). The warm-up (a tenth) lets every implementation set up its
+     * connections and pick its algorithms; it runs in doubling batches, each followed by the
+     * slowest rank's time, so every rank agrees on a rough time per operation. An operation
+     * so slow that the count would take more than 2 s (oversubscribed ranks that spin without
+     * yielding take milliseconds each) gets fewer iterations, at least 10: the run stays
+     * bounded. */
     int iters = size >= (1 << 20) ? 200 : size >= 65536 ? 2000 : 20000;
     const int warm = iters / 10;
-    const double budget = 2.0, warm_budget = 0.2;
+    const double budget = 2.0, warm_budget = 0.2, least = 0.25;
     double warm_time = 0, per_op = 0;
     for (int done = 0, batch = 1; done < warm; done += batch, batch *= 2) {
         if (batch > warm - done)
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
     }
     if (per_op * iters > budget)
         iters = per_op * 10 > budget ? 10 : (int)(budget / per_op);
+    else if (per_op > 0 && per_op * iters < least)
+        iters = (int)(least / per_op);
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     run(op, iters, buf, out, size);

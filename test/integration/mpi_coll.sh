@@ -31,8 +31,17 @@ done
 set_a="--mca coll_basic_direct_max_ranks 2 --mca coll_basic_bcast_pipeline_min 1k --mca coll_basic_bcast_segment 256 --mca coll_basic_reduce_algorithm direct --mca coll_basic_allreduce_algorithm rabenseifner --mca coll_basic_allreduce_rsag_min 16 --mca coll_basic_allgather_algorithm bruck --mca coll_basic_allgather_bruck_max 64k --mca coll_basic_alltoall_algorithm pairwise --mca coll_basic_barrier_algorithm dissemination"
 set_b="--mca coll_basic_bcast_algorithm binomial --mca coll_basic_reduce_algorithm binomial --mca coll_basic_allreduce_algorithm direct --mca coll_basic_allgather_algorithm ring --mca coll_basic_alltoall_algorithm direct --mca coll_basic_barrier_algorithm binomial"
 set_c="--mca coll_basic_allreduce_algorithm recursive_doubling --mca coll_basic_allgather_algorithm direct --mca coll_basic_direct_max_ranks 16 --mca coll_basic_direct_max_bytes 16"
-for n in 5 8 9; do
+# Set c also covers both ways of the automatic direct choice above direct_max_bytes: direct
+# where the ranks share cores (5, 8 and 9 on 2 cores), pairwise where each has one (2 ranks).
+cores=$(nproc)
+for n in 5 8 9 2; do
     for set in a b c; do
+        [ "$n" -gt 2 ] || [ $set = c ] || continue
+        if [ "$n" -gt "$cores" ]; then
+            large="alltoall of .* on $n ranks: direct (within direct_max_ranks, ranks sharing cores"
+        else
+            large="alltoall of .* on $n ranks: pairwise (beyond"
+        fi
         case $set in a) opts=$set_a ;; b) opts=$set_b ;; *) opts=$set_c ;; esac
         # shellcheck disable=SC2086
         out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca btl self,sm $opts \
@@ -57,8 +66,7 @@ for n in 5 8 9; do
         done ;;
         c) for c in "allreduce of .* on $n ranks: recursive_doubling (forced" \
             "allgather of .* on $n ranks: direct (forced" \
-            "alltoall of .* on $n ranks: direct (within" \
-            "alltoall of .* on $n ranks: pairwise (beyond"; do
+            "alltoall of .* on $n ranks: direct (within direct_max_ranks and" "$large"; do
             echo "$out" | grep -q "coll/basic: $c" || fail "set c, $n ranks: no '$c' line"
         done ;;
         esac
