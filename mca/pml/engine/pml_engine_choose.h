@@ -14,14 +14,6 @@
 //     BTL's advice (its size bounds) first; then the way with the best estimate, except that
 //     one message in kExploreEvery tries another way in turn, so that an estimate that went
 //     stale is measured again;
-//   - a message exchanged (this process sends the peer a rendezvous message of its own
-//     meanwhile: the pairwise exchanges of collectives, halo swaps) is not measured: it takes a
-//     get, the one way that needs nothing of the peer's core, which is busy with the other
-//     direction. The pipeline and the shared get make that core copy for this message too. A
-//     receiver timing its exchanged messages learns to prefer them all the same (they move
-//     its share of the work to the peer, which is timing its own), and the pair is slower:
-//     at 1 MiB on a 2-core EPYC, alone the pipeline is fastest, and an exchange by gets takes
-//     85% of the time by the pipeline that both receivers learned (docs/performance.md);
 //   - a message of a stream: messages overlap and their ends come in batches, so a message's
 //     own time says little. The stream goes in runs, each run one way; a measured run starts
 //     when nothing of the peer's is under way and the next run waits for its end, so that its
@@ -40,17 +32,11 @@
 namespace weft::pml::engine {
 
 enum class Way : uint8_t { pipeline = 0, get = 1, shared = 2 };
-// What else moves between the two processes when a message is chosen (see above).
-enum class Case : uint8_t { alone = 0, stream = 1, exchange = 2 };
 inline constexpr size_t kWays = 3;
 inline constexpr unsigned way_bit(Way w) { return 1u << unsigned(w); }
 inline const char *way_name(Way w)
 {
     return w == Way::pipeline ? "pipeline" : w == Way::get ? "get" : "shared get";
-}
-inline const char *case_name(Case c)
-{
-    return c == Case::stream ? "in a stream" : c == Case::exchange ? "exchanged" : "alone";
 }
 
 class Chooser {
@@ -64,7 +50,7 @@ class Chooser {
     static constexpr size_t kClasses = 64;
 
     // Why pick() chose what it did, for the protocol trace.
-    enum class Reason : uint8_t { advice, first, best, explore, exchange };
+    enum class Reason : uint8_t { advice, first, best, explore };
 
     // What pick() chose, to give back to done(). wait: nothing chosen yet; ask again once
     // the peer's messages under way are over (a measured run must run alone).
@@ -76,19 +62,15 @@ class Chooser {
 
     // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
     // BTL's (allowed); `active`: the peer's rendezvous messages under way; now_ns: the time.
-    Ticket pick(size_t bytes, Case c, Way advice, unsigned allowed, uint32_t active,
+    Ticket pick(size_t bytes, bool stream, Way advice, unsigned allowed, uint32_t active,
                 uint64_t now_ns, Reason *why = nullptr)
     {
         Reason r = Reason::best;
         Ticket t;
-        if (c == Case::exchange && (allowed & way_bit(Way::get))) {
-            t.way = Way::get;
-            r = Reason::exchange;
-        } else if (c == Case::stream) {
+        if (stream)
             t = pick_stream(streams_[class_of(bytes)], advice, allowed, active, now_ns, &r);
-        } else {
+        else
             t.way = pick_alone(alone_[class_of(bytes)], advice, allowed, &r);
-        }
         if (why)
             *why = r;
         return t;
@@ -97,11 +79,9 @@ class Chooser {
     // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
     // time, service_ns how long it took since it was chosen. Returns the seconds per byte it
     // measured (a message alone, or the last message of a measured run), else 0.
-    double done(size_t bytes, Case cs, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
+    double done(size_t bytes, bool stream, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
     {
-        if (cs == Case::exchange)
-            return 0;
-        if (cs == Case::alone) {
+        if (!stream) {
             Alone &c = alone_[class_of(bytes)];
             if (!ok)
                 return 0;
@@ -152,12 +132,12 @@ class Chooser {
     }
 
     // Seconds per byte (0: not measured yet).
-    double estimate(size_t bytes, Case c, Way way) const
+    double estimate(size_t bytes, bool stream, Way way) const
     {
         const size_t k = class_of(bytes), w = size_t(way);
-        if (c == Case::stream)
+        if (stream)
             return streams_[k].n[w] ? streams_[k].est[w] : 0;
-        return c == Case::alone && alone_[k].n[w] ? alone_[k].est[w] : 0;
+        return alone_[k].n[w] ? alone_[k].est[w] : 0;
     }
 
     static size_t class_of(size_t bytes)
@@ -335,7 +315,6 @@ inline const char *reason_name(Chooser::Reason r)
     case Chooser::Reason::first: return "trying each way";
     case Chooser::Reason::best: return "fastest measured";
     case Chooser::Reason::explore: return "measuring again";
-    case Chooser::Reason::exchange: return "exchanged: the way that needs nothing of the peer";
     }
     return "?";
 }

@@ -827,31 +827,27 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
     typename State::Flow &f = flow(u.world_src);
     const uint64_t now = now_ns();
     // A stream: another rendezvous from the peer under way or waiting, or one that ended only
-    // just now (a get is over before the next RGET is matched). Else an exchange if this
-    // process is sending the peer a rendezvous message of its own.
+    // just now (a get is over before the next RGET is matched).
     const bool stream =
         f.active > 0 || f.parked > 0 || (f.last_done && now - f.last_done < f.last_service / 4);
-    const size_t src = size_t(u.world_src);
-    const Case c = stream                                                 ? Case::stream
-                   : src < P->rndv_sends.size() && P->rndv_sends[src] > 0 ? Case::exchange
-                                                                          : Case::alone;
     const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
     const unsigned allowed =
         way_bit(Way::pipeline) | way_bit(Way::get) |
         ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0);
     Chooser::Reason why = Chooser::Reason::advice;
-    *t = ch->pick(u.total, c, advice, allowed, f.active, now, &why);
+    *t = ch->pick(u.total, stream, advice, allowed, f.active, now, &why);
     if (t->wait)
         return false;
     r->chooser = ch;
     r->ticket = *t;
-    r->way_case = c;
+    r->way_stream = stream;
     r->choose_ns = now;
     ++f.active;
     if (P->verbose >= 20) [[unlikely]]
         trace("recv from world rank " + std::to_string(u.world_src) + " " +
-              std::to_string(u.total) + " bytes " + case_name(c) + ": the receiver chose " +
-              way_name(t->way) + " (" + reason_name(why) + (t->run ? ", measured" : "") + ")");
+              std::to_string(u.total) + " bytes " + (stream ? "in a stream" : "alone") +
+              ": the receiver chose " + way_name(t->way) + " (" + reason_name(why) +
+              (t->run ? ", measured" : "") + ")");
     return true;
 }
 
@@ -863,14 +859,13 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
     typename State::Flow &f = flow(r->world_peer);
     const uint64_t now = now_ns();
     const double per =
-        r->chooser->done(r->total, r->way_case, r->ticket, ok, now, now - r->choose_ns);
-    const bool stream = r->way_case == Case::stream;
-    if (P->verbose >= 30 && per > 0 && (stream || P->verbose >= 40)) [[unlikely]] {
+        r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);
+    if (P->verbose >= 30 && per > 0 && (r->way_stream || P->verbose >= 40)) [[unlikely]] {
         auto rate = [&](Way w) {
-            const double e = r->chooser->estimate(r->total, r->way_case, w);
+            const double e = r->chooser->estimate(r->total, r->way_stream, w);
             return e > 0 ? std::to_string(int(1e-6 / e)) : std::string("-");
         };
-        trace(std::string(stream ? "a measured run" : "a message") + " of " +
+        trace(std::string(r->way_stream ? "a measured run" : "a message") + " of " +
               std::to_string(r->total) + " bytes by " + way_name(r->ticket.way) + ": " +
               std::to_string(int(1e-6 / per)) + " MB/s; estimates (MB/s) pipeline " +
               rate(Way::pipeline) + ", get " + rate(Way::get) + ", shared get " +

@@ -14,7 +14,6 @@
 
 namespace {
 
-using weft::pml::engine::Case;
 using weft::pml::engine::Chooser;
 using weft::pml::engine::Way;
 using weft::pml::engine::way_bit;
@@ -31,11 +30,11 @@ struct Sim {
     // One message alone: chosen, moved, done.
     Way alone(Chooser &c, Way advice = Way::pipeline, unsigned allowed = kAll)
     {
-        const Chooser::Ticket t = c.pick(kSize, Case::alone, advice, allowed, 0, now);
+        const Chooser::Ticket t = c.pick(kSize, false, advice, allowed, 0, now);
         ck_assert(!t.wait);
         const uint64_t took = ns[size_t(t.way)];
         now += took;
-        c.done(kSize, Case::alone, t, true, now, took);
+        c.done(kSize, false, t, true, now, took);
         ++used[size_t(t.way)];
         return t.way;
     }
@@ -47,10 +46,10 @@ START_TEST(test_advice_first_then_each_way_then_best)
     Sim s;
     Chooser::Reason why{};
     // The advice first, for its first samples, then each other way.
-    const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::get, kAll, 0, s.now, &why);
+    const Chooser::Ticket t = c.pick(kSize, false, Way::get, kAll, 0, s.now, &why);
     ck_assert(t.way == Way::get);
     ck_assert(why == Chooser::Reason::advice);
-    c.done(kSize, Case::alone, t, true, s.now + s.ns[1], s.ns[1]);
+    c.done(kSize, false, t, true, s.now + s.ns[1], s.ns[1]);
     ck_assert(s.alone(c, Way::get) == Way::get);
     ck_assert(s.alone(c, Way::get) == Way::pipeline);
     ck_assert(s.alone(c, Way::get) == Way::pipeline);
@@ -63,9 +62,8 @@ START_TEST(test_advice_first_then_each_way_then_best)
     ck_assert_int_ge(s.used[0], 300);
     ck_assert_int_ge(s.used[1] + s.used[2], 8);
     ck_assert_int_le(s.used[1] + s.used[2], 12);
-    ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) > 0);
-    ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) <
-              c.estimate(kSize, Case::alone, Way::get));
+    ck_assert(c.estimate(kSize, false, Way::pipeline) > 0);
+    ck_assert(c.estimate(kSize, false, Way::pipeline) < c.estimate(kSize, false, Way::get));
 }
 END_TEST
 
@@ -109,7 +107,7 @@ START_TEST(test_allowed_and_classes)
     ck_assert_int_eq(s.used[2], 0);
     ck_assert_int_ge(s.used[1], 180);
     // Another size class learns for itself: the advice first.
-    const Chooser::Ticket t = c.pick(4096, Case::alone, Way::pipeline, kAll, 0, s.now);
+    const Chooser::Ticket t = c.pick(4096, false, Way::pipeline, kAll, 0, s.now);
     ck_assert(t.way == Way::pipeline);
     ck_assert_uint_eq(Chooser::class_of(4096), 12);
     ck_assert_uint_eq(Chooser::class_of(8191), 12);
@@ -125,74 +123,46 @@ START_TEST(test_stream_runs)
     uint64_t now = 1000;
     std::array<uint64_t, 3> ns{100000, 50000, 200000}; // the get is fastest
     // A measured run cannot start while the peer has messages under way.
-    Chooser::Ticket t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 3, now);
+    Chooser::Ticket t = c.pick(kSize, true, Way::pipeline, kAll, 3, now);
     ck_assert(t.wait);
     // Nothing under way: a measured run of the advice.
     std::vector<Chooser::Ticket> run;
     for (uint32_t i = 0; i < Chooser::kEpoch; ++i) {
-        t = c.pick(kSize, Case::stream, Way::pipeline, kAll, i, now);
+        t = c.pick(kSize, true, Way::pipeline, kAll, i, now);
         ck_assert(!t.wait);
         ck_assert(t.way == Way::pipeline);
         ck_assert_uint_ne(t.run, 0);
         run.push_back(t);
     }
     // The run is not over: the next message waits.
-    ck_assert(c.pick(kSize, Case::stream, Way::pipeline, kAll, Chooser::kEpoch, now).wait);
+    ck_assert(c.pick(kSize, true, Way::pipeline, kAll, Chooser::kEpoch, now).wait);
     for (const Chooser::Ticket &m : run) {
         now += ns[0];
-        c.done(kSize, Case::stream, m, true, now, ns[0]);
+        c.done(kSize, true, m, true, now, ns[0]);
     }
-    ck_assert(c.estimate(kSize, Case::stream, Way::pipeline) > 0);
+    ck_assert(c.estimate(kSize, true, Way::pipeline) > 0);
     // Every way measured kFirstSamples times, each run alone; then runs of the best.
     std::array<int, 3> used{};
     for (int k = 0; k < 400; ++k) {
-        t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
+        t = c.pick(kSize, true, Way::pipeline, kAll, 0, now);
         ck_assert(!t.wait); // each message is over before the next (active 0)
         ++used[size_t(t.way)];
         now += ns[size_t(t.way)];
-        c.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
+        c.done(kSize, true, t, true, now, ns[size_t(t.way)]);
     }
-    ck_assert(c.estimate(kSize, Case::stream, Way::get) > 0);
-    ck_assert(c.estimate(kSize, Case::stream, Way::shared) > 0);
+    ck_assert(c.estimate(kSize, true, Way::get) > 0);
+    ck_assert(c.estimate(kSize, true, Way::shared) > 0);
     ck_assert_int_ge(used[1], 300);
     ck_assert_int_gt(used[0] + used[2], 0);
     // A failed message ends its measured run without a figure, and nothing waits for ever.
     Chooser d;
     std::vector<Chooser::Ticket> tickets;
     for (uint32_t i = 0; i < Chooser::kEpoch; ++i)
-        tickets.push_back(d.pick(kSize, Case::stream, Way::get, kAll, 0, now));
+        tickets.push_back(d.pick(kSize, true, Way::get, kAll, 0, now));
     for (const Chooser::Ticket &m : tickets)
-        d.done(kSize, Case::stream, m, false, now, 1);
-    ck_assert(d.estimate(kSize, Case::stream, Way::get) == 0);
-    ck_assert(!d.pick(kSize, Case::stream, Way::get, kAll, 0, now).wait);
-}
-END_TEST
-
-// An exchanged message (this process sending the peer one of its own meanwhile) takes a get
-// whatever the estimates say, and teaches nothing; without a get allowed, the choice for a
-// message alone.
-START_TEST(test_exchange_takes_a_get)
-{
-    Chooser c;
-    Sim s;
-    for (int i = 0; i < 100; ++i)
-        s.alone(c);
-    ck_assert(s.alone(c) == Way::pipeline); // alone the pipeline is fastest
-    const double before = c.estimate(kSize, Case::alone, Way::get);
-    s.used = {};
-    for (int i = 0; i < 100; ++i) {
-        Chooser::Reason why{};
-        const Chooser::Ticket t =
-            c.pick(kSize, Case::exchange, Way::pipeline, kAll, 0, s.now, &why);
-        ck_assert(t.way == Way::get && !t.wait && why == Chooser::Reason::exchange);
-        s.now += 1000000000; // a very slow get: not measured
-        ck_assert(c.done(kSize, Case::exchange, t, true, s.now, 1000000000) == 0);
-    }
-    ck_assert(c.estimate(kSize, Case::alone, Way::get) == before);
-    ck_assert(c.estimate(kSize, Case::exchange, Way::get) == 0);
-    ck_assert(s.alone(c) == Way::pipeline);
-    const unsigned no_get = way_bit(Way::pipeline) | way_bit(Way::shared);
-    ck_assert(c.pick(kSize, Case::exchange, Way::pipeline, no_get, 0, s.now).way == Way::pipeline);
+        d.done(kSize, true, m, false, now, 1);
+    ck_assert(d.estimate(kSize, true, Way::get) == 0);
+    ck_assert(!d.pick(kSize, true, Way::get, kAll, 0, now).wait);
 }
 END_TEST
 
@@ -232,7 +202,6 @@ int main()
     tcase_add_test(tc, test_follows_a_change_not_a_blip);
     tcase_add_test(tc, test_allowed_and_classes);
     tcase_add_test(tc, test_stream_runs);
-    tcase_add_test(tc, test_exchange_takes_a_get);
     tcase_add_test(tc, test_offer);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
