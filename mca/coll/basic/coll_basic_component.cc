@@ -137,9 +137,10 @@ weft_status_t register_params()
          .default_value = "32k",
          .help = "Allgathers and alltoalls of at most this many bytes per rank, on "
                  "communicators of at most direct_max_ranks ranks, post every transfer at once "
-                 "(direct: one round, so each rank waits once, which is what counts when ranks "
-                 "share cores); larger ones go round by round (ring, pairwise), which keeps "
-                 "large transfers from crowding each other.",
+                 "(direct: one round, so each rank waits once); larger ones go round by round "
+                 "(ring, pairwise), which keeps large transfers from crowding each other, "
+                 "except where the host's ranks share cores: there every wait is a context "
+                 "switch, and they go direct at any size.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
