@@ -19,7 +19,9 @@
  * and goes on while rank 1 sleeps S seconds before it receives (a test breaks a link then).
  * -s N: a stream: rank 0 starts four sends of N bytes at once (tags 20-23), all before rank 1
  * posts its receives, so that the first is alone and the other three follow a rendezvous
- * still under way to the same peer (btl_stream_min_rdma_size).
+ * still under way to the same peer (btl_stream_min_rdma_size). -e N: exchanges: ten times,
+ * both ranks send each other N bytes at once (sends started before the receives are posted,
+ * so that each receiver is sending the peer a rendezvous message of its own meanwhile).
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
@@ -185,6 +187,29 @@ static int stream(int rank, size_t n, int *messages)
     return bad;
 }
 
+/* -e: ten exchanges of n bytes; returns failures (both ranks count theirs). */
+static int exchange(int rank, size_t n, int *messages)
+{
+    int bad = 0;
+    const int peer = 1 - rank;
+    unsigned char *out = malloc(n), *in = malloc(n);
+    for (size_t i = 0; i < n; ++i)
+        out[i] = pattern(i, 30 + rank);
+    for (int round = 0; round < 10; ++round) {
+        MPI_Request r[2];
+        memset(in, 0, n);
+        MPI_Isend(out, (int)n, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &r[0]);
+        MPI_Irecv(in, (int)n, MPI_BYTE, peer, 30, MPI_COMM_WORLD, &r[1]);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        bad += check_bytes(in, n, 30 + peer, "exchange");
+        if (rank == 1)
+            ++*messages;
+    }
+    free(out);
+    free(in);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int rank, nranks, mode = 0, failures = 0, messages = 0;
@@ -208,6 +233,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "-s") == 0 && a + 1 < argc) {
             failures += stream(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
+            continue;
+        }
+        if (strcmp(argv[a], "-e") == 0 && a + 1 < argc) {
+            failures += exchange(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
             continue;
         }
         if (strcmp(argv[a], "-w") == 0 && a + 1 < argc) {

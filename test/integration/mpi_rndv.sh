@@ -216,6 +216,14 @@ sent 0 300007 "chose RDMA direct get, ran"
 expect_in "chose RDMA direct get, ran send/receive pipeline over sm:0" "$out" "$name: a declined offer"
 expect_in "chose RDMA direct get, ran RDMA direct get over sm:0" "$out" "$name: a taken offer"
 expect_in "1000003 bytes in a stream: the receiver chose" "$out" "$name: the stream"
+# Exchanges: a receiver sending the peer a message of its own meanwhile chooses between the get
+# and the pipeline from what it measured in exchanges, never the shared get (which takes the
+# busy peer's core).
+name="auto: the receiver chooses in exchanges"
+rndv "$name" "$AUTO" "-e 1000003"
+expect_in "mpi_rndv: 2 ranks, 10 messages intact" "$out" "$name"
+expect_in "1000003 bytes exchanged: the receiver chose" "$out" "$name"
+expect_not_in "exchanged: the receiver chose shared get" "$out" "$name"
 name="auto: the receiver chooses, with truncation, Mprobe, persistent, wildcards"
 rndv "$name" "$AUTO" "-x 300007 -x 4081 -s 69576"
 expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "$name"
@@ -254,4 +262,4 @@ for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
-echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone and in a stream by the sender and by the receiver, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"
+echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone, in a stream and in exchanges by the sender and by the receiver, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

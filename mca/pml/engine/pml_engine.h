@@ -132,6 +132,15 @@ template <class Policy> class Engine {
             uint32_t parked = 0;       // waiting for the choice
             uint64_t last_done = 0;    // ns, steady clock
             uint64_t last_service = 0; // ns the last one took
+            // An exchanged message over while this process's own send to the peer is not:
+            // measured when that ends too (chosen_done, exchange_sent).
+            struct Held {
+                Chooser *chooser = nullptr; // none held
+                Chooser::Ticket ticket;
+                size_t bytes = 0;
+                uint64_t choose_ns = 0;
+                bool ok = false;
+            } held;
         };
         std::vector<Flow> flows;
         // RGETs matched whose way the receiver will choose once it may (in order).
@@ -309,6 +318,7 @@ template <class Policy> class Engine {
     static uint64_t now_ns();
     static bool choose(Req *r, const Unexpected &u, weft_btl_module_t *btl, Chooser::Ticket *t);
     static void chosen_done(Req *r, bool ok);
+    static void exchange_sent(int world);
     static Chooser *chooser_of(const weft_btl_module_t *btl);
     static bool offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream);
     enum class RgetGo { got, parked, pipeline };

@@ -14,6 +14,16 @@
 //     BTL's advice (its size bounds) first; then the way with the best estimate, except that
 //     one message in kExploreEvery tries another way in turn, so that an estimate that went
 //     stale is measured again;
+//   - a message exchanged: this process sends the peer a rendezvous message of its own
+//     meanwhile (the pairwise exchanges of collectives, halo swaps). The ways then differ in
+//     whose core does the work: a get takes the receiver's, the pipeline and the shared get
+//     take the peer's too, which is busy with the other direction. A receiver timing only its
+//     own message learns to hand its work to the peer (at 1 MiB on a 2-core EPYC both
+//     receivers learned the shared get, and the exchange took 20% longer than by gets).
+//     So an exchanged message is timed to the end of the exchange (this process's own send
+//     over too: the pair's time, the same for both), with estimates of its own, between the
+//     get and the pipeline (the shared get is the other's core by design); chosen as a
+//     message alone is, from them;
 //   - a message of a stream: messages overlap and their ends come in batches, so a message's
 //     own time says little. The stream goes in runs, each run one way; a measured run starts
 //     when nothing of the peer's is under way and the next run waits for its end, so that its
@@ -32,11 +42,17 @@
 namespace weft::pml::engine {
 
 enum class Way : uint8_t { pipeline = 0, get = 1, shared = 2 };
+// What else moves between the two processes when a message is chosen (see above).
+enum class Case : uint8_t { alone = 0, stream = 1, exchange = 2 };
 inline constexpr size_t kWays = 3;
 inline constexpr unsigned way_bit(Way w) { return 1u << unsigned(w); }
 inline const char *way_name(Way w)
 {
     return w == Way::pipeline ? "pipeline" : w == Way::get ? "get" : "shared get";
+}
+inline const char *case_name(Case c)
+{
+    return c == Case::stream ? "in a stream" : c == Case::exchange ? "exchanged" : "alone";
 }
 
 class Chooser {
@@ -62,15 +78,19 @@ class Chooser {
 
     // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
     // BTL's (allowed); `active`: the peer's rendezvous messages under way; now_ns: the time.
-    Ticket pick(size_t bytes, bool stream, Way advice, unsigned allowed, uint32_t active,
+    Ticket pick(size_t bytes, Case c, Way advice, unsigned allowed, uint32_t active,
                 uint64_t now_ns, Reason *why = nullptr)
     {
         Reason r = Reason::best;
         Ticket t;
-        if (stream)
+        if (c == Case::stream) {
             t = pick_stream(streams_[class_of(bytes)], advice, allowed, active, now_ns, &r);
-        else
+        } else if (c == Case::exchange && (allowed & ~way_bit(Way::shared))) {
+            t.way =
+                pick_alone(exchange_[class_of(bytes)], advice, allowed & ~way_bit(Way::shared), &r);
+        } else {
             t.way = pick_alone(alone_[class_of(bytes)], advice, allowed, &r);
+        }
         if (why)
             *why = r;
         return t;
@@ -79,10 +99,10 @@ class Chooser {
     // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
     // time, service_ns how long it took since it was chosen. Returns the seconds per byte it
     // measured (a message alone, or the last message of a measured run), else 0.
-    double done(size_t bytes, bool stream, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
+    double done(size_t bytes, Case cs, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
     {
-        if (!stream) {
-            Alone &c = alone_[class_of(bytes)];
+        if (cs != Case::stream) {
+            Alone &c = cs == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
             if (!ok)
                 return 0;
             const double per = double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
@@ -132,12 +152,13 @@ class Chooser {
     }
 
     // Seconds per byte (0: not measured yet).
-    double estimate(size_t bytes, bool stream, Way way) const
+    double estimate(size_t bytes, Case c, Way way) const
     {
         const size_t k = class_of(bytes), w = size_t(way);
-        if (stream)
+        if (c == Case::stream)
             return streams_[k].n[w] ? streams_[k].est[w] : 0;
-        return alone_[k].n[w] ? alone_[k].est[w] : 0;
+        const Alone &a = c == Case::exchange ? exchange_[k] : alone_[k];
+        return a.n[w] ? a.est[w] : 0;
     }
 
     static size_t class_of(size_t bytes)
@@ -305,6 +326,7 @@ class Chooser {
     }
 
     Alone alone_[kClasses];
+    Alone exchange_[kClasses];
     Stream streams_[kClasses];
 };
 

@@ -21,7 +21,8 @@ template <class Policy> void Engine<Policy>::untrack(Req *r)
         P->live.remove(r->id);
     r->id = 0;
     if (r->rndv_world >= 0) {
-        --P->rndv_sends[size_t(r->rndv_world)];
+        if (--P->rndv_sends[size_t(r->rndv_world)] == 0)
+            exchange_sent(r->rndv_world);
         r->rndv_world = -1;
     }
 }

@@ -827,45 +827,55 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
     typename State::Flow &f = flow(u.world_src);
     const uint64_t now = now_ns();
     // A stream: another rendezvous from the peer under way or waiting, or one that ended only
-    // just now (a get is over before the next RGET is matched).
+    // just now (a get is over before the next RGET is matched). Else an exchange if this
+    // process is sending the peer a rendezvous message of its own.
     const bool stream =
         f.active > 0 || f.parked > 0 || (f.last_done && now - f.last_done < f.last_service / 4);
+    const size_t src = size_t(u.world_src);
+    const Case c = src < P->rndv_sends.size() && P->rndv_sends[src] > 0 ? Case::exchange
+                   : stream                                               ? Case::stream
+                                                                          : Case::alone;
     const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
     const unsigned allowed =
         way_bit(Way::pipeline) | way_bit(Way::get) |
         ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0);
     Chooser::Reason why = Chooser::Reason::advice;
-    *t = ch->pick(u.total, stream, advice, allowed, f.active, now, &why);
+    *t = ch->pick(u.total, c, advice, allowed, f.active, now, &why);
     if (t->wait)
         return false;
     r->chooser = ch;
     r->ticket = *t;
-    r->way_stream = stream;
+    r->way_case = c;
     r->choose_ns = now;
     ++f.active;
     if (P->verbose >= 20) [[unlikely]]
         trace("recv from world rank " + std::to_string(u.world_src) + " " +
-              std::to_string(u.total) + " bytes " + (stream ? "in a stream" : "alone") +
-              ": the receiver chose " + way_name(t->way) + " (" + reason_name(why) +
-              (t->run ? ", measured" : "") + ")");
+              std::to_string(u.total) + " bytes " + case_name(c) + ": the receiver chose " +
+              way_name(t->way) + " (" + reason_name(why) + (t->run ? ", measured" : "") + ")");
     return true;
 }
 
-// r, whose way the receiver chose, is over: how long it took teaches the chooser.
+// r, whose way the receiver chose, is over: how long it took teaches the chooser (an exchanged
+// message once this process's own send to the peer is over too: exchange_sent).
 template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
 {
     if (!r->chooser)
         return;
     typename State::Flow &f = flow(r->world_peer);
     const uint64_t now = now_ns();
-    const double per =
-        r->chooser->done(r->total, r->way_stream, r->ticket, ok, now, now - r->choose_ns);
-    if (P->verbose >= 30 && per > 0 && (r->way_stream || P->verbose >= 40)) [[unlikely]] {
+    const size_t peer = size_t(r->world_peer);
+    double per = 0;
+    if (r->way_case == Case::exchange && peer < P->rndv_sends.size() && P->rndv_sends[peer] > 0)
+        f.held = {r->chooser, r->ticket, r->total, r->choose_ns, ok}; // an older one is dropped
+    else
+        per = r->chooser->done(r->total, r->way_case, r->ticket, ok, now, now - r->choose_ns);
+    const bool stream = r->way_case == Case::stream;
+    if (P->verbose >= 30 && per > 0 && (stream || P->verbose >= 40)) [[unlikely]] {
         auto rate = [&](Way w) {
-            const double e = r->chooser->estimate(r->total, r->way_stream, w);
+            const double e = r->chooser->estimate(r->total, r->way_case, w);
             return e > 0 ? std::to_string(int(1e-6 / e)) : std::string("-");
         };
-        trace(std::string(r->way_stream ? "a measured run" : "a message") + " of " +
+        trace(std::string(stream ? "a measured run" : "a message") + " of " +
               std::to_string(r->total) + " bytes by " + way_name(r->ticket.way) + ": " +
               std::to_string(int(1e-6 / per)) + " MB/s; estimates (MB/s) pipeline " +
               rate(Way::pipeline) + ", get " + rate(Way::get) + ", shared get " +
@@ -876,6 +886,20 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
     if (f.active)
         --f.active;
     r->chooser = nullptr;
+}
+
+// This process's last rendezvous send to world is over: an exchanged message held for it is
+// measured now.
+template <class Policy> void Engine<Policy>::exchange_sent(int world)
+{
+    if (world < 0 || size_t(world) >= P->flows.size())
+        return;
+    typename State::Flow::Held &h = P->flows[size_t(world)].held;
+    if (!h.chooser)
+        return;
+    const uint64_t now = now_ns();
+    h.chooser->done(h.bytes, Case::exchange, h.ticket, h.ok, now, now - h.choose_ns);
+    h.chooser = nullptr;
 }
 
 // An RGET matched by r, over contiguous memory: read it as the receiver's choice says, or park

@@ -200,7 +200,7 @@ template <class Policy> struct Request : weft_request {
     Chooser *chooser = nullptr;
     uint64_t choose_ns = 0;
     Chooser::Ticket ticket;
-    bool way_stream = false;
+    Case way_case = Case::alone;
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;

@@ -14,6 +14,7 @@
 
 namespace {
 
+using weft::pml::engine::Case;
 using weft::pml::engine::Chooser;
 using weft::pml::engine::Way;
 using weft::pml::engine::way_bit;
@@ -27,14 +28,15 @@ struct Sim {
     uint64_t now = 1000;
     std::array<int, 3> used{};
 
-    // One message alone: chosen, moved, done.
-    Way alone(Chooser &c, Way advice = Way::pipeline, unsigned allowed = kAll)
+    // One message alone (or exchanged): chosen, moved, done.
+    Way alone(Chooser &c, Way advice = Way::pipeline, unsigned allowed = kAll,
+              Case cs = Case::alone)
     {
-        const Chooser::Ticket t = c.pick(kSize, false, advice, allowed, 0, now);
+        const Chooser::Ticket t = c.pick(kSize, cs, advice, allowed, 0, now);
         ck_assert(!t.wait);
         const uint64_t took = ns[size_t(t.way)];
         now += took;
-        c.done(kSize, false, t, true, now, took);
+        c.done(kSize, cs, t, true, now, took);
         ++used[size_t(t.way)];
         return t.way;
     }
@@ -46,10 +48,10 @@ START_TEST(test_advice_first_then_each_way_then_best)
     Sim s;
     Chooser::Reason why{};
     // The advice first, for its first samples, then each other way.
-    const Chooser::Ticket t = c.pick(kSize, false, Way::get, kAll, 0, s.now, &why);
+    const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::get, kAll, 0, s.now, &why);
     ck_assert(t.way == Way::get);
     ck_assert(why == Chooser::Reason::advice);
-    c.done(kSize, false, t, true, s.now + s.ns[1], s.ns[1]);
+    c.done(kSize, Case::alone, t, true, s.now + s.ns[1], s.ns[1]);
     ck_assert(s.alone(c, Way::get) == Way::get);
     ck_assert(s.alone(c, Way::get) == Way::pipeline);
     ck_assert(s.alone(c, Way::get) == Way::pipeline);
@@ -62,8 +64,9 @@ START_TEST(test_advice_first_then_each_way_then_best)
     ck_assert_int_ge(s.used[0], 300);
     ck_assert_int_ge(s.used[1] + s.used[2], 8);
     ck_assert_int_le(s.used[1] + s.used[2], 12);
-    ck_assert(c.estimate(kSize, false, Way::pipeline) > 0);
-    ck_assert(c.estimate(kSize, false, Way::pipeline) < c.estimate(kSize, false, Way::get));
+    ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) > 0);
+    ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) <
+              c.estimate(kSize, Case::alone, Way::get));
 }
 END_TEST
 
@@ -107,7 +110,7 @@ START_TEST(test_allowed_and_classes)
     ck_assert_int_eq(s.used[2], 0);
     ck_assert_int_ge(s.used[1], 180);
     // Another size class learns for itself: the advice first.
-    const Chooser::Ticket t = c.pick(4096, false, Way::pipeline, kAll, 0, s.now);
+    const Chooser::Ticket t = c.pick(4096, Case::alone, Way::pipeline, kAll, 0, s.now);
     ck_assert(t.way == Way::pipeline);
     ck_assert_uint_eq(Chooser::class_of(4096), 12);
     ck_assert_uint_eq(Chooser::class_of(8191), 12);
@@ -123,46 +126,84 @@ START_TEST(test_stream_runs)
     uint64_t now = 1000;
     std::array<uint64_t, 3> ns{100000, 50000, 200000}; // the get is fastest
     // A measured run cannot start while the peer has messages under way.
-    Chooser::Ticket t = c.pick(kSize, true, Way::pipeline, kAll, 3, now);
+    Chooser::Ticket t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 3, now);
     ck_assert(t.wait);
     // Nothing under way: a measured run of the advice.
     std::vector<Chooser::Ticket> run;
     for (uint32_t i = 0; i < Chooser::kEpoch; ++i) {
-        t = c.pick(kSize, true, Way::pipeline, kAll, i, now);
+        t = c.pick(kSize, Case::stream, Way::pipeline, kAll, i, now);
         ck_assert(!t.wait);
         ck_assert(t.way == Way::pipeline);
         ck_assert_uint_ne(t.run, 0);
         run.push_back(t);
     }
     // The run is not over: the next message waits.
-    ck_assert(c.pick(kSize, true, Way::pipeline, kAll, Chooser::kEpoch, now).wait);
+    ck_assert(c.pick(kSize, Case::stream, Way::pipeline, kAll, Chooser::kEpoch, now).wait);
     for (const Chooser::Ticket &m : run) {
         now += ns[0];
-        c.done(kSize, true, m, true, now, ns[0]);
+        c.done(kSize, Case::stream, m, true, now, ns[0]);
     }
-    ck_assert(c.estimate(kSize, true, Way::pipeline) > 0);
+    ck_assert(c.estimate(kSize, Case::stream, Way::pipeline) > 0);
     // Every way measured kFirstSamples times, each run alone; then runs of the best.
     std::array<int, 3> used{};
     for (int k = 0; k < 400; ++k) {
-        t = c.pick(kSize, true, Way::pipeline, kAll, 0, now);
+        t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
         ck_assert(!t.wait); // each message is over before the next (active 0)
         ++used[size_t(t.way)];
         now += ns[size_t(t.way)];
-        c.done(kSize, true, t, true, now, ns[size_t(t.way)]);
+        c.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
     }
-    ck_assert(c.estimate(kSize, true, Way::get) > 0);
-    ck_assert(c.estimate(kSize, true, Way::shared) > 0);
+    ck_assert(c.estimate(kSize, Case::stream, Way::get) > 0);
+    ck_assert(c.estimate(kSize, Case::stream, Way::shared) > 0);
     ck_assert_int_ge(used[1], 300);
     ck_assert_int_gt(used[0] + used[2], 0);
     // A failed message ends its measured run without a figure, and nothing waits for ever.
     Chooser d;
     std::vector<Chooser::Ticket> tickets;
     for (uint32_t i = 0; i < Chooser::kEpoch; ++i)
-        tickets.push_back(d.pick(kSize, true, Way::get, kAll, 0, now));
+        tickets.push_back(d.pick(kSize, Case::stream, Way::get, kAll, 0, now));
     for (const Chooser::Ticket &m : tickets)
-        d.done(kSize, true, m, false, now, 1);
-    ck_assert(d.estimate(kSize, true, Way::get) == 0);
-    ck_assert(!d.pick(kSize, true, Way::get, kAll, 0, now).wait);
+        d.done(kSize, Case::stream, m, false, now, 1);
+    ck_assert(d.estimate(kSize, Case::stream, Way::get) == 0);
+    ck_assert(!d.pick(kSize, Case::stream, Way::get, kAll, 0, now).wait);
+}
+END_TEST
+
+// Exchanged messages (this process sending the peer one of its own meanwhile) learn apart
+// from messages alone, between the get and the pipeline only: each case keeps the way that is
+// fastest in it, and an exchange never takes the shared get, however fast it measures.
+START_TEST(test_exchange_learns_apart)
+{
+    Chooser c;
+    Sim alone, exchanged;
+    alone.ns = {100000, 200000, 300000};   // alone the pipeline is fastest
+    exchanged.ns = {300000, 150000, 1000}; // exchanged the get (the shared get is not taken)
+    for (int i = 0; i < 100; ++i) {
+        alone.alone(c);
+        exchanged.alone(c, Way::pipeline, kAll, Case::exchange);
+    }
+    alone.used = {};
+    exchanged.used = {};
+    for (int i = 0; i < 64; ++i) {
+        alone.alone(c);
+        exchanged.alone(c, Way::pipeline, kAll, Case::exchange);
+    }
+    ck_assert_int_ge(alone.used[0], 60);
+    ck_assert_int_ge(exchanged.used[1], 60);
+    ck_assert_int_eq(exchanged.used[2], 0);
+    ck_assert(c.estimate(kSize, Case::exchange, Way::get) <
+              c.estimate(kSize, Case::exchange, Way::pipeline));
+    ck_assert(c.estimate(kSize, Case::exchange, Way::shared) == 0);
+    ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) <
+              c.estimate(kSize, Case::alone, Way::get));
+    // Where the pipeline is the faster exchanged too, it is kept there.
+    Chooser d;
+    exchanged.ns = {100000, 300000, 1000};
+    exchanged.used = {};
+    for (int i = 0; i < 100; ++i)
+        exchanged.alone(d, Way::get, kAll, Case::exchange);
+    ck_assert_int_ge(exchanged.used[0], 90);
+    ck_assert_int_eq(exchanged.used[2], 0);
 }
 END_TEST
 
@@ -202,6 +243,7 @@ int main()
     tcase_add_test(tc, test_follows_a_change_not_a_blip);
     tcase_add_test(tc, test_allowed_and_classes);
     tcase_add_test(tc, test_stream_runs);
+    tcase_add_test(tc, test_exchange_learns_apart);
     tcase_add_test(tc, test_offer);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
