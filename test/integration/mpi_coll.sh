@@ -112,6 +112,18 @@ for sets in 1 64; do
     expect_in "coll_stream: 4 ranks:" "$out" "coll_stream with coll_sm_sets $sets"
     jobs=$((jobs + 1))
 done
+# coll/sm's allreduces above its small slots go through its large slots, in chunks of
+# coll_sm_large bytes: one chunk by default (1m) up to the full run's largest, and many with
+# 64-byte and 4 KiB chunks, whose slices at 5 ranks are a few elements or none; every op,
+# user ops (one non-commutative) and MPI_IN_PLACE among them.
+for large in 64 4k; do
+    for n in 2 5; do
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 240 --mca coll_sm_large $large \
+            "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll_sm_large $large: $out"
+        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll with coll_sm_large $large, $n ranks"
+        jobs=$((jobs + 1))
+    done
+done
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
     "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
 expect_in "'scan' is not one of barrier, bcast, reduce, allreduce, allgather, alltoall" "$out" \
@@ -127,4 +139,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them), coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and large allreduces in chunks, coll/fixture's allreduce replaced only those"

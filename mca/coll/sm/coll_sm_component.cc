@@ -42,13 +42,15 @@ namespace weft::coll::sm {
 
 namespace {
 
-weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullptr;
+weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullptr,
+                 *p_large = nullptr;
 
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
     alignas(64) std::atomic<uint32_t> generation;
     // Then a Line per rank, then coll_sm_sets sets (by the generation, round) of one slot per
-    // rank.
+    // rank, then the large area: a large slot per rank (a Head, then coll_sm_large bytes) and
+    // a result of coll_sm_large bytes.
 };
 // Each rank's own cache line: the last generation whose reads of others' slots it finished.
 struct alignas(64) Line {
@@ -84,10 +86,16 @@ struct Head {
 constexpr size_t kHead = 64, kStride = kHead + kSlot;
 static_assert(sizeof(Head) <= kHead);
 
-size_t segment_size(int nranks, unsigned sets)
+size_t small_size(int nranks, unsigned sets)
+{
+    return sizeof(Shared) + size_t(nranks) * sizeof(Line) + size_t(sets) * size_t(nranks) * kStride;
+}
+
+// The large area's pages are only used (and only take memory) once a large operation runs.
+size_t segment_size(int nranks, unsigned sets, size_t large)
 {
     const size_t bytes =
-        sizeof(Shared) + size_t(nranks) * sizeof(Line) + size_t(sets) * size_t(nranks) * kStride;
+        small_size(nranks, sets) + (large ? size_t(nranks) * (kHead + large) + large : 0);
     return (bytes + 4095) / 4096 * 4096;
 }
 
@@ -98,6 +106,7 @@ struct Module {
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
     unsigned sets = 2;       // coll_sm_sets: generations in the segment at once
+    size_t large = 0;        // coll_sm_large: bytes of a large slot (0: none)
     bool broken = false;     // a member failed (ULFM): the shared counters can never settle
 };
 
@@ -109,6 +118,14 @@ char *slot(Module *m, uint32_t generation, int nranks, int rank)
     return reinterpret_cast<char *>(lines(m) + nranks) +
            (size_t(generation % m->sets) * size_t(nranks) + size_t(rank)) * kStride + kHead;
 }
+
+// Rank's large slot, and the large result.
+char *large_slot(Module *m, int nranks, int rank)
+{
+    return reinterpret_cast<char *>(m->shared) + small_size(nranks, m->sets) +
+           size_t(rank) * (kHead + m->large) + kHead;
+}
+char *large_result(Module *m, int nranks) { return large_slot(m, nranks, nranks) - kHead; }
 
 Head &head(char *data) { return *reinterpret_cast<Head *>(data - kHead); }
 uint64_t &slot_bytes(char *data) { return head(data).bytes; }
@@ -261,14 +278,75 @@ bool fits(weft_datatype_t *type, size_t count, size_t most)
     return count * weft_datatype_size(type) <= most && weft_datatype_is_contiguous(type, count);
 }
 
+// Arrive at the next generation, wait until everyone has, and be done with it at once (a
+// generation of no slots: the small operations' writers must not wait for it).
+weft_status_t step(Module *m, weft_comm_t *comm)
+{
+    const weft_status_t rc = arrive_and_wait(m, comm);
+    finished(m, comm, m->generation);
+    return rc;
+}
+
+// A large allreduce, in chunks of at most coll_sm_large bytes: each rank copies its chunk into
+// its large slot; after an arrival, each folds its share of the chunk's elements (a 1/n
+// slice) from every slot into the result; after a second arrival, each copies the result out.
+// Two waits per chunk at every rank, whatever the ranks, and each rank reads the chunk about
+// three times; the trees and exchanges of coll/basic wait once per round, and move every
+// byte twice per round through the send/receive pipeline or a single copy. The first arrival
+// also keeps the next chunk's result from being written before everyone has copied this one.
+weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t count,
+                              weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t es = weft_datatype_size(type), per = m->large / es, total = count * es;
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const char *in = static_cast<const char *>(src);
+    char *out = static_cast<char *>(rbuf), *mine = large_slot(m, n, me),
+         *result = large_result(m, n);
+    for (size_t done = 0; done < count; done += per) {
+        const size_t c = std::min(per, count - done);
+        slot_bytes(mine) = total;
+        std::memcpy(mine, in + done * es, c * es);
+        if (weft_status_t rc = step(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        // Every rank sees every rank's count: all of them refuse a mismatch alike.
+        for (int r = 0; done == 0 && r < n; ++r)
+            if (slot_bytes(large_slot(m, n, r)) != total)
+                return WEFT_ERR_TRUNCATE;
+        // This rank's slice, folded x0 op (x1 op (... op x(n-1))): the rank order of a
+        // non-commutative op, with MPI's associativity.
+        const size_t lo = c * size_t(me) / size_t(n), hi = c * size_t(me + 1) / size_t(n);
+        if (hi > lo) {
+            std::memcpy(result + lo * es, large_slot(m, n, n - 1) + lo * es, (hi - lo) * es);
+            for (int r = n - 2; r >= 0; --r)
+                if (weft_status_t rc = weft_op_reduce(op, large_slot(m, n, r) + lo * es,
+                                                      result + lo * es, hi - lo, type);
+                    rc != WEFT_SUCCESS)
+                    return rc; // the same at every rank: the op and type are the same
+        }
+        if (weft_status_t rc = step(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        std::memcpy(out + done * es, result, c * es);
+    }
+    return WEFT_SUCCESS;
+}
+
 weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                         weft_op_t *op, weft_comm_t *comm, weft_coll_module_t *module)
 {
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm);
-    if (!fits(type, count, allreduce_max(n)))
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (!fits(type, count, allreduce_max(n))) {
+        // Larger: through the large slots, if the segment has them and an element fits.
+        if (!m->large || !weft_datatype_is_contiguous(type, count) ||
+            weft_datatype_size(type) > m->large || bytes == 0)
+            return WEFT_ERR_NOT_SUPPORTED;
+        if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm);
+    }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     const uint32_t gen = m->generation + 1;
@@ -482,7 +560,7 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
 {
     const int tag = weft_comm_coll_tag(comm);
     const int n = weft_comm_size(comm);
-    m->size = segment_size(n, m->sets);
+    m->size = segment_size(n, m->sets, m->large);
     char name[kNameMax] = {};
     weft_status_t rc = WEFT_SUCCESS;
     uint8_t all_ok = 0;
@@ -588,7 +666,7 @@ constexpr const char *kOperations[] = {"barrier",   "bcast",     "reduce",
 
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[3] = {
+    const weft_mca_param_def_t defs[4] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
@@ -625,13 +703,26 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0..64"},
+        {.name = "large",
+         .type = WEFT_MCA_PARAM_SIZE,
+         .default_value = "1m",
+         .help = "Bytes of a communicator's large slots: allreduces above the small slots go "
+                 "through them, in chunks of this many bytes, two waits per chunk (a large "
+                 "slot per rank and a result: (ranks + 1) x this much memory per communicator, "
+                 "used once such an allreduce runs). 0: none, and coll/basic takes them.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..1g"},
     };
-    weft_mca_param_t *handles[3] = {};
+    weft_mca_param_t *handles[4] = {};
     weft_status_t rc =
-        weft_mca_param_register_table("coll", "sm", defs, 3, sizeof defs[0], handles);
+        weft_mca_param_register_table("coll", "sm", defs, 4, sizeof defs[0], handles);
     p_priority = handles[0];
     p_operations = handles[1];
     p_sets = handles[2];
+    p_large = handles[3];
     for (size_t i = 0; rc == WEFT_SUCCESS && i < weft_mca_param_list_count(p_operations); ++i) {
         const char *op = weft_mca_param_list_item(p_operations, i);
         if (std::none_of(std::begin(kOperations), std::end(kOperations),
@@ -681,6 +772,7 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
         sets ? unsigned(sets)
              : unsigned(std::clamp(int((256u << 10) / (size_t(weft_comm_size(comm)) * kStride)), 2,
                                    32)));
+    m->large = size_t(weft_mca_param_size(p_large)) / 64 * 64; // whole cache lines
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
