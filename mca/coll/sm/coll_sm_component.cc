@@ -294,8 +294,9 @@ weft_status_t step(Module *m, weft_comm_t *comm)
 // three times; the trees and exchanges of coll/basic wait once per round, and move every
 // byte twice per round through the send/receive pipeline or a single copy. The first arrival
 // also keeps the next chunk's result from being written before everyone has copied this one.
+// A reduce (root >= 0) is the same with only the root copying the result out.
 weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t count,
-                              weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm)
+                              weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm, int root)
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const size_t es = weft_datatype_size(type), per = m->large / es, total = count * es;
@@ -327,9 +328,19 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
         }
         if (weft_status_t rc = step(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        std::memcpy(out + done * es, result, c * es);
+        if (root < 0 || me == root)
+            std::memcpy(out + done * es, result, c * es);
     }
     return WEFT_SUCCESS;
+}
+
+// Whether an allreduce or reduce too large for the small slots goes through the large ones:
+// if the segment has them, the data is contiguous and an element fits (the same at every
+// rank: the count and type are).
+bool large_ok(Module *m, weft_datatype_t *type, size_t count)
+{
+    return m->large && count > 0 && weft_datatype_is_contiguous(type, count) &&
+           weft_datatype_size(type) <= m->large;
 }
 
 weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
@@ -339,13 +350,12 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm);
     if (!fits(type, count, allreduce_max(n))) {
-        // Larger: through the large slots, if the segment has them and an element fits.
-        if (!m->large || !weft_datatype_is_contiguous(type, count) ||
-            weft_datatype_size(type) > m->large || bytes == 0)
+        if (!large_ok(m, type, count))
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm);
+        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm,
+                               -1);
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -367,8 +377,15 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    if (!fits(type, count, kSlot))
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (!fits(type, count, kSlot)) {
+        if (!large_ok(m, type, count))
+            return WEFT_ERR_NOT_SUPPORTED;
+        if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        // MPI_IN_PLACE is the root's only.
+        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm,
+                               root);
+    }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     if (!usable(m, comm))
