@@ -124,6 +124,14 @@ for large in 64 4k; do
         jobs=$((jobs + 1))
     done
 done
+# The large slots in a stream: allgather, alltoall and allreduce of 4 KiB blocks among the small
+# rooted operations, which run ahead; a writer of a large slot waits for the last readers.
+for large in 1m 4k; do
+    out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_large $large \
+        "$B/test/programs/coll_stream" 1024 2>&1) || fail "coll_stream 1024, coll_sm_large $large: $out"
+    expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large $large"
+    jobs=$((jobs + 1))
+done
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
     "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
 expect_in "'scan' is not one of barrier, bcast, reduce, allreduce, allgather, alltoall" "$out" \
@@ -139,4 +147,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and large allreduces in chunks, coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and large allreduces, reduces, allgathers and alltoalls in chunks, coll/fixture's allreduce replaced only those"

@@ -32,6 +32,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 // The one symbol the component exports (it is built with -fvisibility=hidden).
 extern "C" {
@@ -105,6 +106,7 @@ struct Module {
     Shared *shared = nullptr;
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
+    uint32_t large_read = 0; // the generation after whose reads the large slots are free
     unsigned sets = 2;       // coll_sm_sets: generations in the segment at once
     size_t large = 0;        // coll_sm_large: bytes of a large slot (0: none)
     bool broken = false;     // a member failed (ULFM): the shared counters can never settle
@@ -294,6 +296,8 @@ weft_status_t step(Module *m, weft_comm_t *comm)
 // three times; the trees and exchanges of coll/basic wait once per round, and move every
 // byte twice per round through the send/receive pipeline or a single copy. The first arrival
 // also keeps the next chunk's result from being written before everyone has copied this one.
+weft_status_t large_writable(Module *m, weft_comm_t *comm);
+
 // A reduce (root >= 0) is the same with only the root copying the result out.
 weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t count,
                               weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm, int root)
@@ -305,6 +309,8 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
     const char *in = static_cast<const char *>(src);
     char *out = static_cast<char *>(rbuf), *mine = large_slot(m, n, me),
          *result = large_result(m, n);
+    if (weft_status_t rc = large_writable(m, comm); rc != WEFT_SUCCESS)
+        return rc;
     for (size_t done = 0; done < count; done += per) {
         const size_t c = std::min(per, count - done);
         slot_bytes(mine) = total;
@@ -481,6 +487,159 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
     return WEFT_SUCCESS;
 }
 
+// Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
+// waits until every rank has read the large slots of the last such chunk (their `done` line),
+// writes its part, arrives, and reads the others'. One wait per chunk, and the next writer's
+// (usually already satisfied). Data whose type has gaps goes through a packed copy of the
+// whole message at either end, so that chunks are bytes whatever each rank's type.
+// Before a rank writes its large slot: every rank has read the large slots of the last
+// allgather or alltoall chunk (an allreduce's ranks have all read them at its second arrival).
+weft_status_t large_writable(Module *m, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm);
+    return wait_for(m, comm, [&] {
+        for (int r = 0; r < n; ++r)
+            if (!at_least(lines(m)[r].done.load(std::memory_order_acquire), m->large_read))
+                return false;
+        return true;
+    });
+}
+
+class LargeExchange {
+  public:
+    LargeExchange(Module *m, weft_comm_t *comm)
+        : m_(m), comm_(comm), n_(weft_comm_size(comm)), me_(weft_comm_rank(comm))
+    {
+    }
+
+    // Chunk: write(slot) fills this rank's large slot (unless what it says it sends is not
+    // what it expects); read() takes what it needs from every rank's (large_slot). `says`, the
+    // bytes per block this rank sends, goes in the slot's header: on the first chunk every
+    // rank compares every rank's with `expect`, and all refuse a mismatch alike (a rank that
+    // returned alone would leave the others waiting).
+    template <class Write, class Read>
+    weft_status_t chunk(bool first, uint64_t says, uint64_t expect, Write write, Read read)
+    {
+        if (weft_status_t rc = large_writable(m_, comm_); rc != WEFT_SUCCESS)
+            return rc;
+        char *mine = large_slot(m_, n_, me_);
+        slot_bytes(mine) = says;
+        if (says == expect)
+            write(mine);
+        if (weft_status_t rc = arrive_and_wait(m_, comm_); rc != WEFT_SUCCESS)
+            return rc;
+        Finish f{m_, comm_, m_->generation};
+        m_->large_read = m_->generation;
+        for (int r = 0; first && r < n_; ++r)
+            if (slot_bytes(large_slot(m_, n_, r)) != expect)
+                return WEFT_ERR_TRUNCATE;
+        read();
+        return WEFT_SUCCESS;
+    }
+
+  private:
+    Module *m_;
+    weft_comm_t *comm_;
+    int n_, me_;
+};
+
+// count elements of type at base as packed bytes: the buffer itself if contiguous, else a
+// packed copy in scratch (fill: packed now; finish() unpacks it).
+struct Packed {
+    char *bytes;
+    std::vector<char> scratch;
+    Packed(const Packed &) = delete;
+    Packed &operator=(const Packed &) = delete;
+    Packed(const void *base, size_t count, weft_datatype_t *type, size_t total, bool fill)
+    {
+        if (weft_datatype_is_contiguous(type, count)) {
+            bytes = static_cast<char *>(const_cast<void *>(base));
+            return;
+        }
+        scratch.resize(std::max<size_t>(total, 1));
+        bytes = scratch.data();
+        if (fill)
+            pack(bytes, base, count, type, total);
+    }
+    void finish(void *base, size_t count, weft_datatype_t *type, size_t total)
+    {
+        if (!scratch.empty())
+            unpack(base, count, type, bytes, total);
+    }
+};
+
+weft_status_t allgather_large(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
+                              void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t b = rcount * weft_datatype_size(rtype),
+                 says = sbuf == WEFT_IN_PLACE ? b : scount * weft_datatype_size(stype);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    Packed out(rbuf, rcount * size_t(n), rtype, b * size_t(n), sbuf == WEFT_IN_PLACE);
+    if (sbuf != WEFT_IN_PLACE && says == b) {
+        Packed in(sbuf, scount, stype, says, true);
+        std::memcpy(out.bytes + size_t(me) * b, in.bytes, b);
+    }
+    const char *own = out.bytes + size_t(me) * b;
+    for (size_t off = 0; off < b; off += m->large) {
+        const size_t c = std::min(m->large, b - off);
+        if (weft_status_t rc = LargeExchange(m, comm).chunk(
+                off == 0, says, b, [&](char *slot) { std::memcpy(slot, own + off, c); },
+                [&] {
+                    for (int r = 0; r < n; ++r)
+                        if (r != me)
+                            std::memcpy(out.bytes + size_t(r) * b + off, large_slot(m, n, r), c);
+                });
+            rc != WEFT_SUCCESS)
+            return rc;
+    }
+    out.finish(rbuf, rcount * size_t(n), rtype, b * size_t(n));
+    return WEFT_SUCCESS;
+}
+
+weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
+                             void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const bool in_place = sbuf == WEFT_IN_PLACE;
+    const size_t b = rcount * weft_datatype_size(rtype),
+                 says = in_place ? b : scount * weft_datatype_size(stype);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    // In place, the data to send is read from rbuf before each chunk's bytes of it are written.
+    Packed in(in_place ? rbuf : sbuf, (in_place ? rcount : scount) * size_t(n),
+              in_place ? rtype : stype, says * size_t(n), true);
+    Packed out(rbuf, rcount * size_t(n), rtype, b * size_t(n), false);
+    // The own block straight across (in place and contiguous: already there).
+    if (says == b && in.bytes != out.bytes)
+        std::memcpy(out.bytes + size_t(me) * b, in.bytes + size_t(me) * b, b);
+    // A slot holds a piece of each block for another rank, in rank order: the piece for rank
+    // `to` from rank `from` is the (to - (to > from))-th.
+    auto piece = [](int from, int to) { return size_t(to - (to > from ? 1 : 0)); };
+    const size_t per = std::max<size_t>(m->large / size_t(n - 1), 1); // bytes of a block a chunk
+    for (size_t off = 0; off < b; off += per) {
+        const size_t c = std::min(per, b - off);
+        if (weft_status_t rc = LargeExchange(m, comm).chunk(
+                off == 0, says, b,
+                [&](char *slot) {
+                    for (int r = 0; r < n; ++r)
+                        if (r != me)
+                            std::memcpy(slot + piece(me, r) * c, in.bytes + size_t(r) * b + off, c);
+                },
+                [&] {
+                    for (int r = 0; r < n; ++r)
+                        if (r != me)
+                            std::memcpy(out.bytes + size_t(r) * b + off,
+                                        large_slot(m, n, r) + piece(r, me) * c, c);
+                });
+            rc != WEFT_SUCCESS)
+            return rc;
+    }
+    out.finish(rbuf, rcount * size_t(n), rtype, b * size_t(n));
+    return WEFT_SUCCESS;
+}
+
 // Each rank's block in its slot, then every slot into the receive buffer in rank order.
 weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
                         size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
@@ -490,8 +649,13 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
     const size_t bytes = rcount * weft_datatype_size(rtype);
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const bool in_place = sbuf == WEFT_IN_PLACE;
-    if (bytes > kSlot)
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (bytes > kSlot) {
+        if (!m->large)
+            return WEFT_ERR_NOT_SUPPORTED;
+        if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        return allgather_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     const uint32_t gen = m->generation + 1;
@@ -524,8 +688,13 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
     const size_t bytes = rcount * weft_datatype_size(rtype), all = bytes * size_t(n);
     const bool in_place = sbuf == WEFT_IN_PLACE;
-    if (all > kSlot)
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (all > kSlot) {
+        if (m->large < size_t(n - 1)) // a chunk holds a byte of every other block at least
+            return WEFT_ERR_NOT_SUPPORTED;
+        if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        return alltoall_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     const uint32_t gen = m->generation + 1;
