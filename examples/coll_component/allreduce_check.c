@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     ++checks;
     MPI_Comm_free(&half);
 
-    /* 512 KiB, above coll_example_max_bytes: coll/basic serves it. */
+    /* 512 KiB, above coll_example_max_bytes: the module below it serves it. */
     const int big = 128 * 1024;
     int *in = malloc(sizeof(int) * big), *out = malloc(sizeof(int) * big);
     for (int i = 0; i < big; ++i)

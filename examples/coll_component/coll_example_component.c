@@ -8,7 +8,7 @@
  * sends the result back. It shows what a coll component reads of a communicator (weft/comm.h),
  * how it sends through the job's PML on a tag of the collective's own, how it reduces
  * (weft/op.h), and how it declines a call it does not want (a datatype whose data is not
- * contiguous, or more bytes than coll_example_max_bytes: coll/basic then takes that call).
+ * contiguous, or more bytes than coll_example_max_bytes: the module below it then takes that call).
  *
  * With --mca coll_base_verbose 10 the framework lists, per communicator, which module serves
  * each operation (allreduce=example), and the component says at the end how many calls it

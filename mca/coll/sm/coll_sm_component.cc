@@ -1,12 +1,14 @@
 // coll/sm: barrier and small bcast, reduce, allreduce, allgather and alltoall through shared
-// memory, for communicators whose processes all share one host. Each communicator gets a small
-// segment holding a counter of arrivals and a generation number: a rank adds itself to the
-// counter; the last one resets it and bumps the generation, which every other rank waits for.
-// Every rank waits once, where a barrier of messages waits once per round: when the ranks
-// outnumber the cores, each wait is a context switch, and fewer waits make a faster barrier.
-// The other operations are one arrival each, their data in a slot per rank (README.md).
+// memory, and the larger ones but bcast in chunks through large slots, for communicators whose
+// processes all share one host. Each communicator gets a small segment holding a counter of
+// arrivals and a generation number: a rank adds itself to the counter; the last one resets it
+// and bumps the generation, which every other rank waits for. Every rank waits once, where a
+// barrier of messages waits once per round: when the ranks outnumber the cores, each wait is a
+// context switch, and fewer waits make a faster barrier. The other operations are one arrival
+// each (two per chunk for a large allreduce or reduce), their data in a slot per rank
+// (README.md).
 //
-// Larger messages are declined, and every other operation stays with the modules below it.
+// Larger bcasts are declined, and every other operation stays with the modules below it.
 // It is set up at the communicator's first call of one of them (the same call at every
 // member: collectives are called in the same order), not when the communicator is made, so
 // making one never waits for the others here (MPIX_Comm_ishrink makes its communicator from
@@ -868,8 +870,9 @@ weft_status_t register_params()
          .default_value = "barrier,bcast,reduce,allreduce,allgather,alltoall",
          .help = "The operations coll/sm offers (any of barrier, bcast, reduce, allreduce, "
                  "allgather, alltoall); the others come from the components below it. Each "
-                 "takes messages up to 2 KiB per rank (allreduce: above 4 ranks, 256 bytes) and "
-                 "declines larger ones.",
+                 "takes messages up to 2 KiB per rank (allreduce: above 4 ranks, 256 bytes) in "
+                 "its small slots, and all but bcast larger ones in its large slots "
+                 "(coll_sm_large).",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -892,10 +895,13 @@ weft_status_t register_params()
         {.name = "large",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "1m",
-         .help = "Bytes of a communicator's large slots: allreduces above the small slots go "
-                 "through them, in chunks of this many bytes, two waits per chunk (a large "
-                 "slot per rank and a result: (ranks + 1) x this much memory per communicator, "
-                 "used once such an allreduce runs). 0: none, and coll/basic takes them.",
+         .help = "Bytes of a communicator's large slots: allreduces, reduces, allgathers and "
+                 "alltoalls above the small slots go through them in chunks (allreduce and "
+                 "reduce: this many bytes a chunk, two waits each; allgather: this many bytes of "
+                 "each block; alltoall: this many bytes divided among the other ranks; one wait "
+                 "each). A large slot per rank and a result: (ranks + 1) x this much memory per "
+                 "communicator, used once such an operation runs. 0: none, and coll/basic "
+                 "takes them.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
