@@ -321,6 +321,8 @@ template <class Policy> class Engine {
     static void exchange_sent(int world);
     static Chooser *chooser_of(const weft_btl_module_t *btl);
     static bool offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream);
+    static void offer_answered(Req *r, bool took);
+    static void rndv_done(int world);
     enum class RgetGo { got, parked, pipeline };
     static RgetGo rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming);
     static void ask_pipeline(Req *r, const Unexpected &u, Proto offered);

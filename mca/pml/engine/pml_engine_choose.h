@@ -63,6 +63,7 @@ class Chooser {
     static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
     static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
+    static constexpr uint32_t kDeclines = kFirstSamples * kEpoch; // offer(): declined in a row
     static constexpr size_t kClasses = 64;
 
     // Why pick() chose what it did, for the protocol trace.
@@ -129,26 +130,42 @@ class Chooser {
     }
 
     // Whether a sender in this process should offer a get for a message of `bytes` (else it
-    // sends a RNDV, which costs less when the pipeline runs anyway): yes unless what this
-    // process measured as a receiver of that size shows the pipeline kOfferMargin faster
-    // than every get, and then still one message in kExploreEvery, so that the peer's
-    // receiver can measure the gets again.
+    // sends a RNDV, which costs less when the pipeline runs anyway: no registration, no
+    // choice): yes unless the peer's receiver declined the last kDeclines gets offered for
+    // that size and case (it asked for the pipeline: taken(); fewer are declined while it
+    // tries each way, kFirstSamples runs of kEpoch at most), or what this process measured as
+    // a receiver of that
+    // size shows the pipeline kOfferMargin faster than every get; and then still one message
+    // in kExploreEvery, so that the peer's receiver can measure the gets again (one it takes
+    // brings the offers back).
     bool offer(size_t bytes, bool stream)
     {
         const size_t k = class_of(bytes);
         const double *est = stream ? streams_[k].est : alone_[k].est;
         const uint32_t *n = stream ? streams_[k].n : alone_[k].n;
         const size_t p = size_t(Way::pipeline);
-        if (n[p] == 0)
-            return true;
-        double other = 0;
-        for (size_t w = 0; w < kWays; ++w)
-            if (w != p && n[w] > 0 && (other == 0 || est[w] < other))
-                other = est[w];
-        if (other == 0 || est[p] * kOfferMargin >= other)
+        const bool declined = (stream ? streams_[k].declines : alone_[k].declines) > kDeclines;
+        bool faster = false;
+        if (n[p] != 0) {
+            double other = 0;
+            for (size_t w = 0; w < kWays; ++w)
+                if (w != p && n[w] > 0 && (other == 0 || est[w] < other))
+                    other = est[w];
+            faster = other != 0 && est[p] * kOfferMargin < other;
+        }
+        if (!declined && !faster)
             return true;
         uint32_t &count = stream ? streams_[k].offers : alone_[k].offers;
         return ++count % kExploreEvery == 0;
+    }
+
+    // What the peer's receiver did with a get this process offered for a message of `bytes`:
+    // took it (a get), or declined it (the pipeline).
+    void taken(size_t bytes, bool stream, bool took)
+    {
+        const size_t k = class_of(bytes);
+        uint32_t &d = stream ? streams_[k].declines : alone_[k].declines;
+        d = took ? 0 : d + (d <= kDeclines ? 1 : 0);
     }
 
     // Seconds per byte (0: not measured yet).
@@ -172,7 +189,8 @@ class Chooser {
         uint32_t n[kWays] = {};      // times measured
         uint32_t picked[kWays] = {}; // times chosen while trying each way
         uint32_t count = 0;
-        uint32_t offers = 0; // offer() declined or not, while the pipeline is clearly faster
+        uint32_t offers = 0;   // offer() declined or not, while the pipeline is clearly faster
+        uint32_t declines = 0; // gets offered the peer's receiver declined in a row (taken())
         uint8_t explore_next = 0;
     };
     struct Stream {
@@ -189,6 +207,7 @@ class Chooser {
         double run_bytes = 0;
         uint32_t runs_since_measure = 0;
         uint32_t offers = 0;
+        uint32_t declines = 0;
         uint8_t measure_next = 0;
     };
 

@@ -45,6 +45,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
     r->complete = false;
     r->active = true;
     r->matched = false;
+    r->rndv_recv = false;
     r->received = 0;
     r->total = 0;
     r->status = weft_msg_status_t{};

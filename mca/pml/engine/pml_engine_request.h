@@ -66,6 +66,8 @@ template <class Policy> void Engine<Policy>::complete(Req *r)
             r->status.error = WEFT_ERR_PROC_FAILED;
     if (r->chooser) [[unlikely]]
         chosen_done(r, r->status.error == WEFT_SUCCESS);
+    else if (r->rndv_recv && P->receiver_chooses) [[unlikely]]
+        rndv_done(r->world_peer);
     untrack(r);
     if (r->cancel_pending) [[unlikely]] {
         // Done, but MPI_Cancel's question is still out: complete at its answer.
@@ -140,6 +142,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->id = 0;
     r->rndv_world = -1;
     r->chooser = nullptr;
+    r->offered_by = nullptr;
     r->peer_send_id = 0;
     r->extra = typename Policy::RequestExtra{};
     r->is_send = send;

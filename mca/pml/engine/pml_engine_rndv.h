@@ -752,6 +752,11 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     r->chosen = r->ran = chosen;
     if (chosen == Proto::rdma_get) {
         weft_status_t rc = WEFT_SUCCESS;
+        if (P->receiver_chooses && rails.size() == 1 &&
+            (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+            r->offered_by = chooser_of(rails[0]->btl);
+            r->offered_stream = stream;
+        }
         if (send_rget(r, h, rails, world, peer->eager_limit, &rc)) {
             if (rc != WEFT_SUCCESS)
                 untrack(r);
@@ -817,6 +822,24 @@ bool Engine<Policy>::offer_get(const weft_btl_module_t *btl, size_t bytes, bool 
     return chooser_of(btl)->offer(bytes, stream);
 }
 
+// A rendezvous message from world whose way this process did not choose (a RNDV) is over: a
+// get offered next, right behind it, is one of a stream (choose()), not a message alone, which
+// a stream of RNDVs with an offer now and then (offer()) would otherwise make it.
+template <class Policy> void Engine<Policy>::rndv_done(int world)
+{
+    if (world >= 0)
+        flow(world).last_done = now_ns();
+}
+
+// The peer's receiver answered the get r offered: took it (a FIN) or declined it (an ACK).
+template <class Policy> void Engine<Policy>::offer_answered(Req *r, bool took)
+{
+    if (!r->offered_by)
+        return;
+    r->offered_by->taken(r->bytes, r->offered_stream, took);
+    r->offered_by = nullptr;
+}
+
 // The receiver's choice for r (an RGET over btl, which asks for it): false if it must wait
 // (parked, asked again from progress); else *t, remembered in r with the moment, to be
 // measured when r completes (chosen_done).
@@ -833,8 +856,8 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
         f.active > 0 || f.parked > 0 || (f.last_done && now - f.last_done < f.last_service / 4);
     const size_t src = size_t(u.world_src);
     const Case c = src < P->rndv_sends.size() && P->rndv_sends[src] > 0 ? Case::exchange
-                   : stream                                               ? Case::stream
-                                                                          : Case::alone;
+                   : stream                                             ? Case::stream
+                                                                        : Case::alone;
     const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
     const unsigned allowed =
         way_bit(Way::pipeline) | way_bit(Way::get) |
@@ -979,6 +1002,7 @@ template <class Policy> int Engine<Policy>::resume_parked()
 template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpected &u)
 {
     r->world_peer = u.world_src;
+    r->rndv_recv = true;
     r->peer_send_id = u.send_id; // the sender's request, whatever the protocol
     const Peer *peer = peer_of(u.world_src);
     const bool contig = r->dense && r->buf && r->bytes >= u.total && u.total > 0 && peer;
@@ -1049,6 +1073,7 @@ template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t 
         return malformed("ACK past the end of its message");
     r->answered = true;
     r->peer_recv_id = h.recv_id;
+    offer_answered(r, false);
     // What runs: the RDMA pipeline's middle comes by PUTs only when the receiver left one
     // (send_offset past the first part); any other RDMA candidate became the pipeline.
     if (r->ran == Proto::rdma_pipeline) {
@@ -1147,6 +1172,7 @@ template <class Policy> void Engine<Policy>::handle_fin(const char *msg, size_t 
             return malformed("FIN for more than its message");
         r->answered = true;
         r->ran = Proto::rdma_get;
+        offer_answered(r, true);
         r->done_bytes += h.length;
         if (h.status != WEFT_SUCCESS)
             r->status.error = weft_status_t(h.status);

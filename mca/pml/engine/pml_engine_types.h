@@ -194,6 +194,7 @@ template <class Policy> struct Request : weft_request {
     size_t received = 0; // bytes of the message that arrived
     bool matched = false;
     int world_peer = -1;       // recv: the sender's world rank once matched
+    bool rndv_recv = false;    // recv: matched a rendezvous (RNDV or RGET)
     uint64_t peer_send_id = 0; // recv: the sender's request, once matched
     // recv: the way the receiver chose (pml_engine_choose.h), measured at completion while
     // chooser is set.
@@ -201,6 +202,10 @@ template <class Policy> struct Request : weft_request {
     uint64_t choose_ns = 0;
     Chooser::Ticket ticket;
     Case way_case = Case::alone;
+    // send: the chooser of the module a get was offered over (a receiver that chooses), told
+    // at the answer whether the receiver took it; and whether the offer was in a stream.
+    Chooser *offered_by = nullptr;
+    bool offered_stream = false;
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;

@@ -207,8 +207,8 @@ START_TEST(test_exchange_learns_apart)
 }
 END_TEST
 
-// The sender offers a get unless this process measured the pipeline kOfferMargin faster, and
-// then still once in kExploreEvery messages.
+// The sender offers a get unless this process measured the pipeline kOfferMargin faster or the
+// peer's receiver declined the last one, and then still once in kExploreEvery messages.
 START_TEST(test_offer)
 {
     Chooser c;
@@ -230,6 +230,22 @@ START_TEST(test_offer)
         ck_assert(d.offer(kSize, false));
     // Nothing measured in a stream yet: offered.
     ck_assert(c.offer(kSize, true));
+    // The peer's receiver declined more than kDeclines gets offered in a stream in a row:
+    // offered once in kExploreEvery from then on, and always again once it takes one; the
+    // other case is not affected.
+    for (uint32_t i = 0; i < Chooser::kDeclines; ++i) {
+        c.taken(kSize, true, false);
+        ck_assert(c.offer(kSize, true)); // not yet: the receiver may be trying each way
+    }
+    c.taken(kSize, true, false);
+    offered = 0;
+    for (uint32_t i = 0; i < 10 * Chooser::kExploreEvery; ++i)
+        offered += c.offer(kSize, true);
+    ck_assert_int_eq(offered, 10);
+    ck_assert(d.offer(kSize, false));
+    c.taken(kSize, true, true);
+    for (int i = 0; i < 100; ++i)
+        ck_assert(c.offer(kSize, true));
 }
 END_TEST
 
