@@ -4,10 +4,10 @@
  * rooted operations do not wait for every rank: a root may run ahead of slow readers, and must
  * never write a slot before they have read what it held (a broken guard shows as wrong values
  * or a truncation here).
- *   coll_stream [L]: allgather, alltoall and allreduce of L ints per block (default 1): at 1024
- * they take coll/sm's large slots, whose writers must wait for the readers of the last large
- * chunk while the small rooted operations run ahead.
- * Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
+ *   coll_stream [L]: allgather, alltoall and allreduce of L ints per block (default 1), and with
+ * L > 1 a bcast of L ints every fourth round: at 1024 they take coll/sm's large slots, whose
+ * writers must wait for the readers of the last large chunk while the small rooted operations run
+ * ahead. Run at any number of ranks; rank 0 prints the verdict; exit status 0 when right. */
 #include <mpi.h>
 
 #include <stdlib.h>
@@ -32,6 +32,13 @@ int main(int argc, char **argv)
         int v = rank == i % n ? i : -1;
         MPI_Bcast(&v, 1, MPI_INT, i % n, MPI_COMM_WORLD);
         CHECK(v == i, "round %d: bcast from %d gave %d", i, i % n, v);
+        if (L > 1 && i % 4 == 0) { /* and a large one from the next root */
+            for (int k = 0; k < L; ++k)
+                mine[k] = rank == (i + 1) % n ? i + k : -1;
+            MPI_Bcast(mine, L, MPI_INT, (i + 1) % n, MPI_COMM_WORLD);
+            for (int k = 0; k < L; ++k)
+                CHECK(mine[k] == i + k, "round %d: large bcast element %d is %d", i, k, mine[k]);
+        }
         const int root = (i + 1) % n;
         int s = rank + i, sum = -1;
         MPI_Reduce(&s, &sum, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);

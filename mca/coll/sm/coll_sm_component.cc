@@ -1,5 +1,5 @@
 // coll/sm: barrier and small bcast, reduce, allreduce, allgather and alltoall through shared
-// memory, and the larger ones but bcast in chunks through large slots, for communicators whose
+// memory, and the larger ones in chunks through large slots, for communicators whose
 // processes all share one host. Each communicator gets a small segment holding a counter of
 // arrivals and a generation number: a rank adds itself to the counter; the last one resets it
 // and bumps the generation, which every other rank waits for. Every rank waits once, where a
@@ -8,7 +8,7 @@
 // each (two per chunk for a large allreduce or reduce), their data in a slot per rank
 // (README.md).
 //
-// Larger bcasts are declined, and every other operation stays with the modules below it.
+// Every other operation stays with the modules below it.
 // It is set up at the communicator's first call of one of them (the same call at every
 // member: collectives are called in the same order), not when the communicator is made, so
 // making one never waits for the others here (MPIX_Comm_ishrink makes its communicator from
@@ -291,16 +291,17 @@ weft_status_t step(Module *m, weft_comm_t *comm)
     return rc;
 }
 
+weft_status_t large_writable(Module *m, weft_comm_t *comm);
+
 // A large allreduce, in chunks of at most coll_sm_large bytes: each rank copies its chunk into
 // its large slot; after an arrival, each folds its share of the chunk's elements (a 1/n
 // slice) from every slot into the result; after a second arrival, each copies the result out.
 // Two waits per chunk at every rank, whatever the ranks, and each rank reads the chunk about
 // three times; the trees and exchanges of coll/basic wait once per round, and move every
-// byte twice per round through the send/receive pipeline or a single copy. The first arrival
-// also keeps the next chunk's result from being written before everyone has copied this one.
-weft_status_t large_writable(Module *m, weft_comm_t *comm);
-
-// A reduce (root >= 0) is the same with only the root copying the result out.
+// byte twice per round through the send/receive pipeline or a single copy. The second arrival
+// keeps the slots from being written again before every fold is over, the first keeps the
+// next chunk's result from being written before everyone has copied this one out. A reduce
+// (root >= 0) is the same with only the root copying the result out.
 weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t count,
                               weft_datatype_t *type, weft_op_t *op, weft_comm_t *comm, int root)
 {
@@ -454,6 +455,9 @@ char *block(void *base, int r, size_t count, weft_datatype_t *type)
     return static_cast<char *>(base) + ptrdiff_t(r) * ptrdiff_t(count) * weft_datatype_extent(type);
 }
 
+weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
+                          weft_comm_t *comm);
+
 // The root's data in its slot, stamped with the generation; the others wait for the stamp and
 // copy it out. No arrival: the root goes on at once, as a message-based bcast's root does.
 weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, weft_comm_t *comm,
@@ -462,8 +466,13 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
     Module *m = self(module);
     const size_t bytes = count * weft_datatype_size(type);
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    if (bytes > kSlot)
-        return WEFT_ERR_NOT_SUPPORTED;
+    if (bytes > kSlot) {
+        if (!m->large)
+            return WEFT_ERR_NOT_SUPPORTED;
+        if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
+            return rc;
+        return bcast_large(m, buf, count, type, root, comm);
+    }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
     if (!usable(m, comm))
@@ -489,11 +498,6 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
     return WEFT_SUCCESS;
 }
 
-// Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
-// waits until every rank has read the large slots of the last such chunk (their `done` line),
-// writes its part, arrives, and reads the others'. One wait per chunk, and the next writer's
-// (usually already satisfied). Data whose type has gaps goes through a packed copy of the
-// whole message at either end, so that chunks are bytes whatever each rank's type.
 // Before a rank writes its large slot: every rank has read the large slots of the last
 // allgather or alltoall chunk (an allreduce's ranks have all read them at its second arrival).
 weft_status_t large_writable(Module *m, weft_comm_t *comm)
@@ -507,6 +511,11 @@ weft_status_t large_writable(Module *m, weft_comm_t *comm)
     });
 }
 
+// Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
+// waits until every rank has read the large slots of the last such chunk (their `done` line),
+// writes its part, arrives, and reads the others'. One wait per chunk, and the next writer's
+// (usually already satisfied). Data whose type has gaps goes through a packed copy of the
+// whole message at either end, so that chunks are bytes whatever each rank's type.
 class LargeExchange {
   public:
     LargeExchange(Module *m, weft_comm_t *comm)
@@ -639,6 +648,38 @@ weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_da
             return rc;
     }
     out.finish(rbuf, rcount * size_t(n), rtype, b * size_t(n));
+    return WEFT_SUCCESS;
+}
+
+// A bcast above the small slots, in chunks of coll_sm_large bytes, one arrival each: the root
+// copies the chunk into its large slot, and once every rank has arrived the others copy it out.
+// Unlike a small bcast the root waits for the others at every chunk, as the slot is written
+// again at the next.
+weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
+                          weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t bytes = count * weft_datatype_size(type);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    Packed data(buf, count, type, bytes, me == root);
+    for (size_t off = 0; off < bytes; off += m->large) {
+        const size_t c = std::min(m->large, bytes - off);
+        if (weft_status_t rc = LargeExchange(m, comm).chunk(
+                off == 0, bytes, bytes,
+                [&](char *slot) {
+                    if (me == root)
+                        std::memcpy(slot, data.bytes + off, c);
+                },
+                [&] {
+                    if (me != root)
+                        std::memcpy(data.bytes + off, large_slot(m, n, root), c);
+                });
+            rc != WEFT_SUCCESS)
+            return rc;
+    }
+    if (me != root)
+        data.finish(buf, count, type, bytes);
     return WEFT_SUCCESS;
 }
 
@@ -871,8 +912,7 @@ weft_status_t register_params()
          .help = "The operations coll/sm offers (any of barrier, bcast, reduce, allreduce, "
                  "allgather, alltoall); the others come from the components below it. Each "
                  "takes messages up to 2 KiB per rank (allreduce: above 4 ranks, 256 bytes) in "
-                 "its small slots, and all but bcast larger ones in its large slots "
-                 "(coll_sm_large).",
+                 "its small slots, and larger ones in its large slots (coll_sm_large).",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
          .enum_values = nullptr,
@@ -895,11 +935,12 @@ weft_status_t register_params()
         {.name = "large",
          .type = WEFT_MCA_PARAM_SIZE,
          .default_value = "1m",
-         .help = "Bytes of a communicator's large slots: allreduces, reduces, allgathers and "
-                 "alltoalls above the small slots go through them in chunks (allreduce and "
-                 "reduce: this many bytes a chunk, two waits each; allgather: this many bytes of "
-                 "each block; alltoall: this many bytes divided among the other ranks; one wait "
-                 "each). A large slot per rank and a result: (ranks + 1) x this much memory per "
+         .help = "Bytes of a communicator's large slots: bcasts, allreduces, reduces, "
+                 "allgathers and alltoalls above the small slots go through them in chunks "
+                 "(bcast: this many bytes a chunk, one wait each; allreduce and reduce: the same, "
+                 "two waits each; allgather: this many bytes of each block; alltoall: this many "
+                 "bytes divided among the other ranks; one wait each). A large slot per rank and a "
+                 "result: (ranks + 1) x this much memory per "
                  "communicator, used once such an operation runs. 0: none, and coll/basic "
                  "takes them.",
          .level = 6,
