@@ -109,6 +109,7 @@ struct Module {
     size_t size = 0;         // of the mapping
     uint32_t generation = 0; // the last one this rank saw
     uint32_t large_read = 0; // the generation after whose reads the large slots are free
+    uint32_t least_done = 0; // the least of the `done` lines when last read (all_done)
     unsigned sets = 2;       // coll_sm_sets: generations in the segment at once
     size_t large = 0;        // coll_sm_large: bytes of a large slot (0: none)
     bool broken = false;     // a member failed (ULFM): the shared counters can never settle
@@ -198,18 +199,32 @@ template <class Ready> weft_status_t wait_for(Module *m, weft_comm_t *comm, Read
     return m->broken ? WEFT_ERR_PROC_FAILED : WEFT_SUCCESS;
 }
 
+// Wait until every rank has finished reading generation `target`. The least of the ranks'
+// `done` lines is kept from the last look (they only grow): while it is far enough, the lines,
+// which their ranks write at every operation, are not read again (with 32 sets, a root reads
+// them about once in 32 calls rather than at every call).
+weft_status_t all_done(Module *m, weft_comm_t *comm, uint32_t target)
+{
+    if (at_least(m->least_done, target))
+        return WEFT_SUCCESS;
+    const int n = weft_comm_size(comm);
+    return wait_for(m, comm, [&] {
+        uint32_t least = lines(m)[0].done.load(std::memory_order_acquire);
+        for (int r = 1; r < n; ++r)
+            if (const uint32_t d = lines(m)[r].done.load(std::memory_order_acquire);
+                !at_least(d, least))
+                least = d;
+        m->least_done = least;
+        return at_least(least, target);
+    });
+}
+
 // Before this rank writes its slot for generation gen: every rank has finished reading the
 // slots of gen - sets, the same set (the rooted operations do not wait for everyone, so a rank
 // may be that far ahead).
 weft_status_t writable(Module *m, weft_comm_t *comm, uint32_t gen)
 {
-    const int n = weft_comm_size(comm);
-    return wait_for(m, comm, [&] {
-        for (int r = 0; r < n; ++r)
-            if (!at_least(lines(m)[r].done.load(std::memory_order_acquire), gen - m->sets))
-                return false;
-        return true;
-    });
+    return all_done(m, comm, gen - m->sets);
 }
 
 // This rank has read all it needs of generation gen.
@@ -502,13 +517,7 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
 // allgather or alltoall chunk (an allreduce's ranks have all read them at its second arrival).
 weft_status_t large_writable(Module *m, weft_comm_t *comm)
 {
-    const int n = weft_comm_size(comm);
-    return wait_for(m, comm, [&] {
-        for (int r = 0; r < n; ++r)
-            if (!at_least(lines(m)[r].done.load(std::memory_order_acquire), m->large_read))
-                return false;
-        return true;
-    });
+    return all_done(m, comm, m->large_read);
 }
 
 // Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
