@@ -752,14 +752,16 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     r->chosen = r->ran = chosen;
     if (chosen == Proto::rdma_get) {
         weft_status_t rc = WEFT_SUCCESS;
-        if (P->receiver_chooses && rails.size() == 1 &&
-            (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
-            r->offered_by = chooser_of(rails[0]->btl);
-            r->offered_stream = stream;
-        }
         if (send_rget(r, h, rails, world, peer->eager_limit, &rc)) {
             if (rc != WEFT_SUCCESS)
                 untrack(r);
+            // The receiver's answer (unless it came inside the call, over btl/self) tells the
+            // next offers whether to come (offer_answered).
+            else if (P->receiver_chooses && !r->answered && rails.size() == 1 &&
+                     (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+                r->offered_by = chooser_of(rails[0]->btl);
+                r->offered_stream = stream;
+            }
             return rc;
         }
         r->ran = Proto::pipeline; // no registration: the sender falls back itself
