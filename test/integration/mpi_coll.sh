@@ -112,7 +112,7 @@ for sets in 1 64; do
     expect_in "coll_stream: 4 ranks:" "$out" "coll_stream with coll_sm_sets $sets"
     jobs=$((jobs + 1))
 done
-# coll/sm's allreduces above its small slots go through its large slots, in chunks of
+# coll/sm's operations above its small slots go through its large slots, in chunks of
 # coll_sm_large bytes: one chunk by default (1m) up to the full run's largest, and many with
 # 64-byte and 4 KiB chunks, whose slices at 5 ranks are a few elements or none; every op,
 # user ops (one non-commutative) and MPI_IN_PLACE among them.
@@ -124,8 +124,8 @@ for large in 64 4k; do
         jobs=$((jobs + 1))
     done
 done
-# The large slots in a stream: allgather, alltoall and allreduce of 4 KiB blocks among the small
-# rooted operations, which run ahead; a writer of a large slot waits for the last readers.
+# The large slots in a stream: bcast, allgather, alltoall and allreduce of 4 KiB blocks among the
+# small rooted operations, which run ahead; a writer of a large slot waits for the last readers.
 for large in 1m 4k; do
     out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_large $large \
         "$B/test/programs/coll_stream" 1024 2>&1) || fail "coll_stream 1024, coll_sm_large $large: $out"
@@ -147,4 +147,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and large allreduces, reduces, allgathers and alltoalls in chunks, coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and larger ones of each but the barrier in chunks, coll/fixture's allreduce replaced only those"
