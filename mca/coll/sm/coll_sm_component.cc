@@ -261,14 +261,21 @@ struct Finish {
     ~Finish() { finished(m, comm, gen); }
 };
 
+// Arrive at the next generation, wait until everyone has, and be done with it at once (a
+// generation of no slots: the small operations' writers must not wait for it).
+weft_status_t step(Module *m, weft_comm_t *comm)
+{
+    const weft_status_t rc = arrive_and_wait(m, comm);
+    finished(m, comm, m->generation);
+    return rc;
+}
+
 weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 {
     Module *m = self(module);
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
-    const weft_status_t rc = arrive_and_wait(m, comm);
-    finished(m, comm, m->generation);
-    return rc;
+    return step(m, comm);
 }
 
 // Every slot of generation gen folded in rank order into out (bytes of count elements).
@@ -297,17 +304,6 @@ bool fits(weft_datatype_t *type, size_t count, size_t most)
     return count * weft_datatype_size(type) <= most && weft_datatype_is_contiguous(type, count);
 }
 
-// Arrive at the next generation, wait until everyone has, and be done with it at once (a
-// generation of no slots: the small operations' writers must not wait for it).
-weft_status_t step(Module *m, weft_comm_t *comm)
-{
-    const weft_status_t rc = arrive_and_wait(m, comm);
-    finished(m, comm, m->generation);
-    return rc;
-}
-
-weft_status_t large_writable(Module *m, weft_comm_t *comm);
-
 // A large allreduce, in chunks of at most coll_sm_large bytes: each rank copies its chunk into
 // its large slot; after an arrival, each folds its share of the chunk's elements (a 1/n
 // slice) from every slot into the result; after a second arrival, each copies the result out.
@@ -327,7 +323,9 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
     const char *in = static_cast<const char *>(src);
     char *out = static_cast<char *>(rbuf), *mine = large_slot(m, n, me),
          *result = large_result(m, n);
-    if (weft_status_t rc = large_writable(m, comm); rc != WEFT_SUCCESS)
+    // Every rank has read the large slots of the last allgather, alltoall or bcast chunk (an
+    // allreduce's ranks have all read them at its second arrival).
+    if (weft_status_t rc = all_done(m, comm, m->large_read); rc != WEFT_SUCCESS)
         return rc;
     for (size_t done = 0; done < count; done += per) {
         const size_t c = std::min(per, count - done);
@@ -513,55 +511,39 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
     return WEFT_SUCCESS;
 }
 
-// Before a rank writes its large slot: every rank has read the large slots of the last
-// allgather or alltoall chunk (an allreduce's ranks have all read them at its second arrival).
-weft_status_t large_writable(Module *m, weft_comm_t *comm)
-{
-    return all_done(m, comm, m->large_read);
-}
-
 // Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
 // waits until every rank has read the large slots of the last such chunk (their `done` line),
 // writes its part, arrives, and reads the others'. One wait per chunk, and the next writer's
 // (usually already satisfied). Data whose type has gaps goes through a packed copy of the
-// whole message at either end, so that chunks are bytes whatever each rank's type.
-class LargeExchange {
-  public:
-    LargeExchange(Module *m, weft_comm_t *comm)
-        : m_(m), comm_(comm), n_(weft_comm_size(comm)), me_(weft_comm_rank(comm))
-    {
-    }
-
-    // Chunk: write(slot) fills this rank's large slot (unless what it says it sends is not
-    // what it expects); read() takes what it needs from every rank's (large_slot). `says`, the
-    // bytes per block this rank sends, goes in the slot's header: on the first chunk every
-    // rank compares every rank's with `expect`, and all refuse a mismatch alike (a rank that
-    // returned alone would leave the others waiting).
-    template <class Write, class Read>
-    weft_status_t chunk(bool first, uint64_t says, uint64_t expect, Write write, Read read)
-    {
-        if (weft_status_t rc = large_writable(m_, comm_); rc != WEFT_SUCCESS)
-            return rc;
-        char *mine = large_slot(m_, n_, me_);
-        slot_bytes(mine) = says;
-        if (says == expect)
-            write(mine);
-        if (weft_status_t rc = arrive_and_wait(m_, comm_); rc != WEFT_SUCCESS)
-            return rc;
-        Finish f{m_, comm_, m_->generation};
-        m_->large_read = m_->generation;
-        for (int r = 0; first && r < n_; ++r)
-            if (slot_bytes(large_slot(m_, n_, r)) != expect)
-                return WEFT_ERR_TRUNCATE;
-        read();
-        return WEFT_SUCCESS;
-    }
-
-  private:
-    Module *m_;
-    weft_comm_t *comm_;
-    int n_, me_;
-};
+// whole message at either end, so that chunks are bytes whatever each rank's type. Bcasts go
+// the same way.
+//
+// One chunk: write(slot) fills this rank's large slot (unless what it says it sends is not what
+// it expects); read() takes what it needs from every rank's (large_slot). `says`, the bytes
+// per block this rank sends, goes in the slot's header: on the first chunk every rank compares
+// every rank's with `expect`, and all refuse a mismatch alike (a rank that returned alone
+// would leave the others waiting).
+template <class Write, class Read>
+weft_status_t exchange_chunk(Module *m, weft_comm_t *comm, bool first, uint64_t says,
+                             uint64_t expect, Write write, Read read)
+{
+    const int n = weft_comm_size(comm);
+    if (weft_status_t rc = all_done(m, comm, m->large_read); rc != WEFT_SUCCESS)
+        return rc;
+    char *mine = large_slot(m, n, weft_comm_rank(comm));
+    slot_bytes(mine) = says;
+    if (says == expect)
+        write(mine);
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    Finish f{m, comm, m->generation};
+    m->large_read = m->generation;
+    for (int r = 0; first && r < n; ++r)
+        if (slot_bytes(large_slot(m, n, r)) != expect)
+            return WEFT_ERR_TRUNCATE;
+    read();
+    return WEFT_SUCCESS;
+}
 
 // count elements of type at base as packed bytes: the buffer itself if contiguous, else a
 // packed copy in scratch (fill: packed now; finish() unpacks it).
@@ -604,8 +586,8 @@ weft_status_t allgather_large(Module *m, const void *sbuf, size_t scount, weft_d
     const char *own = out.bytes + size_t(me) * b;
     for (size_t off = 0; off < b; off += m->large) {
         const size_t c = std::min(m->large, b - off);
-        if (weft_status_t rc = LargeExchange(m, comm).chunk(
-                off == 0, says, b, [&](char *slot) { std::memcpy(slot, own + off, c); },
+        if (weft_status_t rc = exchange_chunk(
+                m, comm, off == 0, says, b, [&](char *slot) { std::memcpy(slot, own + off, c); },
                 [&] {
                     for (int r = 0; r < n; ++r)
                         if (r != me)
@@ -640,8 +622,8 @@ weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_da
     const size_t per = std::max<size_t>(m->large / size_t(n - 1), 1); // bytes of a block a chunk
     for (size_t off = 0; off < b; off += per) {
         const size_t c = std::min(per, b - off);
-        if (weft_status_t rc = LargeExchange(m, comm).chunk(
-                off == 0, says, b,
+        if (weft_status_t rc = exchange_chunk(
+                m, comm, off == 0, says, b,
                 [&](char *slot) {
                     for (int r = 0; r < n; ++r)
                         if (r != me)
@@ -674,8 +656,8 @@ weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *t
     Packed data(buf, count, type, bytes, me == root);
     for (size_t off = 0; off < bytes; off += m->large) {
         const size_t c = std::min(m->large, bytes - off);
-        if (weft_status_t rc = LargeExchange(m, comm).chunk(
-                off == 0, bytes, bytes,
+        if (weft_status_t rc = exchange_chunk(
+                m, comm, off == 0, bytes, bytes,
                 [&](char *slot) {
                     if (me == root)
                         std::memcpy(slot, data.bytes + off, c);
