@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 #define WEFT_BTL_ABI_MAJOR 1
-#define WEFT_BTL_ABI_MINOR 3
+#define WEFT_BTL_ABI_MINOR 4
 
 typedef struct weft_btl_module weft_btl_module_t;
 typedef struct weft_btl_component weft_btl_component_t;
@@ -148,6 +148,16 @@ typedef uint8_t weft_btl_tag_t;
              * arrived, handed back to the sender's callback                                       \
              * for the tag so that it can be resent */
 
+/* Added in 1.4, for modules that place (btl_register_place): the payload after the first
+ * segment was written straight into the memory the tag's place callback named; segments[0] is
+ * the message's first header_size bytes, segments[1] that memory. */
+#define WEFT_BTL_RECV_FLAG_PLACED 0x0002u
+/* Added in 1.4: not a message. The link broke while the module was writing a message into the
+ * memory a place callback named: segments[0] is the message's first header_size bytes (its
+ * header), and the memory holds an unknown part of the rest, which is not written any more.
+ * Every placement ends with exactly one callback, PLACED or PLACE_FAILED. */
+#define WEFT_BTL_RECV_FLAG_PLACE_FAILED 0x0004u
+
 /* ------------------------------------------------------------------------------------------ */
 /* Descriptors and callbacks                                                                  */
 /* ------------------------------------------------------------------------------------------ */
@@ -200,6 +210,20 @@ typedef struct weft_btl_recv_descriptor {
 /* Arrival of an active message for a registered tag. Thread: any. Must not block. */
 typedef void (*weft_btl_recv_fn_t)(weft_btl_module_t *module,
                                    const weft_btl_recv_descriptor_t *des);
+
+/*
+ * Added in 1.4. Where a message's payload may go, asked by a module that reads messages from a
+ * byte stream (tcp) when the first header_size bytes of a message for the tag have arrived and
+ * `rest` bytes follow them. Return 1 and set *dest to `rest` bytes of this process's memory:
+ * the module then reads the rest straight into it (no copy through its own buffer), and the
+ * memory must stay valid and untouched by anyone else until the tag's receive callback for this
+ * message, flagged WEFT_BTL_RECV_FLAG_PLACED or WEFT_BTL_RECV_FLAG_PLACE_FAILED. Return 0 to
+ * receive the message as usual. header is valid during the call and comes from the peer:
+ * check it as any message. Thread: any. Must not block.
+ */
+typedef int (*weft_btl_place_fn_t)(weft_btl_module_t *module, weft_btl_endpoint_t *endpoint,
+                                   const void *header, size_t header_size, size_t rest,
+                                   void *cbdata, void **dest);
 
 /*
  * A link error. proc is the peer whose link broke, or NULL when the whole module is unusable;
@@ -415,7 +439,18 @@ struct weft_btl_module {
     size_t btl_stream_min_rdma_size;
     size_t btl_stream_max_rdma_size;
 
-    /* Operations added in 1.3 and later go here, at the end. */
+    /* Added in 1.4 (call it only if WEFT_MODULE_HAS_OP says the module has it; modules that
+     * cannot place leave it NULL). For messages with `tag` whose payload is at least
+     * header_size bytes plus as many as the module's reads take at once (placing a shorter one
+     * would only add system calls), ask placefn where the bytes after the first header_size go
+     * (weft_btl_place_fn_t). The tag's receive callback must be registered too. A later call
+     * for the same tag replaces it; placefn NULL stops placing. Blocking: no. Returns
+     * WEFT_SUCCESS, WEFT_ERR_BAD_PARAM (header_size 0 or above 64). Thread: init. */
+    weft_status_t (*btl_register_place)(weft_btl_module_t *module, weft_btl_tag_t tag,
+                                        size_t header_size, weft_btl_place_fn_t placefn,
+                                        void *cbdata);
+
+    /* Operations added in 1.5 and later go here, at the end. */
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -138,6 +138,23 @@ for btl in self,sm self,tcp; do
 done
 ft 4 self,sm kill 2 rndv ob1 "--mca btl_sm_single_copy_mechanism none"
 ft 4 self,sm kill 2 rndv bfo "--mca btl_sm_single_copy_mechanism none"
+# The victim killed while a survivor's tcp BTL is reading one of its FRAGs straight into the
+# receive buffer (btl_register_place): the placement ends in error (PLACE_FAILED) and the
+# receive with MPIX_ERR_PROC_FAILED; without that callback it would wait for ever. The victim
+# streams for 20 ms first; about every other run it dies inside a placed frame, so runs repeat
+# (at most 16) until one has.
+cut=0 try=0
+while [ $cut = 0 ] && [ $try -lt 16 ]; do
+    try=$((try + 1)) jobs=$((jobs + 1))
+    name="tcp placement cut by a failure, try $try"
+    out=$(run "$MPIRUN" -np 3 --oversubscribe --timeout 60 --with-ft ulfm --mca btl self,tcp \
+        --mca btl_tcp_verbose 1 "$PROG" kill 1 rndv 0.02 2>&1) || fail "$name: $out"
+    expect_in "rank 2: rndv recv returned MPIX_ERR_PROC_FAILED" "$out" "$name"
+    [ "$(echo "$out" | grep -c "^rank [02]: finalized$")" -eq 2 ] ||
+        fail "$name: not every survivor finalized: $out"
+    echo "$out" | grep -Eq "ended [0-9]+ bytes into a frame of [0-9]+ being placed" && cut=1
+done
+[ $cut = 1 ] || fail "tcp placement cut by a failure: in $try runs the victim never died inside a placed frame: $out"
 ft 6 self,sm exit 0 rndv
 # A rendezvous from the failed rank still unmatched when its failure is learnt, received later.
 for btl in self,sm self,tcp; do
@@ -338,4 +355,4 @@ while [ $i -lt $loops ]; do
     [ "$(echo "$out" | grep -c "finalized$")" -eq 3 ] || fail "launch $i (victim $victim): $out"
     i=$((i + 1))
 done
-echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, in the middle of 256 MiB rendezvous transfers to and from it, waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, on intra- and intercommunicators ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors (intercommunicators too), an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"
+echo "fault tolerance: $jobs jobs over sm and tcp at 4, 8 and 16 ranks, ob1 and bfo (a rank killed or exiting without MPI_Finalize, the others computing, in MPI_Recv from it, sending to it, in the middle of 256 MiB rendezvous transfers to and from it (over tcp also inside a FRAG read straight into the receive buffer: $try runs until one was), waiting on MPI_ANY_SOURCE, in collectives and MPI_Comm_dup: learnt by every survivor, collectives complete everywhere (in error where they need it), MPIX_Comm_agree and _iagree uniform with the coordinator or another member dying under them, on intra- and intercommunicators ($agreements agreements with 1 to 5 ranks dying before or inside drawn ones, on trees of radix 2 to 4), MPIX_Comm_ishrink, MPIX_Comm_shrink to a working communicator of the survivors (intercommunicators too), an error handler that revokes and longjmps out, MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING until acknowledged, then the pending receive completes; the failed and acked groups; MPI_Finalize without it, exit 0); $revokes revoke jobs (pending receives, later operations, a refused rendezvous, a matched transfer, an intercommunicator, a revoke storm); peer errors quiet unless btl_base_warn_peer_error; examples/ulfm_recover recovers over sm and tcp; MPI_Abort and a failure without --with-ft end the job; --with-ft and mpi_ft_enable checked; the failure detector finds a stopped rank over sm and tcp and no computing one, its parameters checked; $loops launches with a kill, 0 hangs"

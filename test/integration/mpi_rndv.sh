@@ -255,11 +255,14 @@ name="send/receive pipeline (tcp, 8 MiB fragments)"
 rndv "$name" "--mca btl self,tcp --mca btl_tcp_max_send_size 8m" "20000003"
 sent 0 20000003 "chose $PIPE, ran $PIPE"
 
-# tcp: no put/get; eager limit 64k - 16 = 65520.
+# tcp: no put/get; eager limit 64k - 16 = 65520. The FRAGs of 4000037 bytes into a contiguous
+# buffer are read straight into it (btl_register_place; the others are copied), both checked
+# byte for byte.
 name="send/receive pipeline (tcp)"
-rndv "$name" "--mca btl self,tcp --mca btl_tcp_eager_limit 64k --mca btl_tcp_rndv_eager_limit 64k" "65519 65520 65521 4000037"
+rndv "$name" "--mca btl self,tcp --mca btl_tcp_eager_limit 64k --mca btl_tcp_rndv_eager_limit 64k --mca btl_tcp_verbose 9" "65519 65520 65521 4000037"
 for t in 0 1 2 3; do
     sent $t 65520 "chose eager"
     for n in 65521 4000037; do sent $t $n "chose $PIPE, ran $PIPE over tcp:0"; done
 done
+expect_in "is read into the place its tag named" "$out" "$name: FRAGs placed"
 echo "rendezvous protocols: $cases jobs (send/receive, buffered and RDMA pipelines, RDMA direct get and put, shared gets, auto's choice alone, in a stream and in exchanges by the sender and by the receiver, the pipeline's cached and streaming stores, receiver fallback, one and two RDMA rails), sizes around each threshold, contiguous and non-contiguous on either side; truncation, Mprobe/Mrecv, persistent and wildcard receives, messages to self and a communicator freed under a pending message, under each; every byte right"

@@ -494,6 +494,90 @@ void peer_left(Endpoint *ep)
                 true);
 }
 
+// A placed frame's payload is all in: its tag's callback, flagged PLACED. Returns 1.
+int place_finish(Conn *c)
+{
+    Conn::Placing &pl = c->placing;
+    Endpoint *ep = c->ep;
+    Module *m = c->module;
+    pl.active = false;
+    c->rx_skip = pl.pad;
+    ++ep->recv_count;
+    const Module::Tag &t = m->tags[pl.tag];
+    const weft_btl_segment_t segs[2] = {{pl.head, pl.head_len}, {pl.dest, pl.rest}};
+    weft_btl_recv_descriptor_t rd{};
+    rd.endpoint = handle_of(ep);
+    rd.segments = segs;
+    rd.segment_count = 2;
+    rd.cbdata = t.cbdata;
+    rd.flags = WEFT_BTL_RECV_FLAG_PLACED;
+    rd.tag = pl.tag;
+    if (t.fn)
+        t.fn(m->base(), &rd);
+    return 1;
+}
+
+// A placement the connection's end cut short: its tag's callback, flagged PLACE_FAILED, so
+// that the owner of the memory knows nothing more is written there. Returns 1.
+int place_failed(Module *m, Endpoint *ep, const Conn::Placing &pl)
+{
+    debug(1, "%s: the connection to %s ended %zu bytes into a frame of %zu being placed",
+          m->name().c_str(), describe(ep).c_str(), pl.head_len + pl.done, pl.head_len + pl.rest);
+    const Module::Tag &t = m->tags[pl.tag];
+    const weft_btl_segment_t seg{const_cast<unsigned char *>(pl.head), pl.head_len};
+    weft_btl_recv_descriptor_t rd{};
+    rd.endpoint = handle_of(ep);
+    rd.segments = &seg;
+    rd.segment_count = 1;
+    rd.cbdata = t.cbdata;
+    rd.flags = WEFT_BTL_RECV_FLAG_PLACE_FAILED;
+    rd.tag = pl.tag;
+    if (t.fn)
+        t.fn(m->base(), &rd);
+    return 1;
+}
+
+// The start of a large DATA frame (header checked, avail bytes of its total buffered at p)
+// for a tag that places (btl_register_place): when the tag's place callback names memory, the
+// payload after its first place_header bytes goes there, the part buffered now by a copy and
+// the rest straight from the socket (took), and the buffer is empty again. Frames shorter than
+// a read's worth are not placed. Returns the callbacks made.
+int place_start(Conn *c, const wire::FrameHeader &h, unsigned char *p, size_t avail)
+{
+    const Module::Tag &t = c->module->tags[h.tag];
+    const size_t head = t.place_header;
+    if (!t.place || !t.fn || h.length < head + kReadChunk || avail < wire::kFrameHeaderSize + head)
+        return 0;
+    const size_t rest = h.length - head;
+    unsigned char *payload = p + wire::kFrameHeaderSize;
+    void *dest = nullptr;
+    if (!t.place(c->module->base(), handle_of(c->ep), payload, head, rest, t.place_cbdata, &dest) ||
+        !dest)
+        return 0;
+    debug(9, "%s: a frame of %" PRIu32 " bytes from %s is read into the place its tag named",
+          c->module->name().c_str(), h.length, describe(c->ep).c_str());
+    Conn::Placing &pl = c->placing;
+    pl.active = true;
+    pl.tag = h.tag;
+    std::memcpy(pl.head, payload, head);
+    pl.head_len = head;
+    pl.dest = static_cast<unsigned char *>(dest);
+    pl.rest = rest;
+    // Every buffered byte belongs to this frame (it is not complete): payload, then perhaps
+    // some of its padding.
+    const size_t have = avail - wire::kFrameHeaderSize - head;
+    pl.done = std::min(have, rest);
+    std::memcpy(pl.dest, payload + head, pl.done);
+    pl.pad = wire::padded(h.length) - h.length - (have - pl.done);
+    c->rx_begin = c->rx_end = 0;
+    int n = ep_ack(c->ep, h.ack);
+    // Only padding missing: the payload is complete (delivered even if the connection broke
+    // in ep_ack's callbacks, as a whole frame is; gone if they closed it).
+    if (pl.active && pl.done == pl.rest)
+        n += place_finish(c);
+    return n;
+}
+
 // Deliver the complete frames in the receive buffer. Returns the callbacks made.
 int parse(Conn *c)
 {
@@ -503,7 +587,12 @@ int parse(Conn *c)
     // established, or salvage (ep_run_failure): a connection that breaks during a callback
     // stops here, and the rest waits for ep_run_failure.
     const ConnState live = c->state;
-    while (c->state == live) {
+    while (c->state == live && !c->placing.active) {
+        if (c->rx_skip) { // the padding of a frame placed
+            const size_t drop = std::min(c->rx_skip, c->rx_end - c->rx_begin);
+            c->rx_begin += drop;
+            c->rx_skip -= drop;
+        }
         const size_t avail = c->rx_end - c->rx_begin;
         if (avail < wire::kFrameHeaderSize)
             break;
@@ -521,8 +610,12 @@ int parse(Conn *c)
             return n;
         }
         const size_t total = wire::frame_size(h.length);
-        if (avail < total)
+        if (avail < total) {
+            if (live == ConnState::established && h.type == wire::kData &&
+                !(params.rdma && rdma_tag(h.tag)))
+                n += place_start(c, h, p, avail);
             break;
+        }
         // Consumed before any callback: the payload stays in place (the buffer is neither
         // moved nor freed before this progress call ends) while the callback runs.
         c->rx_begin += total;
@@ -599,17 +692,47 @@ bool rx_room(Conn *c)
     return true;
 }
 
+// The next recv on c, of at most `limit` bytes: into the placement under way, else into the
+// receive buffer. *space: the bytes asked for. -1 with errno ENOMEM if the buffer cannot grow.
+ssize_t recv_next(Conn *c, size_t limit, size_t *space)
+{
+    if (c->placing.active) {
+        Conn::Placing &pl = c->placing;
+        *space = std::min(limit, pl.rest - pl.done);
+        return recv(c->fd, pl.dest + pl.done, *space, MSG_DONTWAIT);
+    }
+    if (!rx_room(c)) {
+        *space = 0;
+        errno = ENOMEM;
+        return -1;
+    }
+    *space = std::min(limit, c->rx_cap - c->rx_end);
+    return recv(c->fd, c->rx + c->rx_end, *space, MSG_DONTWAIT);
+}
+
+// r > 0 bytes recv_next read: on with the placement, or the frames they complete. Returns the
+// callbacks made.
+int took(Conn *c, size_t r)
+{
+    if (c->placing.active) {
+        c->placing.done += r;
+        return c->placing.done == c->placing.rest ? place_finish(c) : 0;
+    }
+    c->rx_end += r;
+    return parse(c);
+}
+
 int conn_read(Conn *c)
 {
     Endpoint *ep = c->ep;
     int n = 0;
     for (int round = 0; round < kReadRounds && c->state == ConnState::established; ++round) {
-        if (!rx_room(c)) {
+        size_t space = 0;
+        const ssize_t r = recv_next(c, kReadChunk, &space);
+        if (r < 0 && errno == ENOMEM) {
             conn_error(c, "no memory for a receive buffer for " + describe(ep));
             return n;
         }
-        const size_t space = std::min(kReadChunk, c->rx_cap - c->rx_end);
-        const ssize_t r = recv(c->fd, c->rx + c->rx_end, space, MSG_DONTWAIT);
         if (r == 0) {
             conn_error(c, "lost the connection to " + describe(ep) +
                               ": closed without a goodbye (the process may have died)");
@@ -623,8 +746,7 @@ int conn_read(Conn *c)
             conn_error(c, socket_error_text(ep, errno));
             return n;
         }
-        c->rx_end += size_t(r);
-        n += parse(c);
+        n += took(c, size_t(r));
         if (size_t(r) < space)
             break;
     }
@@ -1124,16 +1246,14 @@ int salvage(Conn *c)
     int n = parse(c);
     size_t got = 0;
     while (c->state == ConnState::salvage) {
-        if (!rx_room(c))
-            break;
-        const ssize_t r = recv(c->fd, c->rx + c->rx_end, c->rx_cap - c->rx_end, MSG_DONTWAIT);
+        size_t space = 0;
+        const ssize_t r = recv_next(c, SIZE_MAX, &space);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
-        c->rx_end += size_t(r);
         got += size_t(r);
-        n += parse(c);
+        n += took(c, size_t(r));
     }
     if (c->state == ConnState::salvage && c->ep)
         debug(1,
@@ -1170,8 +1290,11 @@ int ep_run_failure(Endpoint *ep)
     ep->failure_pending = false;
     Module *m = ep->module;
     int n = 0;
+    Conn::Placing cut; // a placement the failure cut short: reported after the error callback
     if (Conn *c = ep->salvage) {
         n += salvage(c);
+        cut = c->placing;
+        c->placing.active = false;
         conn_close(c);
     }
     if (ep->failure_report && m->error_fn) {
@@ -1179,6 +1302,8 @@ int ep_run_failure(Endpoint *ep)
                     m->error_cbdata);
         ++n;
     }
+    if (cut.active)
+        n += place_failed(m, ep, cut);
     return n + drain(ep, ep->failure_status);
 }
 
@@ -1333,6 +1458,11 @@ void conn_close(Conn *c)
 {
     if (c->state == ConnState::closed)
         return;
+    if (c->placing.active) {
+        c->placing.active = false;
+        if (c->ep)
+            place_failed(c->module, c->ep, c->placing);
+    }
     if (c->fd >= 0) {
         epoll_ctl(component->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
         close(c->fd);

@@ -39,6 +39,9 @@ namespace weft::btl::tcp {
 class Module;
 struct Endpoint;
 
+// Most header bytes a place callback is given (btl_register_place).
+constexpr size_t kPlaceHeaderMax = 64;
+
 // What an epoll event points at.
 struct Pollable {
     enum class Kind : uint8_t { listener, conn };
@@ -82,6 +85,18 @@ struct Conn : Pollable {
     // received bytes: [rx_begin, rx_end) not yet consumed; 64-byte aligned
     unsigned char *rx = nullptr;
     size_t rx_cap = 0, rx_begin = 0, rx_end = 0;
+    size_t rx_skip = 0; // padding of a placed frame still to drop from what is read next
+    // A frame being read straight into the memory its tag's place callback named
+    // (btl_register_place): the socket's next bytes go to dest + done until done == rest.
+    struct Placing {
+        bool active = false;
+        uint8_t tag = 0;
+        unsigned char head[kPlaceHeaderMax] = {}; // the payload's first bytes, given to place
+        size_t head_len = 0;
+        unsigned char *dest = nullptr;
+        size_t rest = 0, done = 0; // payload bytes after head: in all, written so far
+        size_t pad = 0;            // the frame's padding, dropped after the payload
+    } placing;
 };
 
 enum class EpState : uint8_t {

@@ -116,7 +116,21 @@ weft_status_t register_tag(weft_btl_module_t *b, weft_btl_tag_t tag, weft_btl_re
 {
     if (!b)
         return WEFT_ERR_BAD_PARAM;
-    module_of(b)->tags[tag] = {cbfunc, cbdata};
+    Module::Tag &t = module_of(b)->tags[tag];
+    t.fn = cbfunc;
+    t.cbdata = cbdata;
+    return WEFT_SUCCESS;
+}
+
+weft_status_t register_place(weft_btl_module_t *b, weft_btl_tag_t tag, size_t header_size,
+                             weft_btl_place_fn_t placefn, void *cbdata)
+{
+    if (!b || (placefn && (header_size == 0 || header_size > kPlaceHeaderMax)))
+        return WEFT_ERR_BAD_PARAM;
+    Module::Tag &t = module_of(b)->tags[tag];
+    t.place = placefn;
+    t.place_cbdata = cbdata;
+    t.place_header = placefn ? header_size : 0;
     return WEFT_SUCCESS;
 }
 
@@ -404,6 +418,7 @@ weft_btl_module_t make_base()
         .btl_max_rdma_size = 0,
         .btl_stream_min_rdma_size = 0,
         .btl_stream_max_rdma_size = 0,
+        .btl_register_place = register_place,
     };
 }
 

@@ -51,6 +51,10 @@ class Module {
     struct Tag {
         weft_btl_recv_fn_t fn = nullptr;
         void *cbdata = nullptr;
+        // btl_register_place: large frames for the tag are read into where place says.
+        weft_btl_place_fn_t place = nullptr;
+        void *place_cbdata = nullptr;
+        size_t place_header = 0; // payload bytes handed to place (its header)
     } tags[256];
     weft_btl_error_fn_t error_fn = nullptr;
     void *error_cbdata = nullptr;

@@ -334,6 +334,9 @@ template <class Policy> class Engine {
     static void handle_ack(const char *msg, size_t len);
     static void handle_frag(const char *msg, size_t len, const weft_btl_segment_t *more,
                             size_t nmore);
+    static int place_frag(weft_btl_module_t *, weft_btl_endpoint_t *, const void *header,
+                          size_t header_size, size_t rest, void *, void **dest);
+    static void placed_frag(const weft_btl_recv_descriptor_t *rd);
     static void handle_put(const char *msg, size_t len);
     static void handle_fin(const char *msg, size_t len);
     static int progress_sched();

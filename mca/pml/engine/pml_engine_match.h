@@ -384,6 +384,8 @@ void Engine<Policy>::on_recv(weft_btl_module_t *btl, const weft_btl_recv_descrip
         return;
     if (rd->flags & WEFT_BTL_RECV_FLAG_SEND_FAILED) [[unlikely]]
         return resend_failed(btl, rd);
+    if (rd->flags & (WEFT_BTL_RECV_FLAG_PLACED | WEFT_BTL_RECV_FLAG_PLACE_FAILED))
+        return placed_frag(rd);
     if (rd->segment_count == 0)
         return malformed("fragment without segments");
     const auto &first = rd->segments[0];

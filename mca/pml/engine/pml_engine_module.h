@@ -690,6 +690,10 @@ template <class Policy> weft_pml_module_t *Engine<Policy>::init(int, int)
         return nullptr;
     }
     P->bml->bml_register_error(P->bml, on_error, nullptr);
+    // Large FRAGs go straight into the user's buffer on the BTLs that can (tcp).
+    for (weft_btl_module_t *btl : P->modules)
+        if (WEFT_MODULE_HAS_OP(btl, weft_btl_module_t, btl_register_place))
+            btl->btl_register_place(btl, kTag, sizeof(FragHdr), place_frag, nullptr);
     // A BML before 1.1 cannot say when a peer's lists change; the engine then rebuilds its
     // copies itself after the removals it makes.
     if (WEFT_MODULE_HAS_OP(P->bml, weft_bml_module_t, bml_register_rails_changed))

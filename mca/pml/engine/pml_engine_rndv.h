@@ -1109,6 +1109,54 @@ void Engine<Policy>::handle_frag(const char *msg, size_t len, const weft_btl_seg
         finish_recv(r);
 }
 
+// A FRAG that a BTL reading a byte stream (tcp) can write straight into the user's buffer
+// (btl_register_place): one for a receive under way, of this attempt, into a contiguous
+// buffer that holds all of it. Anything else (non-contiguous or truncated data, a malformed or
+// late header) is declined and takes handle_frag's way, which reports or drops it. A placement
+// counts as an RDMA operation in flight, so that the receive cannot end, in error either,
+// while the BTL may still write into its buffer (placed_frag ends it).
+template <class Policy>
+int Engine<Policy>::place_frag(weft_btl_module_t *, weft_btl_endpoint_t *, const void *header,
+                               size_t header_size, size_t rest, void *, void **dest)
+{
+    if (!P || header_size != sizeof(FragHdr))
+        return 0;
+    FragHdr h;
+    std::memcpy(&h, header, sizeof h);
+    if (h.type != hdr_frag)
+        return 0;
+    Req *r = P->live.find(h.recv_id);
+    if (!r || r->is_send || r->complete || !r->matched || !r->dense ||
+        !Policy::template accept_attempt<Engine>(r, h.attempt) ||
+        h.offset > std::min(r->bytes, r->total) || rest > std::min(r->bytes, r->total) - h.offset)
+        return 0;
+    ++r->rdma_inflight;
+    *dest = r->buf + h.offset;
+    return 1;
+}
+
+// The end of a placement: the FRAG's data is in the buffer (PLACED: counted as handle_frag
+// counts a FRAG), or the link broke before all of it came (PLACE_FAILED: nothing counted).
+template <class Policy> void Engine<Policy>::placed_frag(const weft_btl_recv_descriptor_t *rd)
+{
+    FragHdr h;
+    if (rd->segment_count < 1 || rd->segments[0].seg_len != sizeof h)
+        return;
+    std::memcpy(&h, rd->segments[0].seg_addr, sizeof h);
+    Req *r = P->live.find(h.recv_id);
+    if (!r || r->is_send || r->rdma_inflight <= 0)
+        return; // not a placement place_frag agreed to
+    --r->rdma_inflight;
+    if ((rd->flags & WEFT_BTL_RECV_FLAG_PLACED) && rd->segment_count == 2) {
+        if (!Policy::template accept_attempt<Engine>(r, h.attempt))
+            late("a FRAG of an earlier attempt");
+        else
+            r->received += rd->segments[1].seg_len;
+    }
+    if (r->received >= r->total && r->rdma_inflight == 0)
+        finish_recv(r);
+}
+
 template <class Policy> void Engine<Policy>::handle_put(const char *msg, size_t len)
 {
     PutHdr h;
