@@ -13,7 +13,8 @@
 //     from the choice to its last byte. Each way is tried kFirstSamples times first, the
 //     BTL's advice (its size bounds) first; then the way with the best estimate, except that
 //     one message in kExploreEvery tries another way in turn, so that an estimate that went
-//     stale is measured again;
+//     stale is measured again (one in kRareFactor times as many when every other way is
+//     kClearMargin slower: each such try costs more, and a change that big is rarer);
 //   - a message exchanged: this process sends the peer a rendezvous message of its own
 //     meanwhile (the pairwise exchanges of collectives, halo swaps). The ways then differ in
 //     whose core does the work: a get takes the receiver's, the pipeline and the shared get
@@ -63,6 +64,13 @@ class Chooser {
     static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
     static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
+    // Every other way this much slower than the best: measured kRareFactor times less often.
+    // A try of a way r times slower costs r - 1 messages' time: on a host where CMA is 3-4x
+    // slower than the pipeline (a Zen 5 VM, 2026-11-27), trying the get and the shared get in
+    // turn one message in 32 costs about 5% of a ping-pong's time, one in 128 about 1.3%; a
+    // lasting change of that size is then still found within a few hundred messages.
+    static constexpr double kClearMargin = 1.5;
+    static constexpr uint32_t kRareFactor = 4;
     static constexpr uint32_t kDeclines = kFirstSamples * kEpoch; // offer(): declined in a row
     static constexpr size_t kClasses = 64;
 
@@ -239,6 +247,19 @@ class Chooser {
         return best;
     }
 
+    // Whether every allowed way but `best` was measured kClearMargin slower than best_est.
+    static bool clearly_best(const double *est, const uint32_t *n, unsigned allowed, Way best,
+                             double best_est)
+    {
+        if (best_est <= 0)
+            return false;
+        for (size_t w = 0; w < kWays; ++w)
+            if ((allowed & (1u << w)) && w != size_t(best) &&
+                (n[w] == 0 || est[w] < kClearMargin * best_est))
+                return false;
+        return true;
+    }
+
     // The next allowed way after `turn`, other than `skip` (kWays: none), in turn.
     static Way next_way(uint8_t &turn, unsigned allowed, size_t skip)
     {
@@ -272,7 +293,9 @@ class Chooser {
             }
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
-        if (c.count % kExploreEvery == 0 && best_est > 0) {
+        const uint32_t every =
+            kExploreEvery * (clearly_best(c.est, c.n, allowed, best, best_est) ? kRareFactor : 1);
+        if (c.count % every == 0 && best_est > 0) {
             *why = Reason::explore;
             return next_way(c.explore_next, allowed, size_t(best));
         }
@@ -286,7 +309,8 @@ class Chooser {
     // over, and its time is from its first choice to its last byte. First each way gets
     // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
     // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
-    // may have become slower).
+    // may have become slower); one in kRareFactor times as many when every other way is
+    // kClearMargin slower.
     static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, uint32_t active,
                               uint64_t now_ns, Reason *why)
     {
@@ -312,7 +336,10 @@ class Chooser {
                 w = Way(untried);
                 measure = true;
                 r = st.tried[0] + st.tried[1] + st.tried[2] == 0 ? Reason::advice : Reason::first;
-            } else if (st.runs_since_measure + 1 >= kMeasureEvery) {
+            } else if (st.runs_since_measure + 1 >=
+                       kMeasureEvery * (clearly_best(st.est, st.n, allowed, best, best_est)
+                                            ? kRareFactor
+                                            : 1)) {
                 w = next_way(st.measure_next, allowed, kWays);
                 measure = true;
                 r = w == best ? Reason::best : Reason::explore;

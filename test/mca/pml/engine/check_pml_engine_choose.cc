@@ -57,16 +57,60 @@ START_TEST(test_advice_first_then_each_way_then_best)
     ck_assert(s.alone(c, Way::get) == Way::pipeline);
     ck_assert(s.alone(c, Way::get) == Way::shared);
     ck_assert(s.alone(c, Way::get) == Way::shared);
-    // Then the fastest (the pipeline), except one message in kExploreEvery.
+    // Then the fastest (the pipeline), except one message in kExploreEvery x kRareFactor: the
+    // others are 2x and 3x slower, clearly slower.
     s.used = {};
-    for (int i = 0; i < 320; ++i)
+    for (uint32_t i = 0; i < 10 * Chooser::kExploreEvery * Chooser::kRareFactor; ++i)
         s.alone(c, Way::get);
-    ck_assert_int_ge(s.used[0], 300);
-    ck_assert_int_ge(s.used[1] + s.used[2], 8);
-    ck_assert_int_le(s.used[1] + s.used[2], 12);
+    ck_assert_int_ge(s.used[1] + s.used[2], 9);
+    ck_assert_int_le(s.used[1] + s.used[2], 11);
     ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) > 0);
     ck_assert(c.estimate(kSize, Case::alone, Way::pipeline) <
               c.estimate(kSize, Case::alone, Way::get));
+}
+END_TEST
+
+// Ways close to the best (within kClearMargin) are measured again one message in
+// kExploreEvery alone, and one run in kMeasureEvery in a stream; clearly slower ones
+// kRareFactor times less often.
+START_TEST(test_explore_rate_follows_the_margin)
+{
+    for (const bool close : {true, false}) {
+        Chooser c;
+        Sim s;
+        s.ns = close ? std::array<uint64_t, 3>{100000, 120000, 130000}
+                     : std::array<uint64_t, 3>{100000, 300000, 400000};
+        for (int i = 0; i < 100; ++i)
+            s.alone(c);
+        s.used = {};
+        const uint32_t n = 8 * Chooser::kExploreEvery * Chooser::kRareFactor;
+        for (uint32_t i = 0; i < n; ++i)
+            s.alone(c);
+        const uint32_t want = close ? n / Chooser::kExploreEvery
+                                    : n / (Chooser::kExploreEvery * Chooser::kRareFactor);
+        ck_assert_int_ge(s.used[1] + s.used[2], int(want) - 2);
+        ck_assert_int_le(s.used[1] + s.used[2], int(want) + 2);
+        // A stream, each message over before the next: messages of the slower ways.
+        uint64_t now = s.now;
+        std::array<int, 3> used{};
+        for (int k = 0; k < 20000; ++k) {
+            const Chooser::Ticket t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
+            ck_assert(!t.wait);
+            if (k >= 4000)
+                ++used[size_t(t.way)];
+            now += s.ns[size_t(t.way)];
+            c.done(kSize, Case::stream, t, true, now, s.ns[size_t(t.way)]);
+        }
+        // Per cycle of measured runs, kEpoch messages of one way in turn (2 of 3 the slower).
+        const double cycle_close =
+            (Chooser::kMeasureEvery - 1) * Chooser::kRunLength + Chooser::kEpoch;
+        const double cycle_clear =
+            (Chooser::kMeasureEvery * Chooser::kRareFactor - 1) * Chooser::kRunLength +
+            Chooser::kEpoch;
+        const double slow = 16000 / (close ? cycle_close : cycle_clear) * Chooser::kEpoch * 2 / 3;
+        ck_assert_int_ge(used[1] + used[2], int(slow * 0.7));
+        ck_assert_int_le(used[1] + used[2], int(slow * 1.3) + Chooser::kEpoch);
+    }
 }
 END_TEST
 
@@ -256,6 +300,7 @@ int main()
     Suite *s = suite_create("pml engine: the receiver's choice");
     TCase *tc = tcase_create("choose");
     tcase_add_test(tc, test_advice_first_then_each_way_then_best);
+    tcase_add_test(tc, test_explore_rate_follows_the_margin);
     tcase_add_test(tc, test_follows_a_change_not_a_blip);
     tcase_add_test(tc, test_allowed_and_classes);
     tcase_add_test(tc, test_stream_runs);
