@@ -118,6 +118,13 @@ typedef uint8_t weft_btl_tag_t;
  * this process reads the rest) and WEFT_BTL_GET_FLAG_ALONE. */
 #define WEFT_BTL_FLAG_SHARED_GET 0x0100u
 
+/* Added in 1.4: btl_prepare_src takes WEFT_BTL_DES_FLAG_CACHED_STORES and
+ * WEFT_BTL_DES_FLAG_STREAMING_STORES (how the fragment's data is written into the module's
+ * memory; neither: the module decides). For a module whose faster stores change while a job
+ * runs (sm on a virtual machine: 2.5x either way); its receivers choose them (with
+ * WEFT_BTL_FLAG_RECEIVER_CHOOSES) as they choose between get and pipeline. */
+#define WEFT_BTL_FLAG_STORES_CHOICE 0x0200u
+
 /* The flags argument of btl_get (1.3; 0: the module decides). */
 #define WEFT_BTL_GET_FLAG_SHARED 0x0001u /* share the get with the peer */
 #define WEFT_BTL_GET_FLAG_ALONE  0x0002u /* read everything without the peer's help */
@@ -130,6 +137,11 @@ typedef uint8_t weft_btl_tag_t;
 #define WEFT_BTL_DES_FLAG_ALWAYS_CALLBACK                                                          \
     0x0004u /* call des_cbfunc even when send completes                                            \
              * inside the call */
+
+/* Added in 1.4, for btl_prepare_src of a module with WEFT_BTL_FLAG_STORES_CHOICE: write the
+ * data with cached stores, or with streaming (non-temporal) ones. Others ignore them. */
+#define WEFT_BTL_DES_FLAG_CACHED_STORES    0x0008u
+#define WEFT_BTL_DES_FLAG_STREAMING_STORES 0x0010u
 
 /* flags of btl_register_mem: which accesses the region must allow. */
 #define WEFT_BTL_REG_FLAG_LOCAL_WRITE  0x0001u

@@ -203,13 +203,14 @@ for stores in cached streaming; do
 done
 # The receiver's choice (the default): the sender offers a get with the message's first bytes
 # (RGET), and the receiver reads the rest alone, reads it with the sender writing part of it,
-# or asks for it as FRAGs, trying each way first (the file's advice first) and then as it
-# measures. Every byte right whichever it takes: eight sizes of one size class (each one's
-# contiguous message is the receiver's to choose), then a stream.
+# or asks for it as FRAGs written with cached or with streaming stores, trying each way first
+# (the file's advice first) and then as it measures. Every byte right whichever it takes: eight
+# sizes of one size class (each one's contiguous message is the receiver's to choose), then a
+# stream.
 name="auto: the receiver chooses"
 rndv "$name" "$AUTO" "300007 300015 300023 300031 300039 300047 300055 300063 -s 1000003"
 expect_in "mpi_rndv: 2 ranks, 36 messages intact" "$out" "$name"
-for w in pipeline get "shared get"; do
+for w in pipeline get "shared get" "pipeline with streaming stores"; do
     expect_in "bytes alone: the receiver chose $w (" "$out" "$name"
 done
 sent 0 300007 "chose RDMA direct get, ran"
@@ -224,6 +225,11 @@ rndv "$name" "$AUTO" "-e 1000003"
 expect_in "mpi_rndv: 2 ranks, 10 messages intact" "$out" "$name"
 expect_in "1000003 bytes exchanged: the receiver chose" "$out" "$name"
 expect_not_in "exchanged: the receiver chose shared get" "$out" "$name"
+# The pipeline's stores forced: the receivers choose the way, not the stores.
+name="auto with the pipeline's stores forced"
+rndv "$name" "$AUTO --mca btl_sm_pool_stores cached" "300007 300015 300023 300031 300039 300047 300055 300063"
+expect_in "bytes alone: the receiver chose pipeline (" "$out" "$name"
+expect_not_in "the receiver chose pipeline with streaming stores" "$out" "$name"
 name="auto: the receiver chooses, with truncation, Mprobe, persistent, wildcards"
 rndv "$name" "$AUTO" "-x 300007 -x 4081 -s 69576"
 expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "$name"

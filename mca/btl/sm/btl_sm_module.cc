@@ -826,7 +826,12 @@ weft_status_t sm_prepare_src(weft_btl_module_t *module, weft_btl_endpoint_t *, w
     char *dst = static_cast<char *>(f->buf) + reserve;
     const void *src = weft_convertor_contiguous_data(cv);
     size_t packed = n;
-    if (src && cv->size >= m->streamed_min && cv->size < m->streamed_max) {
+    // The caller's choice of stores (a receiver that measures them), else the module's.
+    const bool streamed = (flags & WEFT_BTL_DES_FLAG_STREAMING_STORES) ? kHasStreamingStores
+                          : (flags & WEFT_BTL_DES_FLAG_CACHED_STORES)
+                              ? false
+                              : cv->size >= m->streamed_min && cv->size < m->streamed_max;
+    if (src && streamed) {
         stream_copy(dst, src, n);
         cv->position += n;
     } else {

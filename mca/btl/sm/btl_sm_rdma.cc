@@ -305,6 +305,9 @@ std::string rdma_setup(Module *m)
             stream = c.stream;
             m->split_min = c.split_min;
             m->base.btl_flags |= WEFT_BTL_FLAG_RECEIVER_CHOOSES | WEFT_BTL_FLAG_SHARED_GET;
+            // The receivers choose the pipeline's stores too, unless they are forced.
+            if (m->cfg.pool_stores == PoolStores::automatic && kHasStreamingStores)
+                m->base.btl_flags |= WEFT_BTL_FLAG_STORES_CHOICE;
         }
         if (!stores.empty())
             note += "; the pipeline writes with " + stores;

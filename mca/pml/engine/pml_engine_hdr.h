@@ -72,10 +72,14 @@ struct RgetHdr {
                     // receiver reads the rest, or asks for it as FRAGs, as a RNDV's would)
 };
 
+// AckHdr::stores: how the sender's BTL writes the FRAGs asked for (btl_prepare_src's flags).
+enum AckStores : uint8_t { stores_btl = 0, stores_cached = 1, stores_streaming = 2 };
+
 struct AckHdr {
     uint8_t type;
     uint8_t attempt; // of a restarted transfer (a failover policy's; 0 otherwise)
-    uint8_t reserved[6];
+    uint8_t stores;  // AckStores: the receiver's choice (a BTL with WEFT_BTL_FLAG_STORES_CHOICE)
+    uint8_t reserved[5];
     uint64_t send_id;
     uint64_t recv_id;
     uint64_t send_offset; // the sender sends [send_offset, total) as FRAGs

@@ -47,6 +47,7 @@ template <class Policy> weft_status_t Engine<Policy>::start_recv(Req *r)
     r->matched = false;
     r->rndv_recv = false;
     r->received = 0;
+    r->stores = stores_btl;
     r->total = 0;
     r->status = weft_msg_status_t{};
     if (r->src == WEFT_PROC_NULL) {

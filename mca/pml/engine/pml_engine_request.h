@@ -156,6 +156,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
         r->src = -1;
         r->peer_recv_id = 0;
         r->answered = false;
+        r->stores = stores_btl;
         r->queued = r->sched_busy = false;
         r->frags_inflight = r->rdma_inflight = 0;
     } else {
@@ -163,6 +164,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
         r->dst = -1;
         r->total = 0;
         r->received = 0;
+        r->stores = stores_btl;
         r->matched = false;
         r->rdma_inflight = 0;
     }

@@ -187,8 +187,11 @@ weft_status_t Engine<Policy>::send_frag(Req *r, const Rail &rail, size_t off, si
         else
             weft_convertor_init_datatype(&cv, &r->conv, r->buf, r->count, r->dtype);
         weft_convertor_seek(&cv, off);
+        const uint32_t stores = r->stores == stores_streaming ? WEFT_BTL_DES_FLAG_STREAMING_STORES
+                                : r->stores == stores_cached  ? WEFT_BTL_DES_FLAG_CACHED_STORES
+                                                              : 0;
         rc = btl->btl_prepare_src(btl, rail.ep, &cv, WEFT_BTL_NO_ORDER, sizeof h, n,
-                                  WEFT_BTL_DES_FLAG_BTL_OWNERSHIP, &des);
+                                  WEFT_BTL_DES_FLAG_BTL_OWNERSHIP | stores, &des);
         if (rc != WEFT_SUCCESS)
             return rc;
         std::memcpy(des->des_segments[0].seg_addr, &h, sizeof h);
@@ -537,6 +540,7 @@ template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, 
     AckHdr ack{};
     ack.type = hdr_ack;
     ack.attempt = Policy::template attempt<Engine>(r);
+    ack.stores = r->stores;
     ack.send_id = send_id;
     ack.recv_id = r->received < r->total ? r->id : 0;
     ack.send_offset = send_offset;
@@ -707,6 +711,7 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     if constexpr (Policy::wants_match)
         Policy::template rndv_match<Engine>(r, m);
     r->answered = false;
+    r->stores = stores_btl;
     r->done_bytes = 0;
     r->frags_inflight = r->rdma_inflight = 0;
     r->frag_work.clear();
@@ -863,7 +868,8 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
     const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
     const unsigned allowed =
         way_bit(Way::pipeline) | way_bit(Way::get) |
-        ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0);
+        ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0) |
+        ((btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE) ? way_bit(Way::streamed) : 0);
     Chooser::Reason why = Chooser::Reason::advice;
     *t = ch->pick(u.total, c, advice, allowed, f.active, now, &why);
     if (t->wait)
@@ -904,7 +910,7 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
               std::to_string(r->total) + " bytes by " + way_name(r->ticket.way) + ": " +
               std::to_string(int(1e-6 / per)) + " MB/s; estimates (MB/s) pipeline " +
               rate(Way::pipeline) + ", get " + rate(Way::get) + ", shared get " +
-              rate(Way::shared));
+              rate(Way::shared) + ", pipeline with streaming stores " + rate(Way::streamed));
     }
     f.last_done = now;
     f.last_service = now - r->choose_ns;
@@ -950,8 +956,10 @@ auto Engine<Policy>::rget_go(Req *r, const Unexpected &u, const Peer &peer, bool
             }
             return RgetGo::parked;
         }
-        get = t.way != Way::pipeline;
+        get = !Chooser::is_pipeline(t.way);
         flags = t.way == Way::shared ? WEFT_BTL_GET_FLAG_SHARED : WEFT_BTL_GET_FLAG_ALONE;
+        if (segs[0].btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE)
+            r->stores = t.way == Way::streamed ? stores_streaming : stores_cached;
     }
     if (!get || !start_gets(r, u, segs, flags))
         return RgetGo::pipeline;
@@ -1059,7 +1067,19 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
             }
         }
     }
-    // The send/receive pipeline: everything after what arrived, by FRAGs.
+    // The send/receive pipeline: everything after what arrived, by FRAGs; over a BTL whose
+    // receivers choose the pipeline's stores, the ones this process measured faster for the
+    // size (an RGET's choice set them already).
+    if (!rget && P->receiver_chooses && peer && !peer->send.empty() &&
+        (peer->send[0].btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE)) [[unlikely]] {
+        const typename State::Flow &f = flow(u.world_src);
+        const bool stream = f.active > 0 || f.parked > 0 ||
+                            (f.last_done && now_ns() - f.last_done < f.last_service / 4);
+        bool known = false;
+        const bool streamed =
+            chooser_of(peer->send[0].btl)->streamed_pipeline(u.total, stream, &known);
+        r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
+    }
     ask_pipeline(r, u, offered);
 }
 
@@ -1075,6 +1095,7 @@ template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t 
         return malformed("ACK past the end of its message");
     r->answered = true;
     r->peer_recv_id = h.recv_id;
+    r->stores = h.stores <= stores_streaming ? h.stores : uint8_t(stores_btl);
     offer_answered(r, false);
     // What runs: the RDMA pipeline's middle comes by PUTs only when the receiver left one
     // (send_offset past the first part); any other RDMA candidate became the pipeline.

@@ -172,6 +172,7 @@ template <class Policy> struct Request : weft_request {
     bool queued = false;        // in State::sched
     bool frag_fallback = false; // pieces offered for RDMA went as FRAGs
     bool holds_comm = false;    // a reference to comm (requests made by make())
+    uint8_t stores = 0;         // AckStores: how the receiver asked its FRAGs to be written
     uint64_t peer_recv_id = 0;
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;

@@ -114,6 +114,55 @@ START_TEST(test_explore_rate_follows_the_margin)
 }
 END_TEST
 
+// The pipeline with streaming stores is a way of its own where the BTL lets the receiver choose
+// the stores: chosen when it measures fastest, remembered for RNDVs (streamed_pipeline), and
+// counted as the pipeline by the sender's offers.
+START_TEST(test_streamed_pipeline)
+{
+    const unsigned four = kAll | way_bit(Way::streamed);
+    Chooser c;
+    Sim s;
+    bool known = true;
+    ck_assert(!c.streamed_pipeline(kSize, false, &known));
+    ck_assert(!known);
+    // Streaming stores 2x faster than cached ones, the gets slower still.
+    s.ns = {200000, 400000, 500000};
+    std::array<int, 4> used{};
+    for (int i = 0; i < 300; ++i) {
+        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
+        const uint64_t took = t.way == Way::streamed ? 100000 : s.ns[size_t(t.way)];
+        s.now += took;
+        c.done(kSize, Case::alone, t, true, s.now, took);
+        ++used[size_t(t.way)];
+    }
+    ck_assert_int_ge(used[size_t(Way::streamed)], 280);
+    ck_assert_int_ge(used[size_t(Way::pipeline)], Chooser::kFirstSamples);
+    ck_assert(c.streamed_pipeline(kSize, false, &known));
+    ck_assert(known);
+    ck_assert(Chooser::is_pipeline(Way::streamed) && Chooser::is_pipeline(Way::pipeline));
+    ck_assert(!Chooser::is_pipeline(Way::get) && !Chooser::is_pipeline(Way::shared));
+    // The streamed pipeline is kOfferMargin faster than every get: the sender stops offering
+    // gets but once in kExploreEvery, as it does for the cached pipeline.
+    int offers = 0;
+    for (uint32_t i = 0; i < 4 * Chooser::kExploreEvery; ++i)
+        offers += c.offer(kSize, false) ? 1 : 0;
+    ck_assert_int_eq(offers, 4);
+    // Cached stores become the faster: the choice and streamed_pipeline follow.
+    for (int i = 0; i < 2000; ++i) {
+        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
+        const uint64_t took = t.way == Way::streamed ? 400000 : s.ns[size_t(t.way)] / 2;
+        s.now += took;
+        c.done(kSize, Case::alone, t, true, s.now, took);
+    }
+    ck_assert(!c.streamed_pipeline(kSize, false, &known));
+    ck_assert(known);
+    // Without the streamed way allowed it is never chosen.
+    Chooser d;
+    for (int i = 0; i < 100; ++i)
+        ck_assert(d.pick(kSize, Case::alone, Way::pipeline, kAll, 0, s.now).way != Way::streamed);
+}
+END_TEST
+
 // The speeds change (the processes moved): the choice follows within a few messages, and a
 // single slow message does not turn it.
 START_TEST(test_follows_a_change_not_a_blip)
@@ -301,6 +350,7 @@ int main()
     TCase *tc = tcase_create("choose");
     tcase_add_test(tc, test_advice_first_then_each_way_then_best);
     tcase_add_test(tc, test_explore_rate_follows_the_margin);
+    tcase_add_test(tc, test_streamed_pipeline);
     tcase_add_test(tc, test_follows_a_change_not_a_blip);
     tcase_add_test(tc, test_allowed_and_classes);
     tcase_add_test(tc, test_stream_runs);
