@@ -1147,7 +1147,7 @@ int Engine<Policy>::place_frag(weft_btl_module_t *, weft_btl_endpoint_t *, const
     if (h.type != hdr_frag)
         return 0;
     Req *r = P->live.find(h.recv_id);
-    if (!r || r->is_send || r->complete || !r->matched || !r->dense ||
+    if (!r || r->is_send || r->complete || !r->matched || !r->dense || !r->buf ||
         !Policy::template accept_attempt<Engine>(r, h.attempt) ||
         h.offset > std::min(r->bytes, r->total) || rest > std::min(r->bytes, r->total) - h.offset)
         return 0;
