@@ -13,8 +13,8 @@
 //     from the choice to its last byte. Each way is tried kFirstSamples times first, the
 //     BTL's advice (its size bounds) first; then the way with the best estimate, except that
 //     one message in kExploreEvery tries another way in turn, so that an estimate that went
-//     stale is measured again (one in kRareFactor times as many when every other way is
-//     kClearMargin slower: each such try costs more, and a change that big is rarer);
+//     stale is measured again (a way kClearMargin slower than the best kRareFactor times less
+//     often: each such try costs more, and a change that big is rarer);
 //   - a message exchanged: this process sends the peer a rendezvous message of its own
 //     meanwhile (the pairwise exchanges of collectives, halo swaps). The ways then differ in
 //     whose core does the work: a get takes the receiver's, the pipeline and the shared get
@@ -70,7 +70,8 @@ class Chooser {
     static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
     static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
-    // Every other way this much slower than the best: measured kRareFactor times less often.
+    // A way this much slower than the best is measured again kRareFactor times less often than
+    // the ways close to it.
     // A try of a way r times slower costs r - 1 messages' time: on a host where CMA is 3-4x
     // slower than the pipeline (a Zen 5 VM, 2026-11-27), trying the get and the shared get in
     // turn one message in 32 costs about 5% of a ping-pong's time, one in 128 about 1.3%; a
@@ -175,14 +176,15 @@ class Chooser {
     }
 
     // The pipeline's stores for a message of `bytes` whose way this process did not choose
-    // (a RNDV: no get offered): streaming if they measured faster than cached ones for that
-    // size and case (stream: in a stream, else alone), else cached; false, false if neither
-    // was measured (the BTL decides).
-    bool streamed_pipeline(size_t bytes, bool stream, bool *known) const
+    // (a RNDV: no get offered, and no clock read for it): streaming if they measured faster
+    // than cached ones for that size, in streams (where RNDVs mostly come) if measured there,
+    // else alone; false with *known false if neither was measured (the BTL decides).
+    bool streamed_pipeline(size_t bytes, bool *known) const
     {
         const size_t k = class_of(bytes), p = size_t(Way::pipeline), s = size_t(Way::streamed);
-        const double *est = stream ? streams_[k].est : alone_[k].est;
-        const uint32_t *n = stream ? streams_[k].n : alone_[k].n;
+        const bool streamed = streams_[k].n[p] > 0 || streams_[k].n[s] > 0;
+        const double *est = streamed ? streams_[k].est : alone_[k].est;
+        const uint32_t *n = streamed ? streams_[k].n : alone_[k].n;
         *known = n[p] > 0 || n[s] > 0;
         return n[s] > 0 && (n[p] == 0 || est[s] < est[p]);
     }
@@ -236,6 +238,7 @@ class Chooser {
         uint64_t run_start = 0;
         double run_bytes = 0;
         uint32_t runs_since_measure = 0;
+        uint32_t measure_turns = 0; // times runs_since_measure reached kMeasureEvery
         uint32_t offers = 0;
         uint32_t declines = 0;
         uint8_t measure_next = 0;
@@ -269,17 +272,16 @@ class Chooser {
         return best;
     }
 
-    // Whether every allowed way but `best` was measured kClearMargin slower than best_est.
-    static bool clearly_best(const double *est, const uint32_t *n, unsigned allowed, Way best,
-                             double best_est)
+    // The allowed ways but `best` worth measuring again now (way_bit mask): those within
+    // kClearMargin of best_est (or not measured), and on a rare turn those farther (if any).
+    static unsigned worth_measuring(const double *est, const uint32_t *n, unsigned allowed,
+                                    Way best, double best_est, bool rare_turn)
     {
-        if (best_est <= 0)
-            return false;
+        unsigned close = 0, far = 0;
         for (size_t w = 0; w < kWays; ++w)
-            if ((allowed & (1u << w)) && w != size_t(best) &&
-                (n[w] == 0 || est[w] < kClearMargin * best_est))
-                return false;
-        return true;
+            if ((allowed & (1u << w)) && w != size_t(best))
+                (n[w] == 0 || est[w] < kClearMargin * best_est ? close : far) |= 1u << w;
+        return rare_turn && far ? far : close;
     }
 
     // The next allowed way after `turn`, other than `skip` (kWays: none), in turn.
@@ -315,11 +317,13 @@ class Chooser {
             }
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
-        const uint32_t every =
-            kExploreEvery * (clearly_best(c.est, c.n, allowed, best, best_est) ? kRareFactor : 1);
-        if (c.count % every == 0 && best_est > 0) {
-            *why = Reason::explore;
-            return next_way(c.explore_next, allowed, size_t(best));
+        if (c.count % kExploreEvery == 0 && best_est > 0) {
+            const unsigned again = worth_measuring(c.est, c.n, allowed, best, best_est,
+                                                   c.count % (kExploreEvery * kRareFactor) == 0);
+            if (again) {
+                *why = Reason::explore;
+                return next_way(c.explore_next, again, size_t(best));
+            }
         }
         *why = Reason::best;
         return best;
@@ -331,8 +335,8 @@ class Chooser {
     // over, and its time is from its first choice to its last byte. First each way gets
     // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
     // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
-    // may have become slower); one in kRareFactor times as many when every other way is
-    // kClearMargin slower.
+    // may have become slower); a way kClearMargin slower than the best only on one such turn
+    // in kRareFactor.
     static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, uint32_t active,
                               uint64_t now_ns, Reason *why)
     {
@@ -344,7 +348,7 @@ class Chooser {
                 return t;
             }
             Way w = advice;
-            bool measure = false;
+            bool measure = false, turn_passed = false;
             Reason r = Reason::best;
             size_t untried = kWays;
             if ((allowed & way_bit(advice)) && st.tried[size_t(advice)] < kFirstSamples)
@@ -359,13 +363,19 @@ class Chooser {
                 measure = true;
                 r = st.tried[0] + st.tried[1] + st.tried[2] + st.tried[3] == 0 ? Reason::advice
                                                                                : Reason::first;
-            } else if (st.runs_since_measure + 1 >=
-                       kMeasureEvery * (clearly_best(st.est, st.n, allowed, best, best_est)
-                                            ? kRareFactor
-                                            : 1)) {
-                w = next_way(st.measure_next, allowed, kWays);
-                measure = true;
-                r = w == best ? Reason::best : Reason::explore;
+            } else if (st.runs_since_measure + 1 >= kMeasureEvery) {
+                // The best and the ways close to it measured in turn; the others on rare turns
+                // only, and with no way close, nothing but on those.
+                const bool rare = ++st.measure_turns % kRareFactor == 0;
+                const unsigned again = worth_measuring(st.est, st.n, allowed, best, best_est, rare);
+                if (again) {
+                    w = next_way(st.measure_next, again | way_bit(best), kWays);
+                    measure = true;
+                    r = w == best ? Reason::best : Reason::explore;
+                } else {
+                    w = best;
+                    turn_passed = true;
+                }
             } else {
                 w = best;
             }
@@ -375,7 +385,7 @@ class Chooser {
             }
             st.way = w;
             st.left = measure ? kEpoch : kRunLength;
-            st.runs_since_measure = measure ? 0 : st.runs_since_measure + 1;
+            st.runs_since_measure = measure || turn_passed ? 0 : st.runs_since_measure + 1;
             if (measure) {
                 if (untried != kWays)
                     ++st.tried[untried];

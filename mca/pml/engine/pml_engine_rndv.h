@@ -1072,12 +1072,8 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
     // size (an RGET's choice set them already).
     if (!rget && P->receiver_chooses && peer && !peer->send.empty() &&
         (peer->send[0].btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE)) [[unlikely]] {
-        const typename State::Flow &f = flow(u.world_src);
-        const bool stream = f.active > 0 || f.parked > 0 ||
-                            (f.last_done && now_ns() - f.last_done < f.last_service / 4);
         bool known = false;
-        const bool streamed =
-            chooser_of(peer->send[0].btl)->streamed_pipeline(u.total, stream, &known);
+        const bool streamed = chooser_of(peer->send[0].btl)->streamed_pipeline(u.total, &known);
         r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
     }
     ask_pipeline(r, u, offered);

@@ -72,7 +72,7 @@ END_TEST
 
 // Ways close to the best (within kClearMargin) are measured again one message in
 // kExploreEvery alone, and one run in kMeasureEvery in a stream; clearly slower ones
-// kRareFactor times less often.
+// kRareFactor times less often, also when another is close.
 START_TEST(test_explore_rate_follows_the_margin)
 {
     for (const bool close : {true, false}) {
@@ -111,6 +111,22 @@ START_TEST(test_explore_rate_follows_the_margin)
         ck_assert_int_ge(used[1] + used[2], int(slow * 0.7));
         ck_assert_int_le(used[1] + used[2], int(slow * 1.3) + Chooser::kEpoch);
     }
+    // One way close (the get, 1.2x), one far (the shared get, 4x): the far one on the rare
+    // turns, the close one on the others.
+    Chooser c;
+    Sim s;
+    s.ns = {100000, 120000, 400000};
+    for (int i = 0; i < 100; ++i)
+        s.alone(c);
+    s.used = {};
+    const uint32_t n = 16 * Chooser::kExploreEvery * Chooser::kRareFactor;
+    for (uint32_t i = 0; i < n; ++i)
+        s.alone(c);
+    const int rare = int(n / (Chooser::kExploreEvery * Chooser::kRareFactor));
+    ck_assert_int_le(s.used[2], rare + 1);
+    ck_assert_int_ge(s.used[2], rare - 1);
+    ck_assert_int_ge(s.used[1], int(n / Chooser::kExploreEvery) - rare - 2);
+    ck_assert_int_le(s.used[1], int(n / Chooser::kExploreEvery) - rare + 2);
 }
 END_TEST
 
@@ -123,7 +139,7 @@ START_TEST(test_streamed_pipeline)
     Chooser c;
     Sim s;
     bool known = true;
-    ck_assert(!c.streamed_pipeline(kSize, false, &known));
+    ck_assert(!c.streamed_pipeline(kSize, &known));
     ck_assert(!known);
     // Streaming stores 2x faster than cached ones, the gets slower still.
     s.ns = {200000, 400000, 500000};
@@ -137,7 +153,7 @@ START_TEST(test_streamed_pipeline)
     }
     ck_assert_int_ge(used[size_t(Way::streamed)], 280);
     ck_assert_int_ge(used[size_t(Way::pipeline)], Chooser::kFirstSamples);
-    ck_assert(c.streamed_pipeline(kSize, false, &known));
+    ck_assert(c.streamed_pipeline(kSize, &known));
     ck_assert(known);
     ck_assert(Chooser::is_pipeline(Way::streamed) && Chooser::is_pipeline(Way::pipeline));
     ck_assert(!Chooser::is_pipeline(Way::get) && !Chooser::is_pipeline(Way::shared));
@@ -154,7 +170,7 @@ START_TEST(test_streamed_pipeline)
         s.now += took;
         c.done(kSize, Case::alone, t, true, s.now, took);
     }
-    ck_assert(!c.streamed_pipeline(kSize, false, &known));
+    ck_assert(!c.streamed_pipeline(kSize, &known));
     ck_assert(known);
     // Without the streamed way allowed it is never chosen.
     Chooser d;
