@@ -494,27 +494,32 @@ void peer_left(Endpoint *ep)
                 true);
 }
 
+// Hand segs[0..count) from ep to the receive callback of `tag` (if any). Returns 1.
+int deliver(Module *m, Endpoint *ep, uint8_t tag, const weft_btl_segment_t *segs, size_t count,
+            uint32_t flags)
+{
+    const Module::Tag &t = m->tags[tag];
+    weft_btl_recv_descriptor_t rd{};
+    rd.endpoint = handle_of(ep);
+    rd.segments = segs;
+    rd.segment_count = count;
+    rd.cbdata = t.cbdata;
+    rd.flags = flags;
+    rd.tag = tag;
+    if (t.fn)
+        t.fn(m->base(), &rd);
+    return 1;
+}
+
 // A placed frame's payload is all in: its tag's callback, flagged PLACED. Returns 1.
 int place_finish(Conn *c)
 {
     Conn::Placing &pl = c->placing;
-    Endpoint *ep = c->ep;
-    Module *m = c->module;
     pl.active = false;
     c->rx_skip = pl.pad;
-    ++ep->recv_count;
-    const Module::Tag &t = m->tags[pl.tag];
+    ++c->ep->recv_count;
     const weft_btl_segment_t segs[2] = {{pl.head, pl.head_len}, {pl.dest, pl.rest}};
-    weft_btl_recv_descriptor_t rd{};
-    rd.endpoint = handle_of(ep);
-    rd.segments = segs;
-    rd.segment_count = 2;
-    rd.cbdata = t.cbdata;
-    rd.flags = WEFT_BTL_RECV_FLAG_PLACED;
-    rd.tag = pl.tag;
-    if (t.fn)
-        t.fn(m->base(), &rd);
-    return 1;
+    return deliver(c->module, c->ep, pl.tag, segs, 2, WEFT_BTL_RECV_FLAG_PLACED);
 }
 
 // A placement the connection's end cut short: its tag's callback, flagged PLACE_FAILED, so
@@ -523,18 +528,8 @@ int place_failed(Module *m, Endpoint *ep, const Conn::Placing &pl)
 {
     debug(1, "%s: the connection to %s ended %zu bytes into a frame of %zu being placed",
           m->name().c_str(), describe(ep).c_str(), pl.head_len + pl.done, pl.head_len + pl.rest);
-    const Module::Tag &t = m->tags[pl.tag];
     const weft_btl_segment_t seg{const_cast<unsigned char *>(pl.head), pl.head_len};
-    weft_btl_recv_descriptor_t rd{};
-    rd.endpoint = handle_of(ep);
-    rd.segments = &seg;
-    rd.segment_count = 1;
-    rd.cbdata = t.cbdata;
-    rd.flags = WEFT_BTL_RECV_FLAG_PLACE_FAILED;
-    rd.tag = pl.tag;
-    if (t.fn)
-        t.fn(m->base(), &rd);
-    return 1;
+    return deliver(m, ep, pl.tag, &seg, 1, WEFT_BTL_RECV_FLAG_PLACE_FAILED);
 }
 
 // The start of a large DATA frame (header checked, avail bytes of its total buffered at p)
@@ -637,18 +632,8 @@ int parse(Conn *c)
             }
         } else if (h.type == wire::kData) {
             ++ep->recv_count;
-            const Module::Tag &t = m->tags[h.tag];
-            weft_btl_segment_t seg{p + wire::kFrameHeaderSize, h.length};
-            weft_btl_recv_descriptor_t rd{};
-            rd.endpoint = handle_of(ep);
-            rd.segments = &seg;
-            rd.segment_count = 1;
-            rd.cbdata = t.cbdata;
-            rd.flags = 0;
-            rd.tag = h.tag;
-            if (t.fn)
-                t.fn(m->base(), &rd);
-            ++n;
+            const weft_btl_segment_t seg{p + wire::kFrameHeaderSize, h.length};
+            n += deliver(m, ep, h.tag, &seg, 1, 0);
         } else if (h.type == wire::kBye) {
             peer_left(ep);
             return n;
