@@ -348,7 +348,7 @@ class Chooser {
                 return t;
             }
             Way w = advice;
-            bool measure = false, turn_passed = false;
+            bool measure = false, turn = false, turn_passed = false;
             Reason r = Reason::best;
             size_t untried = kWays;
             if ((allowed & way_bit(advice)) && st.tried[size_t(advice)] < kFirstSamples)
@@ -366,7 +366,8 @@ class Chooser {
             } else if (st.runs_since_measure + 1 >= kMeasureEvery) {
                 // The best and the ways close to it measured in turn; the others on rare turns
                 // only, and with no way close, nothing but on those.
-                const bool rare = ++st.measure_turns % kRareFactor == 0;
+                turn = true; // counted once it goes ahead (a run that must wait asks again)
+                const bool rare = (st.measure_turns + 1) % kRareFactor == 0;
                 const unsigned again = worth_measuring(st.est, st.n, allowed, best, best_est, rare);
                 if (again) {
                     w = next_way(st.measure_next, again | way_bit(best), kWays);
@@ -383,6 +384,8 @@ class Chooser {
                 t.wait = true;
                 return t;
             }
+            if (turn)
+                ++st.measure_turns;
             st.way = w;
             st.left = measure ? kEpoch : kRunLength;
             st.runs_since_measure = measure || turn_passed ? 0 : st.runs_since_measure + 1;
