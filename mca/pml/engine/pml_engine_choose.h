@@ -177,16 +177,17 @@ class Chooser {
 
     // The pipeline's stores for a message of `bytes` whose way this process did not choose
     // (a RNDV: no get offered, and no clock read for it): streaming if they measured faster
-    // than cached ones for that size, in streams (where RNDVs mostly come) if measured there,
-    // else alone; false with *known false if neither was measured (the BTL decides).
+    // than cached ones for that size, in streams (where RNDVs mostly come) if both were measured
+    // there, else alone; *known false if neither case has both measured (the BTL decides: one
+    // measured alone says nothing about the other).
     bool streamed_pipeline(size_t bytes, bool *known) const
     {
         const size_t k = class_of(bytes), p = size_t(Way::pipeline), s = size_t(Way::streamed);
-        const bool streamed = streams_[k].n[p] > 0 || streams_[k].n[s] > 0;
-        const double *est = streamed ? streams_[k].est : alone_[k].est;
-        const uint32_t *n = streamed ? streams_[k].n : alone_[k].n;
-        *known = n[p] > 0 || n[s] > 0;
-        return n[s] > 0 && (n[p] == 0 || est[s] < est[p]);
+        const Stream &st = streams_[k];
+        const Alone &al = alone_[k];
+        const bool in_stream = st.n[p] > 0 && st.n[s] > 0;
+        *known = in_stream || (al.n[p] > 0 && al.n[s] > 0);
+        return *known && (in_stream ? st.est[s] < st.est[p] : al.est[s] < al.est[p]);
     }
 
     static bool is_pipeline(Way w) { return w == Way::pipeline || w == Way::streamed; }

@@ -146,6 +146,16 @@ START_TEST(test_streamed_pipeline)
     bool known = true;
     ck_assert(!c.streamed_pipeline(kSize, &known));
     ck_assert(!known);
+    // Only the cached pipeline measured: it says nothing about the other stores (the BTL
+    // decides).
+    {
+        Chooser only;
+        Sim t;
+        for (int i = 0; i < 10; ++i)
+            t.alone(only, Way::pipeline, way_bit(Way::pipeline));
+        ck_assert(!only.streamed_pipeline(kSize, &known));
+        ck_assert(!known);
+    }
     // Streaming stores 2x faster than cached ones, the gets slower still.
     s.ns = {200000, 400000, 500000};
     std::array<int, 4> used{};
