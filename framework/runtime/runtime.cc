@@ -22,6 +22,8 @@
 
 namespace weft::rt {
 
+bool g_idle_yields = false;
+
 namespace {
 
 struct State {
@@ -197,6 +199,7 @@ weft_status_t find_local_ranks(const char *host)
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     S.oversubscribed = cores > 0 && S.local_size > cores;
+    g_idle_yields = S.oversubscribed;
     return WEFT_SUCCESS;
 }
 
@@ -335,7 +338,7 @@ void idle(unsigned &idle_rounds)
     ++idle_rounds;
     // Oversubscribed: give the core away at once, or the process we wait
     // for may never run. Otherwise spin a while first (latency), then yield.
-    const bool give = S.oversubscribed || idle_rounds > 20000, nap = idle_rounds > 2000000;
+    const bool give = S.oversubscribed || idle_rounds > kSpinRounds, nap = idle_rounds > 2000000;
     if (!give && !nap)
         return;
     // Never asleep with the library's lock (MPI_THREAD_MULTIPLE): another thread may need it.

@@ -40,6 +40,10 @@ weft_boot_module_t *boot();
 template <class Pred> void wait_until(Pred pred);
 // One idle step: called by waiters between progress calls that found nothing.
 void idle(unsigned &idle_rounds);
+// Idle rounds spent spinning before idle() yields the core (at once when g_idle_yields: the
+// host is oversubscribed, and the process waited for may need this core to run).
+inline constexpr unsigned kSpinRounds = 20000;
+extern bool g_idle_yields;
 
 // The world ranks of the processes known to have failed, in the order this process learnt of
 // them (fault tolerance; weft/runtime.h). weft_runtime_failure_epoch() is its size.
@@ -72,8 +76,10 @@ template <class Pred> void wait_until(Pred pred)
     while (!pred()) {
         if (weft_progress() > 0)
             idle_rounds = 0;
-        else
+        else if (g_idle_yields || idle_rounds >= kSpinRounds)
             idle(idle_rounds); // (which lets the lock go while it sleeps)
+        else
+            ++idle_rounds; // spinning: idle() would do nothing more
         if (g_threads.load(std::memory_order_relaxed)) [[unlikely]]
             api_yield();
     }

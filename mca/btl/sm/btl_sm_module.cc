@@ -321,6 +321,14 @@ inline void poison(Endpoint *ep, uint64_t first, uint64_t nslots)
     }
 }
 
+// Whether the entry at ep's head is stamped: something to deliver.
+inline bool arrived(const Endpoint *ep)
+{
+    const auto *h = reinterpret_cast<const CellHeader *>(ep->rx_slots +
+                                                         (ep->rx_head & ep->rx_mask) * kSlotSize);
+    return load_acquire(h->stamp) == stamp_of(ep->rx_head);
+}
+
 // Deliver what arrived on ep's ring; returns the messages handled.
 int poll_ring(Module *m, Endpoint *ep)
 {
@@ -1032,13 +1040,15 @@ int module_progress()
     if (!m->connecting.empty())
         n += progress_connecting(m);
     // Until every other local rank has mapped the own segment; then its name can go.
-    if (m->activated && !m->own_unlinked && m->own.attached() >= m->nrings - 1) {
+    if (!m->own_unlinked && m->activated && m->own.attached() >= m->nrings - 1) {
         m->own.unlink_file();
         m->own_unlinked = true;
     }
     // rx_list may shrink under us (a corrupt ring is dropped): index, not iterators.
     for (size_t i = 0; i < m->rx_list.size(); ++i) {
         Endpoint *ep = m->rx_list[i];
+        if (!arrived(ep)) // (the common case, without the call)
+            continue;
         n += poll_ring(m, ep);
         if (i < m->rx_list.size() && m->rx_list[i] != ep)
             --i;

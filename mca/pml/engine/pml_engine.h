@@ -98,6 +98,7 @@ template <class Policy> class Engine {
         std::list<Req *> sched;
         // Communicators whose references released requests held: dropped by the next progress.
         std::vector<weft_comm_t *> comm_releases;
+        std::vector<weft_comm_t *> comm_room; // release_comms: an empty vector's room
         // The world rank behind each BTL endpoint the engine was given (to name the peer of a
         // fragment a BTL hands back), kept after its rail is removed.
         std::unordered_map<const weft_btl_endpoint_t *, int> endpoint_world;
@@ -179,6 +180,8 @@ template <class Policy> class Engine {
     // ---- requests (pml_engine_request.h)
     static uint64_t track(Req *r);
     static void untrack(Req *r);
+    // Whether untrack has anything to do for r.
+    static bool tracked(const Req *r) { return r->id != 0 || r->rndv_world >= 0; }
     static Req *new_request();
     static void release_request(Req *r);
     static void complete(Req *r);

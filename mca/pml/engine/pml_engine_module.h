@@ -485,7 +485,7 @@ template <class Policy> int Engine<Policy>::progress_fn()
         inject_faults();
     if (!P->comm_releases.empty()) [[unlikely]]
         release_comms();
-    int n = progress_pending();
+    int n = P->pending.empty() && P->fences.empty() ? 0 : progress_pending();
     if (!P->parked.empty()) [[unlikely]]
         n += resume_parked();
     if (!P->sched.empty()) [[unlikely]]

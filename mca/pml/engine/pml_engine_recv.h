@@ -22,6 +22,12 @@ void Engine<Policy>::recv_store(Req *r, size_t offset, const char *data, size_t 
 
 template <class Policy> void Engine<Policy>::recv_store(Req *r, size_t offset, const Payload &data)
 {
+    // The common case, one piece into contiguous memory from the start, without the calls.
+    if (offset == 0 && data.nmore == 0 && r->dense) {
+        if (const size_t n = std::min(data.first_len, r->bytes); n != 0)
+            weft_copy(r->buf, data.first, n);
+        return;
+    }
     recv_store(r, offset, data.first, data.first_len);
     offset += data.first_len;
     for (size_t i = 0; i < data.nmore; ++i) {
@@ -33,7 +39,8 @@ template <class Policy> void Engine<Policy>::recv_store(Req *r, size_t offset, c
 
 template <class Policy> void Engine<Policy>::finish_recv(Req *r)
 {
-    release_regs(r);
+    if (!r->regs.empty())
+        release_regs(r);
     r->status.count = std::min(r->total, r->bytes);
     if (r->status.error == WEFT_SUCCESS)
         r->status.error = r->total > r->bytes ? WEFT_ERR_TRUNCATE : WEFT_SUCCESS;

@@ -43,7 +43,11 @@ template <class Policy> void Engine<Policy>::release_request(Req *r)
     // destroys the communicator (pml_del_comm), which must not happen under a caller that is
     // still matching in its queues.
     if (r->holds_comm) {
-        P->comm_releases.push_back(r->comm);
+        // Not the last reference: dropped now (it cannot destroy the communicator).
+        if (auto *v = reinterpret_cast<weft_comm_view_t *>(r->comm); v->refs > 1)
+            --v->refs;
+        else
+            P->comm_releases.push_back(r->comm);
         r->holds_comm = false;
     }
     drop_dtype(r);
@@ -68,7 +72,8 @@ template <class Policy> void Engine<Policy>::complete(Req *r)
         chosen_done(r, r->status.error == WEFT_SUCCESS);
     else if (r->rndv_recv && P->receiver_chooses) [[unlikely]]
         rndv_done(r->world_peer);
-    untrack(r);
+    if (tracked(r))
+        untrack(r);
     if (r->cancel_pending) [[unlikely]] {
         // Done, but MPI_Cancel's question is still out: complete at its answer.
         r->done_in_cancel = true;
@@ -320,7 +325,8 @@ template <class Policy> void Engine<Policy>::free_request(weft_request *req)
 {
     auto *r = static_cast<Req *>(req);
     if (r->complete || (r->persistent && !r->active)) {
-        untrack(r);
+        if (tracked(r))
+            untrack(r);
         release_request(r);
     } else {
         r->freed = true; // deleted when it completes
@@ -340,10 +346,16 @@ template <class Policy> void Engine<Policy>::wait_and_release(Req *r, weft_msg_s
 // Drop the communicator references of released requests (release_request).
 template <class Policy> void Engine<Policy>::release_comms()
 {
+    // A release may add to comm_releases (and come here again): the list is taken out first.
+    // The room of the last one is kept for the next, instead of an allocation each time.
     std::vector<weft_comm_t *> comms;
+    comms.swap(P->comm_room);
     comms.swap(P->comm_releases);
     for (weft_comm_t *c : comms)
         weft_comm_release(c);
+    comms.clear();
+    if (comms.capacity() > P->comm_room.capacity())
+        comms.swap(P->comm_room);
 }
 
 } // namespace weft::pml::engine

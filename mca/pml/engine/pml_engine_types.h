@@ -163,7 +163,6 @@ template <class Policy> struct Request : weft_request {
     // fragment by fragment, straight from and into the user's buffer.
     bool dense = true;
     weft_datatype_t *dtype = nullptr; // !dense: the type, retained while the request uses it
-    weft_convertor_state_t conv{};    // !dense: for convertors over (buf, count, dtype)
     size_t count = 0;
     // send state
     Proto chosen = Proto::pipeline, ran = Proto::pipeline;
@@ -186,10 +185,8 @@ template <class Policy> struct Request : weft_request {
     bool sent = false;
     bool cancel_pending = false;
     bool done_in_cancel = false;
-    uint64_t cancel_id = 0;       // State::cancels
-    std::vector<Range> frag_work; // in order (a vector: a request on the stack allocates nothing)
-    std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
-    uint32_t rails_used = 0;          // bit per State::modules index
+    uint64_t cancel_id = 0;  // State::cancels
+    uint32_t rails_used = 0; // bit per State::modules index
     // recv state
     size_t total = 0;    // message length (may exceed bytes: truncation)
     size_t received = 0; // bytes of the message that arrived
@@ -210,6 +207,11 @@ template <class Policy> struct Request : weft_request {
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;
+    // Last, the state that only large or non-contiguous messages use: a small message's
+    // request touches six of its eleven cache lines.
+    weft_convertor_state_t conv{}; // !dense: for convertors over (buf, count, dtype)
+    std::vector<Range> frag_work;  // in order (a vector: a request on the stack allocates nothing)
+    std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
 };
 
 // A message that arrived before its receive was posted (or a whole
