@@ -129,7 +129,7 @@ template <class Policy> class Engine {
         bool receiver_chooses = true;
         std::vector<std::pair<const weft_btl_module_t *, std::unique_ptr<Chooser>>> choosers;
         struct Flow {
-            uint32_t active = 0;       // chosen, not over
+            uint32_t active = 0;       // chosen (or a RNDV that was not: in_flow), not over
             uint32_t parked = 0;       // waiting for the choice
             uint64_t last_done = 0;    // ns, steady clock
             uint64_t last_service = 0; // ns the last one took
@@ -324,10 +324,16 @@ template <class Policy> class Engine {
     static void exchange_sent(int world);
     static Chooser *chooser_of(const weft_btl_module_t *btl);
     static bool offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream);
-    static void offer_answered(Req *r, bool took);
-    static void rndv_done(int world);
+    static void offer_answered(Req *r, bool took, uint8_t offers);
+    static void rndv_done(Req *r);
+    static Chooser *chooser_for(const Peer &peer);
+    static uint8_t offers_byte(int world, size_t total);
+    static unsigned allowed_ways(const weft_btl_module_t *btl);
+    static void chosen(Req *r, const Unexpected &u, Chooser *ch, Chooser::Ticket t, Case c,
+                       uint64_t now, Chooser::Reason why);
     enum class RgetGo { got, parked, pipeline };
     static RgetGo rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming);
+    static RgetGo rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resuming);
     static void ask_pipeline(Req *r, const Unexpected &u, Proto offered);
     static int resume_parked();
     static uint32_t rail_key(weft_btl_module_t *btl);

@@ -28,7 +28,14 @@
 //   - a message of a stream: messages overlap and their ends come in batches, so a message's
 //     own time says little. The stream goes in runs, each run one way; a measured run starts
 //     when nothing of the peer's is under way and the next run waits for its end, so that its
-//     time is its own (pick_stream has the schedule);
+//     time is its own (pick_stream has the schedule). In a stream the sender offers gets only
+//     while the receiver asks for them (its answers say so: asking(), told()): for the runs of
+//     a get or a shared get. Its other messages come as RNDVs, which take the runs of the
+//     pipeline (either stores: the receiver's ACK says which), with no offer to make and no
+//     registration. An offer the receiver declines costs both sides about 0.1 us (a choice,
+//     clock readings, a registration), and a sender that has sent a window of messages hears
+//     the answers only after it: offers that followed the declines would come a window at a
+//     time;
 //   - an estimate moves a quarter of the way towards each new time, and a time more than
 //     twice or less than half the estimate counts as twice or half of it: a message that met
 //     a busy neighbour does not turn the choice, a lasting change does within a few messages.
@@ -78,6 +85,20 @@ class Chooser {
     // lasting change of that size is then still found within a few hundred messages.
     static constexpr double kClearMargin = 1.5;
     static constexpr uint32_t kRareFactor = 4;
+    // A measured run whose stream stopped for longer than this many times its messages' mean
+    // time (a sender that waits between windows of messages) is not measured: the wait is
+    // not the way's.
+    static constexpr uint64_t kGapFactor = 4;
+    // Stream: measuring turns at least this far apart (ns). A turn costs a drain of the stream
+    // and a run of a way that may be several times slower, a few microseconds: every
+    // kMeasureEvery runs of kRunLength small messages (4 KiB: 1 MiB of data, 60 us at 16 GB/s)
+    // that cost a stream about 10%, at most every 2 ms about 0.3%.
+    static constexpr uint64_t kTurnGapNs = 2000000;
+    // The pipeline's streaming stores are taken for its cached ones only when measured this much
+    // faster. Where the two are as fast (small messages, whose runs measure mostly latency),
+    // the estimates cross back and forth on noise; and there cached stores are the right ones
+    // whenever the receiver reads the data at once (streaming ones send it to memory first).
+    static constexpr double kStoresMargin = 1.1;
     static constexpr uint32_t kDeclines = kFirstSamples * kEpoch; // offer(): declined in a row
     static constexpr size_t kClasses = 64;
 
@@ -94,13 +115,17 @@ class Chooser {
 
     // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
     // BTL's (allowed); `active`: the peer's rendezvous messages under way; now_ns: the time.
+    // In a stream, `possible` is the ways this message can take (an RNDV: the pipeline's), the
+    // others being allowed for the stream's runs (they need an offer); elsewhere it must hold
+    // every allowed way.
     Ticket pick(size_t bytes, Case c, Way advice, unsigned allowed, uint32_t active,
-                uint64_t now_ns, Reason *why = nullptr)
+                uint64_t now_ns, Reason *why = nullptr, unsigned possible = ~0u)
     {
         Reason r = Reason::best;
         Ticket t;
         if (c == Case::stream) {
-            t = pick_stream(streams_[class_of(bytes)], advice, allowed, active, now_ns, &r);
+            t = pick_stream(streams_[class_of(bytes)], advice, allowed, possible & allowed, active,
+                            now_ns, &r);
         } else if (c == Case::exchange && (allowed & ~way_bit(Way::shared))) {
             t.way =
                 pick_alone(exchange_[class_of(bytes)], advice, allowed & ~way_bit(Way::shared), &r);
@@ -133,6 +158,7 @@ class Chooser {
             return 0;
         st.run_ok = st.run_ok && ok;
         st.run_bytes += double(bytes);
+        st.run_last = now_ns;
         if (++st.run_done < kEpoch)
             return 0;
         // The run ran alone: from its first choice to its last byte.
@@ -146,19 +172,20 @@ class Chooser {
 
     // Whether a sender in this process should offer a get for a message of `bytes` (else it
     // sends a RNDV, which costs less when the pipeline runs anyway: no registration, no
-    // choice): yes unless the peer's receiver declined the last kDeclines gets offered for
-    // that size and case (it asked for the pipeline: taken(); fewer are declined while it
-    // tries each way, kFirstSamples runs of kEpoch at most), or what this process measured as
-    // a receiver of that
-    // size shows the pipeline kOfferMargin faster than every get; and then still one message
-    // in kExploreEvery, so that the peer's receiver can measure the gets again (one it takes
-    // brings the offers back).
+    // choice). In a stream: while the peer's receiver asks for offers for that size (told();
+    // at first it does, trying each way). Alone: unless the peer's receiver declined the last
+    // kDeclines gets offered for that size (it asked for the pipeline: taken()), or what this
+    // process measured as a receiver of that size shows the pipeline kOfferMargin faster than
+    // every get; and then still one message in kExploreEvery, so that the peer's receiver can
+    // measure the gets again (one it takes brings the offers back).
     bool offer(size_t bytes, bool stream)
     {
         const size_t k = class_of(bytes);
-        const double *est = stream ? streams_[k].est : alone_[k].est;
-        const uint32_t *n = stream ? streams_[k].n : alone_[k].n;
-        const bool declined = (stream ? streams_[k].declines : alone_[k].declines) > kDeclines;
+        if (stream)
+            return streams_[k].wanted;
+        const double *est = alone_[k].est;
+        const uint32_t *n = alone_[k].n;
+        const bool declined = alone_[k].declines > kDeclines;
         // The pipeline's best (either stores) against the best get.
         double pipe = 0, other = 0;
         for (size_t w = 0; w < kWays; ++w) {
@@ -171,8 +198,31 @@ class Chooser {
         const bool faster = pipe != 0 && other != 0 && pipe * kOfferMargin < other;
         if (!declined && !faster)
             return true;
-        uint32_t &count = stream ? streams_[k].offers : alone_[k].offers;
-        return ++count % kExploreEvery == 0;
+        return ++alone_[k].offers % kExploreEvery == 0;
+    }
+
+    // Receiver: whether it asks the sender to offer gets for messages of `bytes` in a stream
+    // (its answers carry this): while a run of a way that needs one is due or under way.
+    bool asking(size_t bytes) const
+    {
+        const Stream &st = streams_[class_of(bytes)];
+        if (st.want_offer || (!is_pipeline(st.way) && (st.left > 0 || st.measuring)))
+            return true;
+        for (size_t w = 0; w < kWays; ++w) // still to try each way (the first runs)
+            if ((st.allowed & (1u << w)) && !is_pipeline(Way(w)) && st.tried[w] < kFirstSamples)
+                return true;
+        return false;
+    }
+
+    // Sender: what the peer's receiver answered about messages of `bytes` in streams.
+    void told(size_t bytes, bool want) { streams_[class_of(bytes)].wanted = want; }
+
+    // Receiver: whether pick() for a message of `bytes` in a stream needs the time (it may
+    // start a run, or a measured run goes on); else it does not read now_ns.
+    bool needs_time(size_t bytes) const
+    {
+        const Stream &st = streams_[class_of(bytes)];
+        return st.left == 0 || st.measuring;
     }
 
     // The pipeline's stores for a message of `bytes` whose way this process did not choose
@@ -187,17 +237,17 @@ class Chooser {
         const Alone &al = alone_[k];
         const bool in_stream = st.n[p] > 0 && st.n[s] > 0;
         *known = in_stream || (al.n[p] > 0 && al.n[s] > 0);
-        return *known && (in_stream ? st.est[s] < st.est[p] : al.est[s] < al.est[p]);
+        return *known && (in_stream ? st.est[s] * kStoresMargin < st.est[p]
+                                    : al.est[s] * kStoresMargin < al.est[p]);
     }
 
     static bool is_pipeline(Way w) { return w == Way::pipeline || w == Way::streamed; }
 
-    // What the peer's receiver did with a get this process offered for a message of `bytes`:
-    // took it (a get), or declined it (the pipeline).
-    void taken(size_t bytes, bool stream, bool took)
+    // What the peer's receiver did with a get this process offered for a message of `bytes`
+    // alone: took it (a get), or declined it (the pipeline).
+    void taken(size_t bytes, bool took)
     {
-        const size_t k = class_of(bytes);
-        uint32_t &d = stream ? streams_[k].declines : alone_[k].declines;
+        uint32_t &d = alone_[class_of(bytes)].declines;
         d = took ? 0 : d + (d <= kDeclines ? 1 : 0);
     }
 
@@ -237,12 +287,15 @@ class Chooser {
         bool run_ok = true;
         uint32_t run_done = 0;
         uint64_t run_start = 0;
+        uint64_t run_last = 0; // when its last message so far ended
         double run_bytes = 0;
         uint32_t runs_since_measure = 0;
         uint32_t measure_turns = 0; // times runs_since_measure reached kMeasureEvery
-        uint32_t offers = 0;
-        uint32_t declines = 0;
+        uint64_t last_turn = 0;     // when the last turn went ahead (ns)
         uint8_t measure_next = 0;
+        unsigned allowed = ~0u;  // receiver: the ways of the last pick (all until then)
+        bool want_offer = false; // receiver: the next run is of a way that needs an offer
+        bool wanted = true;      // sender: the peer's receiver asks for offers (told())
     };
 
     // An estimate moves a quarter of the way towards each time, clipped to half or twice it;
@@ -270,6 +323,13 @@ class Chooser {
                 best = Way(w);
                 *best_est = est[w];
             }
+        // Streaming stores only when clearly faster than cached ones (kStoresMargin).
+        const size_t p = size_t(Way::pipeline);
+        if (best == Way::streamed && (allowed & way_bit(Way::pipeline)) && n[p] > 0 &&
+            *best_est * kStoresMargin > est[p]) {
+            best = Way::pipeline;
+            *best_est = est[p];
+        }
         return best;
     }
 
@@ -338,17 +398,36 @@ class Chooser {
     // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
     // may have become slower); a way kClearMargin slower than the best only on one such turn
     // in kRareFactor.
-    static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, uint32_t active,
-                              uint64_t now_ns, Reason *why)
+    // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
+    // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
+    // awaited.
+    static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, unsigned possible,
+                              uint32_t active, uint64_t now_ns, Reason *why)
     {
         Ticket t;
         *why = Reason::best;
+        st.allowed = allowed;
+        auto outside = [&] {
+            double unused = 0;
+            t.way = best_of(st.est, st.n, possible, Way::pipeline, &unused);
+            t.run = 0;
+            return t;
+        };
+        if (st.measuring && st.run_done > 0 && now_ns > st.run_last &&
+            now_ns - st.run_last > kGapFactor * (st.run_last - st.run_start) / st.run_done)
+            st.run_ok = false; // (now_ns 0: not read, outside measured runs)
+        if (st.left > 0 && !(possible & way_bit(st.way))) {
+            if (st.measuring) // the run is no longer alone
+                st.run_ok = false;
+            return outside();
+        }
         if (st.left == 0) {
             if (st.measuring) { // the measured run's messages are not all over
                 t.wait = true;
                 return t;
             }
             Way w = advice;
+            uint8_t next = st.measure_next; // the turn's way, kept once the run goes ahead
             bool measure = false, turn = false, turn_passed = false;
             Reason r = Reason::best;
             size_t untried = kWays;
@@ -364,14 +443,15 @@ class Chooser {
                 measure = true;
                 r = st.tried[0] + st.tried[1] + st.tried[2] + st.tried[3] == 0 ? Reason::advice
                                                                                : Reason::first;
-            } else if (st.runs_since_measure + 1 >= kMeasureEvery) {
+            } else if (st.runs_since_measure + 1 >= kMeasureEvery &&
+                       (now_ns == 0 || now_ns - st.last_turn >= kTurnGapNs)) {
                 // The best and the ways close to it measured in turn; the others on rare turns
                 // only, and with no way close, nothing but on those.
                 turn = true; // counted once it goes ahead (a run that must wait asks again)
                 const bool rare = (st.measure_turns + 1) % kRareFactor == 0;
                 const unsigned again = worth_measuring(st.est, st.n, allowed, best, best_est, rare);
                 if (again) {
-                    w = next_way(st.measure_next, again | way_bit(best), kWays);
+                    w = next_way(next, again | way_bit(best), kWays);
                     measure = true;
                     r = w == best ? Reason::best : Reason::explore;
                 } else {
@@ -381,12 +461,20 @@ class Chooser {
             } else {
                 w = best;
             }
+            if (!(possible & way_bit(w))) { // asked for, nothing committed: the same run again
+                st.want_offer = true;
+                return outside();
+            }
             if (measure && active > 0) { // it must run alone: after the peer's messages
                 t.wait = true;
                 return t;
             }
-            if (turn)
+            st.want_offer = false;
+            st.measure_next = next;
+            if (turn) {
                 ++st.measure_turns;
+                st.last_turn = now_ns;
+            }
             st.way = w;
             st.left = measure ? kEpoch : kRunLength;
             st.runs_since_measure = measure || turn_passed ? 0 : st.runs_since_measure + 1;

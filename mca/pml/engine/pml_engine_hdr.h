@@ -74,12 +74,16 @@ struct RgetHdr {
 
 // AckHdr::stores: how the sender's BTL writes the FRAGs asked for (btl_prepare_src's flags).
 enum AckStores : uint8_t { stores_btl = 0, stores_cached = 1, stores_streaming = 2 };
+// AckHdr::offers and FinHdr::offers (pml_engine_choose.h, Chooser::asking).
+enum AckOffers : uint8_t { offers_no = 0, offers_yes = 1 };
 
 struct AckHdr {
     uint8_t type;
     uint8_t attempt; // of a restarted transfer (a failover policy's; 0 otherwise)
     uint8_t stores;  // AckStores: the receiver's choice (a BTL with WEFT_BTL_FLAG_STORES_CHOICE)
-    uint8_t reserved[5];
+    uint8_t offers;  // AckOffers: the receiver asks for gets to be offered (a BTL whose receivers
+                     // choose), for messages of this one's size class in streams
+    uint8_t reserved[4];
     uint64_t send_id;
     uint64_t recv_id;
     uint64_t send_offset; // the sender sends [send_offset, total) as FRAGs
@@ -104,7 +108,8 @@ struct PutHdr {
 
 struct FinHdr {
     uint8_t type;
-    uint8_t reserved[3];
+    uint8_t offers; // a receiver's: as AckHdr::offers (0 from a sender)
+    uint8_t reserved[2];
     int32_t status; // WEFT_SUCCESS or the error of the transfer
     uint64_t id;    // the request at the FIN's receiver
     uint64_t length;

@@ -71,7 +71,7 @@ template <class Policy> void Engine<Policy>::complete(Req *r)
     if (r->chooser) [[unlikely]]
         chosen_done(r, r->status.error == WEFT_SUCCESS);
     else if (r->rndv_recv && P->receiver_chooses) [[unlikely]]
-        rndv_done(r->world_peer);
+        rndv_done(r);
     if (tracked(r))
         untrack(r);
     if (r->cancel_pending) [[unlikely]] {
@@ -148,6 +148,8 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->rndv_world = -1;
     r->chooser = nullptr;
     r->offered_by = nullptr;
+    r->told_by = nullptr;
+    r->in_flow = false;
     r->peer_send_id = 0;
     r->extra = typename Policy::RequestExtra{};
     r->is_send = send;

@@ -466,6 +466,8 @@ void Engine<Policy>::send_fin(int world, uint64_t id, uint64_t offset, uint64_t 
     fin.id = id;
     fin.length = length;
     Policy::template fill_fin<Engine>(fin, r, offset);
+    if (r && !r->is_send)
+        fin.offers = offers_byte(world, r->total);
     send_bytes(world, &fin, sizeof fin, nullptr, 0, true, Frag::fin);
 }
 
@@ -541,6 +543,7 @@ template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, 
     ack.type = hdr_ack;
     ack.attempt = Policy::template attempt<Engine>(r);
     ack.stores = r->stores;
+    ack.offers = offers_byte(r->world_peer, r->total);
     ack.send_id = send_id;
     ack.recv_id = r->received < r->total ? r->id : 0;
     ack.send_offset = send_offset;
@@ -621,9 +624,11 @@ auto Engine<Policy>::parse_segs(const std::string &raw, size_t total, const Peer
             return {};
         }
     }
-    if (covered != total)
+    if (covered != total) {
         *bad = true;
-    return *bad ? FixedVec<Seg, kMaxRails>{} : out;
+        out.clear();
+    }
+    return out;
 }
 
 // RDMA direct get at the receiver: read each piece (segs, from parse_segs) with btl_get's
@@ -730,6 +735,7 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     const bool stream = P->rndv_sends[size_t(world)] != 0;
     ++P->rndv_sends[size_t(world)];
     r->rndv_world = world;
+    r->told_by = chooser_for(*peer); // told what the receiver asks for, at its answer
 
     // The candidate, as ob1-protocols.rst selects it.
     Proto chosen = Proto::pipeline;
@@ -829,21 +835,52 @@ bool Engine<Policy>::offer_get(const weft_btl_module_t *btl, size_t bytes, bool 
     return chooser_of(btl)->offer(bytes, stream);
 }
 
-// A rendezvous message from world whose way this process did not choose (a RNDV) is over: a
-// get offered next, right behind it, is one of a stream (choose()), not a message alone, which
-// a stream of RNDVs with an offer now and then (offer()) would otherwise make it.
-template <class Policy> void Engine<Policy>::rndv_done(int world)
+// The chooser of peer's module if its receivers choose (this process's, as a sender and as a
+// receiver of that peer), else nullptr.
+template <class Policy> Chooser *Engine<Policy>::chooser_for(const Peer &peer)
 {
-    if (world >= 0)
-        flow(world).last_done = now_ns();
+    if (!P->receiver_chooses || peer.rdma.empty() ||
+        !(peer.rdma[0].btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES))
+        return nullptr;
+    return chooser_of(peer.rdma[0].btl);
 }
 
-// The peer's receiver answered the get r offered: took it (a FIN) or declined it (an ACK).
-template <class Policy> void Engine<Policy>::offer_answered(Req *r, bool took)
+// The offers byte of an answer to world about a message of `total` bytes (AckOffers).
+template <class Policy> uint8_t Engine<Policy>::offers_byte(int world, size_t total)
 {
+    const Peer *peer = peer_of(world);
+    Chooser *ch = peer ? chooser_for(*peer) : nullptr;
+    return ch && ch->asking(total) ? offers_yes : offers_no;
+}
+
+// A rendezvous receive r whose way this process did not choose is over: it leaves its flow; a
+// get offered next, right behind it, is one of a stream (choose()), not a message alone.
+template <class Policy> void Engine<Policy>::rndv_done(Req *r)
+{
+    if (r->world_peer < 0)
+        return;
+    typename State::Flow &f = flow(r->world_peer);
+    if (r->in_flow) {
+        r->in_flow = false;
+        if (f.active)
+            --f.active;
+    }
+    if (f.active == 0)
+        f.last_done = now_ns();
+}
+
+// The peer's receiver answered r, a rendezvous send: took the get offered (a FIN) or not (an
+// ACK); `offers` is what it asks for (AckOffers).
+template <class Policy> void Engine<Policy>::offer_answered(Req *r, bool took, uint8_t offers)
+{
+    if (r->told_by) {
+        r->told_by->told(r->bytes, offers == offers_yes);
+        r->told_by = nullptr;
+    }
     if (!r->offered_by)
         return;
-    r->offered_by->taken(r->bytes, r->offered_stream, took);
+    if (!r->offered_stream)
+        r->offered_by->taken(r->bytes, took);
     r->offered_by = nullptr;
 }
 
@@ -866,24 +903,87 @@ bool Engine<Policy>::choose(Req *r, const Unexpected &u, weft_btl_module_t *btl,
                    : stream                                             ? Case::stream
                                                                         : Case::alone;
     const Way advice = rdma_size_ok(btl, u.total, stream) ? Way::get : Way::pipeline;
-    const unsigned allowed =
-        way_bit(Way::pipeline) | way_bit(Way::get) |
-        ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0) |
-        ((btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE) ? way_bit(Way::streamed) : 0);
     Chooser::Reason why = Chooser::Reason::advice;
-    *t = ch->pick(u.total, c, advice, allowed, f.active, now, &why);
+    *t = ch->pick(u.total, c, advice, allowed_ways(btl), f.active, now, &why);
     if (t->wait)
         return false;
+    chosen(r, u, ch, *t, c, now, why);
+    return true;
+}
+
+// The ways a receiver may choose over btl (way_bit).
+template <class Policy> unsigned Engine<Policy>::allowed_ways(const weft_btl_module_t *btl)
+{
+    return way_bit(Way::pipeline) | way_bit(Way::get) |
+           ((btl->btl_flags & WEFT_BTL_FLAG_SHARED_GET) ? way_bit(Way::shared) : 0) |
+           ((btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE) ? way_bit(Way::streamed) : 0);
+}
+
+// r takes the way t the receiver chose in case c at now (0: not read): measured when it
+// completes (chosen_done).
+template <class Policy>
+void Engine<Policy>::chosen(Req *r, const Unexpected &u, Chooser *ch, Chooser::Ticket t, Case c,
+                            uint64_t now, Chooser::Reason why)
+{
     r->chooser = ch;
-    r->ticket = *t;
+    r->ticket = t;
     r->way_case = c;
     r->choose_ns = now;
-    ++f.active;
+    ++flow(u.world_src).active;
     if (P->verbose >= 20) [[unlikely]]
         trace("recv from world rank " + std::to_string(u.world_src) + " " +
-              std::to_string(u.total) + " bytes " + case_name(c) + ": the receiver chose " +
-              way_name(t->way) + " (" + reason_name(why) + (t->run ? ", measured" : "") + ")");
-    return true;
+              std::to_string(u.total) + " bytes " + case_name(c) +
+              (u.type == hdr_rget ? "" : " (RNDV)") + ": the receiver chose " + way_name(t.way) +
+              " (" + reason_name(why) + (t.run ? ", measured" : "") + ")");
+}
+
+// A RNDV matched by r over a module whose receivers choose (ch), more of it to come by the
+// pipeline: in a stream (another of the peer's under way or waiting; no clock read for that),
+// the receiver chooses the pipeline's stores as a way of the stream's runs (pick_stream: the
+// get's runs need offers, which it asks for), or parks it until a measured run may start.
+// Alone or exchanged, the stores the measurements favour (no choice: offers are measured).
+template <class Policy>
+auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resuming) -> RgetGo
+{
+    const Peer *peer = peer_of(u.world_src);
+    if (!peer || peer->rdma.empty()) // (its rails went while it was parked)
+        return RgetGo::pipeline;
+    const weft_btl_module_t *btl = peer->rdma[0].btl;
+    const bool stores = btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE;
+    typename State::Flow &f = flow(u.world_src);
+    const size_t src = size_t(u.world_src);
+    const bool exchange = src < P->rndv_sends.size() && P->rndv_sends[src] > 0;
+    if ((f.active == 0 && f.parked == 0) || exchange) {
+        if (stores) {
+            bool known = false;
+            const bool streamed = ch->streamed_pipeline(u.total, &known);
+            r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
+        }
+        ++f.active; // in the flow until it ends (rndv_done): the next one sees a stream
+        r->in_flow = true;
+        return RgetGo::pipeline;
+    }
+    if (!resuming && f.parked > 0) {
+        P->parked.push_back(typename State::Parked{r, u});
+        ++f.parked;
+        return RgetGo::parked;
+    }
+    const uint64_t now = ch->needs_time(u.total) ? now_ns() : 0;
+    const Way advice = rdma_size_ok(btl, u.total, true) ? Way::get : Way::pipeline;
+    Chooser::Reason why = Chooser::Reason::advice;
+    const Chooser::Ticket t = ch->pick(u.total, Case::stream, advice, allowed_ways(btl), f.active,
+                                       now, &why, way_bit(Way::pipeline) | way_bit(Way::streamed));
+    if (t.wait) {
+        if (!resuming) {
+            P->parked.push_back(typename State::Parked{r, u});
+            ++f.parked;
+        }
+        return RgetGo::parked;
+    }
+    chosen(r, u, ch, t, Case::stream, now, why);
+    if (stores)
+        r->stores = t.way == Way::streamed ? stores_streaming : stores_cached;
+    return RgetGo::pipeline;
 }
 
 // r, whose way the receiver chose, is over: how long it took teaches the chooser (an exchanged
@@ -893,6 +993,12 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
     if (!r->chooser)
         return;
     typename State::Flow &f = flow(r->world_peer);
+    if (r->way_case == Case::stream && r->ticket.run == 0 && f.active > 1) {
+        // Nothing to measure, and the flow goes on: no clock read.
+        --f.active;
+        r->chooser = nullptr;
+        return;
+    }
     const uint64_t now = now_ns();
     const size_t peer = size_t(r->world_peer);
     double per = 0;
@@ -913,7 +1019,8 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
               rate(Way::shared) + ", pipeline with streaming stores " + rate(Way::streamed));
     }
     f.last_done = now;
-    f.last_service = now - r->choose_ns;
+    if (r->choose_ns)
+        f.last_service = now - r->choose_ns;
     if (f.active)
         --f.active;
     r->chooser = nullptr;
@@ -991,9 +1098,11 @@ template <class Policy> int Engine<Policy>::resume_parked()
     while (!P->parked.empty()) {
         typename State::Parked &p = P->parked.front();
         const Peer *peer = peer_of(p.u.world_src);
+        Chooser *ch = peer ? chooser_for(*peer) : nullptr;
         RgetGo go = RgetGo::pipeline;
-        if (peer) {
-            go = rget_go(p.r, p.u, *peer, true);
+        if (peer && (p.u.type == hdr_rget || ch)) {
+            go =
+                p.u.type == hdr_rget ? rget_go(p.r, p.u, *peer, true) : rndv_go(p.r, p.u, ch, true);
             if (go == RgetGo::parked)
                 break;
         }
@@ -1003,7 +1112,8 @@ template <class Policy> int Engine<Policy>::resume_parked()
         if (f.parked)
             --f.parked;
         if (go == RgetGo::pipeline)
-            ask_pipeline(item.r, item.u, Proto::rdma_get);
+            ask_pipeline(item.r, item.u,
+                         item.u.type == hdr_rget ? Proto::rdma_get : Proto::pipeline);
         ++n;
     }
     return n;
@@ -1070,12 +1180,9 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
     // The send/receive pipeline: everything after what arrived, by FRAGs; over a BTL whose
     // receivers choose the pipeline's stores, the ones this process measured faster for the
     // size (an RGET's choice set them already).
-    if (!rget && P->receiver_chooses && peer && !peer->send.empty() &&
-        (peer->send[0].btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE)) [[unlikely]] {
-        bool known = false;
-        const bool streamed = chooser_of(peer->send[0].btl)->streamed_pipeline(u.total, &known);
-        r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
-    }
+    if (!rget && peer && r->received < r->total)
+        if (Chooser *ch = chooser_for(*peer); ch && rndv_go(r, u, ch, false) == RgetGo::parked)
+            return;
     ask_pipeline(r, u, offered);
 }
 
@@ -1092,7 +1199,7 @@ template <class Policy> void Engine<Policy>::handle_ack(const char *msg, size_t 
     r->answered = true;
     r->peer_recv_id = h.recv_id;
     r->stores = h.stores <= stores_streaming ? h.stores : uint8_t(stores_btl);
-    offer_answered(r, false);
+    offer_answered(r, false, h.offers);
     // What runs: the RDMA pipeline's middle comes by PUTs only when the receiver left one
     // (send_offset past the first part); any other RDMA candidate became the pipeline.
     if (r->ran == Proto::rdma_pipeline) {
@@ -1239,7 +1346,7 @@ template <class Policy> void Engine<Policy>::handle_fin(const char *msg, size_t 
             return malformed("FIN for more than its message");
         r->answered = true;
         r->ran = Proto::rdma_get;
-        offer_answered(r, true);
+        offer_answered(r, true, h.offers);
         r->done_bytes += h.length;
         if (h.status != WEFT_SUCCESS)
             r->status.error = weft_status_t(h.status);

@@ -12,12 +12,14 @@
 #include <weft/convertor.h>
 #include <weft/request.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace weft::pml::engine {
@@ -50,10 +52,20 @@ struct Peer {
 };
 
 // At most N elements, kept where the object is (no allocation): the lists of rails and pieces
-// of one message, made on every rendezvous.
+// of one message, made on every rendezvous. Only the elements in use are written or copied
+// (eight Segs are 512 bytes, which a value-initialised array cleared on every RGET).
 template <class T, size_t N> class FixedVec {
+    static_assert(std::is_trivially_copyable_v<T>);
+
   public:
-    FixedVec() = default;
+    FixedVec() noexcept {} // (not "= default": FixedVec{} would clear the whole array)
+    FixedVec(const FixedVec &o) noexcept : n_(o.n_) { std::copy_n(o.v_.data(), n_, v_.data()); }
+    FixedVec &operator=(const FixedVec &o) noexcept
+    {
+        n_ = o.n_;
+        std::copy_n(o.v_.data(), n_, v_.data());
+        return *this;
+    }
     FixedVec(std::initializer_list<T> items)
     {
         for (const T &x : items)
@@ -79,7 +91,7 @@ template <class T, size_t N> class FixedVec {
     const T *end() const { return v_.data() + n_; }
 
   private:
-    std::array<T, N> v_{};
+    std::array<T, N> v_; // [0, n_) in use; the rest is never read
     size_t n_ = 0;
 };
 
@@ -201,9 +213,15 @@ template <class Policy> struct Request : weft_request {
     Chooser::Ticket ticket;
     Case way_case = Case::alone;
     // send: the chooser of the module a get was offered over (a receiver that chooses), told
-    // at the answer whether the receiver took it; and whether the offer was in a stream.
+    // at the answer whether the receiver took it (an offer alone); and whether it was in a
+    // stream.
     Chooser *offered_by = nullptr;
     bool offered_stream = false;
+    // send: the chooser of a module whose receivers choose, told what the peer's receiver asks
+    // for in its answer (Chooser::told), for an offer or a RNDV.
+    Chooser *told_by = nullptr;
+    // recv: a RNDV over such a module, counted in its flow's active (until rndv_done).
+    bool in_flow = false;
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;

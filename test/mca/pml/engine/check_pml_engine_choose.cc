@@ -191,6 +191,19 @@ START_TEST(test_streamed_pipeline)
     Chooser d;
     for (int i = 0; i < 100; ++i)
         ck_assert(d.pick(kSize, Case::alone, Way::pipeline, kAll, 0, s.now).way != Way::streamed);
+    // Streaming stores faster by less than kStoresMargin: the cached ones are kept.
+    Chooser e;
+    used = {};
+    for (int i = 0; i < 300; ++i) {
+        const Chooser::Ticket t = e.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
+        const uint64_t took = t.way == Way::streamed ? 190000 : s.ns[size_t(t.way)];
+        s.now += took;
+        e.done(kSize, Case::alone, t, true, s.now, took);
+        ++used[size_t(t.way)];
+    }
+    ck_assert_int_ge(used[size_t(Way::pipeline)], 270);
+    ck_assert(!e.streamed_pipeline(kSize, &known));
+    ck_assert(known);
 }
 END_TEST
 
@@ -352,24 +365,114 @@ START_TEST(test_offer)
         s.alone(d);
     for (int i = 0; i < 100; ++i)
         ck_assert(d.offer(kSize, false));
-    // Nothing measured in a stream yet: offered.
-    ck_assert(c.offer(kSize, true));
-    // The peer's receiver declined more than kDeclines gets offered in a stream in a row:
-    // offered once in kExploreEvery from then on, and always again once it takes one; the
-    // other case is not affected.
+    // Alone, the peer's receiver declined more than kDeclines gets offered in a row: offered
+    // once in kExploreEvery from then on, and always again once it takes one.
+    Chooser e;
     for (uint32_t i = 0; i < Chooser::kDeclines; ++i) {
-        c.taken(kSize, true, false);
-        ck_assert(c.offer(kSize, true)); // not yet: the receiver may be trying each way
+        e.taken(kSize, false);
+        ck_assert(e.offer(kSize, false)); // not yet: the receiver may be trying each way
     }
-    c.taken(kSize, true, false);
+    e.taken(kSize, false);
     offered = 0;
     for (uint32_t i = 0; i < 10 * Chooser::kExploreEvery; ++i)
-        offered += c.offer(kSize, true);
+        offered += e.offer(kSize, false);
     ck_assert_int_eq(offered, 10);
-    ck_assert(d.offer(kSize, false));
-    c.taken(kSize, true, true);
+    e.taken(kSize, true);
     for (int i = 0; i < 100; ++i)
-        ck_assert(c.offer(kSize, true));
+        ck_assert(e.offer(kSize, false));
+    // In a stream: offered while the peer's receiver asks (told), at first too; nothing else
+    // counts (the alone case's declines and takes, this process's own measurements).
+    ck_assert(c.offer(kSize, true));
+    c.told(kSize, false);
+    for (int i = 0; i < 100; ++i)
+        ck_assert(!c.offer(kSize, true));
+    c.taken(kSize, true);
+    ck_assert(!c.offer(kSize, true));
+    ck_assert(d.offer(kSize, false));
+    c.told(kSize, true);
+    ck_assert(c.offer(kSize, true));
+    ck_assert(c.offer(2 * kSize, true)); // per size class
+    c.told(2 * kSize, false);
+    ck_assert(c.offer(kSize, true));
+}
+END_TEST
+
+// A stream between a receiver that asks for offers (asking) and a sender that offers when
+// asked (told, answered after each message): RNDVs run the pipeline's runs (either stores),
+// the gets' runs come by offers only, few once the pipeline is known to be the fastest.
+START_TEST(test_stream_asks_for_offers)
+{
+    const unsigned four = kAll | way_bit(Way::streamed);
+    const unsigned rndv = way_bit(Way::pipeline) | way_bit(Way::streamed);
+    const std::array<uint64_t, 4> ns{100000, 300000, 400000, 150000};
+    Chooser rx, tx;
+    ck_assert(rx.asking(kSize)); // nothing tried: offers wanted
+    uint64_t now = 1000;
+    std::array<int, 4> used{};
+    int offers = 0, late_offers = 0;
+    const int total = 40000, late = 10000;
+    for (int k = 0; k < total; ++k) {
+        const bool offer = tx.offer(kSize, true);
+        const Chooser::Ticket t =
+            rx.pick(kSize, Case::stream, Way::pipeline, four, 0, now, nullptr, offer ? four : rndv);
+        ck_assert(!t.wait);                              // each message is over before the next
+        ck_assert(offer || Chooser::is_pipeline(t.way)); // a get only when offered
+        offers += offer;
+        late_offers += offer && k >= late;
+        ++used[size_t(t.way)];
+        now += ns[size_t(t.way)];
+        rx.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
+        tx.told(kSize, rx.asking(kSize)); // the answer
+    }
+    for (const Way w : {Way::pipeline, Way::get, Way::shared, Way::streamed})
+        ck_assert(rx.estimate(kSize, Case::stream, w) > 0);
+    ck_assert_int_ge(used[0], total * 9 / 10);
+    // Once learned: the gets measured on rare turns only (they are 3-4x slower), an offer for
+    // each message of such a run and one to ask: at most `most` (each rare turn a get's; some
+    // are the pipeline's, in turn), under 1% of the messages.
+    const double cycle = Chooser::kMeasureEvery * Chooser::kRareFactor * Chooser::kRunLength;
+    const double most = (total - late) / cycle * (Chooser::kEpoch + 1);
+    ck_assert_int_le(late_offers, int(most * 1.3) + 2);
+    ck_assert_int_ge(late_offers, int(most / 4));
+    ck_assert_int_le(late_offers, (total - late) / 100);
+    ck_assert_int_le(offers, late_offers + 200); // the first runs of each way
+    // The receiver stops asking once its runs are the pipeline's.
+    ck_assert(!rx.asking(kSize) || used[1] + used[2] > 0);
+}
+END_TEST
+
+// A measured run whose stream stopped in the middle for longer than kGapFactor times its
+// messages' mean time (the sender waited) is not measured; measuring turns in a stream of
+// small, fast messages come at most every kTurnGapNs.
+START_TEST(test_stream_gaps_and_turns)
+{
+    Chooser c;
+    uint64_t now = 1000;
+    for (uint32_t i = 0; i < Chooser::kEpoch; ++i) {
+        if (i == Chooser::kEpoch / 2)
+            now += 100 * 100000; // the sender waits
+        const Chooser::Ticket t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
+        ck_assert(!t.wait);
+        ck_assert_uint_ne(t.run, 0);
+        now += 100000;
+        c.done(kSize, Case::stream, t, true, now, 100000);
+    }
+    ck_assert(c.estimate(kSize, Case::stream, Way::pipeline) == 0);
+    // Messages of 1 us, the get close (1.2x: measured on every turn), the shared get 4x: 100 ms
+    // of stream, kMeasureEvery runs of kRunLength in 0.3 ms, a turn in 2 ms.
+    Chooser d;
+    const std::array<uint64_t, 3> ns{1000, 1200, 4000};
+    int measured = 0;
+    for (int k = 0; k < 100000; ++k) {
+        const Chooser::Ticket t = d.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
+        ck_assert(!t.wait);
+        measured += t.run != 0;
+        now += ns[size_t(t.way)];
+        d.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
+    }
+    const int turns = int(100000000 / Chooser::kTurnGapNs) + 1;
+    ck_assert_int_le(measured, int(Chooser::kEpoch) * (turns + 3 * int(Chooser::kFirstSamples)));
+    ck_assert_int_ge(measured, int(Chooser::kEpoch) * turns / 2);
 }
 END_TEST
 
@@ -387,6 +490,8 @@ int main()
     tcase_add_test(tc, test_stream_runs);
     tcase_add_test(tc, test_exchange_learns_apart);
     tcase_add_test(tc, test_offer);
+    tcase_add_test(tc, test_stream_asks_for_offers);
+    tcase_add_test(tc, test_stream_gaps_and_turns);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
