@@ -22,6 +22,8 @@
  * still under way to the same peer (btl_stream_min_rdma_size). -e N: exchanges: ten times,
  * both ranks send each other N bytes at once (sends started before the receives are posted,
  * so that each receiver is sending the peer a rendezvous message of its own meanwhile).
+ * -W N: a long stream in windows, as bandwidth benchmarks send: 40 times, rank 0 starts 16
+ * sends of N bytes (tags 40-55) and rank 1 16 receives, then both wait for all 16.
  * Prints "mpi_rndv: 2 ranks, N messages intact" when all are.
  */
 #include <mpi.h>
@@ -187,6 +189,39 @@ static int stream(int rank, size_t n, int *messages)
     return bad;
 }
 
+/* -W: 40 windows of 16 messages of n bytes; returns failures (rank 1 counts them). */
+static int windows(int rank, size_t n, int *messages)
+{
+    enum { kWindow = 16, kWindows = 40 };
+    int bad = 0;
+    unsigned char *b[kWindow];
+    MPI_Request r[kWindow];
+    for (int k = 0; k < kWindow; ++k) {
+        b[k] = malloc(n);
+        for (size_t i = 0; i < n; ++i)
+            b[k][i] = rank == 0 ? pattern(i, 40 + k) : 0;
+    }
+    for (int w = 0; w < kWindows; ++w) {
+        for (int k = 0; k < kWindow && rank <= 1; ++k) {
+            if (rank == 0)
+                MPI_Isend(b[k], (int)n, MPI_BYTE, 1, 40 + k, MPI_COMM_WORLD, &r[k]);
+            else
+                MPI_Irecv(b[k], (int)n, MPI_BYTE, 0, 40 + k, MPI_COMM_WORLD, &r[k]);
+        }
+        if (rank <= 1)
+            MPI_Waitall(kWindow, r, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < kWindow && rank == 1; ++k) {
+            bad += check_bytes(b[k], n, 40 + k, "window");
+            memset(b[k], 0, n);
+            ++*messages;
+        }
+    }
+    for (int k = 0; k < kWindow; ++k)
+        free(b[k]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return bad;
+}
+
 /* -e: ten exchanges of n bytes; returns failures (both ranks count theirs). */
 static int exchange(int rank, size_t n, int *messages)
 {
@@ -233,6 +268,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "-s") == 0 && a + 1 < argc) {
             failures += stream(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
+            continue;
+        }
+        if (strcmp(argv[a], "-W") == 0 && a + 1 < argc) {
+            failures += windows(rank, (size_t)strtoull(argv[++a], NULL, 0), &messages);
             continue;
         }
         if (strcmp(argv[a], "-e") == 0 && a + 1 < argc) {

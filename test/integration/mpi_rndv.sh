@@ -217,6 +217,25 @@ sent 0 300007 "chose RDMA direct get, ran"
 expect_in "chose RDMA direct get, ran send/receive pipeline over sm:0" "$out" "$name: a declined offer"
 expect_in "chose RDMA direct get, ran RDMA direct get over sm:0" "$out" "$name: a taken offer"
 expect_in "1000003 bytes in a stream: the receiver chose" "$out" "$name: the stream"
+# A long stream in windows (a sender hears the answers a window late): RNDVs take the
+# pipeline's runs, and the sender offers gets only while the receiver asks for them (ACK and
+# FIN say so). Where the pipeline is the faster in the stream (the receiver never took a get
+# for the fastest there), long runs of RNDVs follow its first tries among the messages of
+# the stream (tags 41-55; each window's first, tag 40, is a message alone, offered as alone
+# ones are): a sender that offered one message in 32 after declines never sent more than 31
+# in a row. Where a get is, the receiver keeps asking and takes the offers.
+force pipeline pipeline
+name="auto: a long stream asks for offers"
+rndv "$name" "$AUTO" "-W 65536"
+expect_in "mpi_rndv: 2 ranks, 640 messages intact" "$out" "$name"
+expect_in "65536 bytes in a stream (RNDV): the receiver chose pipeline" "$out" "$name"
+if printf '%s\n' "$out" | grep -q 'bytes in a stream: the receiver chose [a-z ]*get (fastest measured)$'; then
+    expect_in "65536 bytes: chose RDMA direct get, ran RDMA direct get" "$out" "$name (gets the faster)"
+else
+    longest=$(printf '%s\n' "$out" | grep 'send rank 0 -> 1 tag \(4[1-9]\|5[0-5]\) .* 65536 bytes: chose' |
+        awk '/chose RDMA direct get/ { n = 0; next } { if (++n > m) m = n } END { print m + 0 }')
+    [ "$longest" -ge 64 ] || fail "$name: at most $longest RNDVs in a row: $out"
+fi
 # Exchanges: a receiver sending the peer a message of its own meanwhile chooses between the get
 # and the pipeline from what it measured in exchanges, never the shared get (which takes the
 # busy peer's core).
