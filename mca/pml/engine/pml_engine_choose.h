@@ -94,6 +94,10 @@ class Chooser {
     // kMeasureEvery runs of kRunLength small messages (4 KiB: 1 MiB of data, 60 us at 16 GB/s)
     // that cost a stream about 10%, at most every 2 ms about 0.3%.
     static constexpr uint64_t kTurnGapNs = 2000000;
+    // And far enough apart that a turn's run costs the stream at most this share of its time:
+    // a run of kEpoch messages of a way r times slower costs (r - 1) * kEpoch messages' time
+    // (1 MiB, a get 3x slower than the pipeline: 0.6 ms, so one every 30 ms).
+    static constexpr double kTurnBudget = 0.02;
     // The pipeline's streaming stores are taken for its cached ones only when measured this much
     // faster. Where the two are as fast (small messages, whose runs measure mostly latency),
     // the estimates cross back and forth on noise; and there cached stores are the right ones
@@ -124,8 +128,8 @@ class Chooser {
         Reason r = Reason::best;
         Ticket t;
         if (c == Case::stream) {
-            t = pick_stream(streams_[class_of(bytes)], advice, allowed, possible & allowed, active,
-                            now_ns, &r);
+            t = pick_stream(streams_[class_of(bytes)], double(bytes), advice, allowed,
+                            possible & allowed, active, now_ns, &r);
         } else if (c == Case::exchange && (allowed & ~way_bit(Way::shared))) {
             t.way =
                 pick_alone(exchange_[class_of(bytes)], advice, allowed & ~way_bit(Way::shared), &r);
@@ -401,8 +405,8 @@ class Chooser {
     // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
     // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
     // awaited.
-    static Ticket pick_stream(Stream &st, Way advice, unsigned allowed, unsigned possible,
-                              uint32_t active, uint64_t now_ns, Reason *why)
+    static Ticket pick_stream(Stream &st, double bytes, Way advice, unsigned allowed,
+                              unsigned possible, uint32_t active, uint64_t now_ns, Reason *why)
     {
         Ticket t;
         *why = Reason::best;
@@ -454,6 +458,16 @@ class Chooser {
                     w = next_way(next, again | way_bit(best), kWays);
                     measure = true;
                     r = w == best ? Reason::best : Reason::explore;
+                    // Not yet, if that run would cost the stream more than kTurnBudget of the
+                    // time since the last turn: the best's run instead, the turn kept.
+                    const double extra = (st.est[size_t(w)] - best_est) * bytes * kEpoch * 1e9;
+                    if (now_ns != 0 && st.n[size_t(w)] > 0 && extra > 0 &&
+                        double(now_ns - st.last_turn) * kTurnBudget < extra) {
+                        w = best;
+                        measure = turn = false;
+                        next = st.measure_next;
+                        r = Reason::best;
+                    }
                 } else {
                     w = best;
                     turn_passed = true;

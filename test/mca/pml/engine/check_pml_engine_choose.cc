@@ -79,7 +79,7 @@ START_TEST(test_explore_rate_follows_the_margin)
         Chooser c;
         Sim s;
         s.ns = close ? std::array<uint64_t, 3>{100000, 120000, 130000}
-                     : std::array<uint64_t, 3>{100000, 300000, 400000};
+                     : std::array<uint64_t, 3>{100000, 1000000, 1200000};
         for (int i = 0; i < 100; ++i)
             s.alone(c);
         s.used = {};
@@ -91,9 +91,11 @@ START_TEST(test_explore_rate_follows_the_margin)
         ck_assert_int_ge(s.used[1] + s.used[2], int(want) - 2);
         ck_assert_int_le(s.used[1] + s.used[2], int(want) + 2);
         // A stream, each message over before the next: messages of the slower ways.
-        uint64_t now = s.now;
+        uint64_t now = s.now, from = 0;
         std::array<int, 3> used{};
         for (int k = 0; k < 20000; ++k) {
+            if (k == 4000)
+                from = now;
             // First asked with a message of the peer's under way: a measured run waits for
             // it, and is asked again (once the peer's messages are over) without counting
             // twice.
@@ -106,15 +108,24 @@ START_TEST(test_explore_rate_follows_the_margin)
             now += s.ns[size_t(t.way)];
             c.done(kSize, Case::stream, t, true, now, s.ns[size_t(t.way)]);
         }
-        // Per cycle of measured runs, kEpoch messages of one way in turn (2 of 3 the slower).
-        const double cycle_close =
-            (Chooser::kMeasureEvery - 1) * Chooser::kRunLength + Chooser::kEpoch;
-        const double cycle_clear =
-            (Chooser::kMeasureEvery * Chooser::kRareFactor - 1) * Chooser::kRunLength +
-            Chooser::kEpoch;
-        const double slow = 16000 / (close ? cycle_close : cycle_clear) * Chooser::kEpoch * 2 / 3;
-        ck_assert_int_ge(used[1] + used[2], int(slow * 0.7));
-        ck_assert_int_le(used[1] + used[2], int(slow * 1.3) + Chooser::kEpoch);
+        if (close) {
+            // Per cycle of measured runs, kEpoch messages of one way in turn (2 of 3 the
+            // slower).
+            const double cycle =
+                (Chooser::kMeasureEvery - 1) * Chooser::kRunLength + Chooser::kEpoch;
+            const double slow = 16000 / cycle * Chooser::kEpoch * 2 / 3;
+            ck_assert_int_ge(used[1] + used[2], int(slow * 0.7));
+            ck_assert_int_le(used[1] + used[2], int(slow * 1.3) + Chooser::kEpoch);
+        } else {
+            // Far ways, on the rare turns only, and no more often than their runs' extra time
+            // stays within kTurnBudget of the stream's: each still measured.
+            const double extra =
+                used[1] * double(s.ns[1] - s.ns[0]) + used[2] * double(s.ns[2] - s.ns[0]);
+            ck_assert(extra <= Chooser::kTurnBudget * double(now - from) * 1.2 +
+                                   Chooser::kEpoch * double(s.ns[2] - s.ns[0]));
+            ck_assert_int_ge(used[1], int(Chooser::kEpoch));
+            ck_assert_int_ge(used[2], int(Chooser::kEpoch));
+        }
     }
     // One way close (the get, 1.2x), one far (the shared get, 4x): the far one on the rare
     // turns, the close one on the others.
