@@ -144,10 +144,13 @@ template <class Policy> class Engine {
             } held;
         };
         std::vector<Flow> flows;
-        // RGETs matched whose way the receiver will choose once it may (in order).
+        // RGETs and RNDVs matched whose way the receiver will choose once it may (in order).
+        // id: r's (tracked) when parked; a request that ended meanwhile (its peer failed) is
+        // no longer live under it, and its entry is dropped.
         struct Parked {
             Req *r;
             Unexpected u;
+            uint64_t id;
         };
         std::deque<Parked> parked;
     };

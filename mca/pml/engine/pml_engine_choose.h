@@ -98,6 +98,9 @@ class Chooser {
     // a run of kEpoch messages of a way r times slower costs (r - 1) * kEpoch messages' time
     // (1 MiB, a get 3x slower than the pipeline: 0.6 ms, so one every 30 ms).
     static constexpr double kTurnBudget = 0.02;
+    // Stream: messages a run that needs offers waits for one (several windows of a sender
+    // that hears the answers a window late) before it is given up.
+    static constexpr uint32_t kOfferWait = 512;
     // The pipeline's streaming stores are taken for its cached ones only when measured this much
     // faster. Where the two are as fast (small messages, whose runs measure mostly latency),
     // the estimates cross back and forth on noise; and there cached stores are the right ones
@@ -302,6 +305,7 @@ class Chooser {
         uint8_t measure_next = 0;
         unsigned allowed = ~0u;  // receiver: the ways of the last pick (all until then)
         bool want_offer = false; // receiver: the next run is of a way that needs an offer
+        uint32_t unoffered = 0;  // receiver: messages since, none of them an offer
         bool wanted = true;      // sender: the peer's receiver asks for offers (told())
     };
 
@@ -494,8 +498,24 @@ class Chooser {
             } else {
                 w = best;
             }
-            if (!(possible & way_bit(w))) { // asked for, nothing committed: the same run again
-                st.want_offer = true;
+            if (!(possible & way_bit(w))) {
+                // Asked for, nothing committed: the same run again, unless no offer came for
+                // kOfferWait messages (a sender that cannot offer: non-contiguous data). Then
+                // the run is given up: tried, or the turn passed.
+                if (++st.unoffered < kOfferWait) {
+                    st.want_offer = true;
+                    return outside();
+                }
+                st.unoffered = 0;
+                st.want_offer = false;
+                if (untried != kWays) {
+                    st.tried[untried] = kFirstSamples;
+                } else if (turn) {
+                    st.measure_next = next;
+                    ++st.measure_turns;
+                    st.last_turn = now_ns;
+                    st.runs_since_measure = 0;
+                }
                 return outside();
             }
             if (measure && active > 0) { // it must run alone: after the peer's messages
@@ -503,6 +523,7 @@ class Chooser {
                 return t;
             }
             st.want_offer = false;
+            st.unoffered = 0;
             st.measure_next = next;
             if (turn) {
                 ++st.measure_turns;

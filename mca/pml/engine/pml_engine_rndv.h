@@ -964,7 +964,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
         return RgetGo::pipeline;
     }
     if (!resuming && f.parked > 0) {
-        P->parked.push_back(typename State::Parked{r, u});
+        P->parked.push_back(typename State::Parked{r, u, r->id});
         ++f.parked;
         return RgetGo::parked;
     }
@@ -975,7 +975,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
                                        now, &why, way_bit(Way::pipeline) | way_bit(Way::streamed));
     if (t.wait) {
         if (!resuming) {
-            P->parked.push_back(typename State::Parked{r, u});
+            P->parked.push_back(typename State::Parked{r, u, r->id});
             ++f.parked;
         }
         return RgetGo::parked;
@@ -1058,7 +1058,7 @@ auto Engine<Policy>::rget_go(Req *r, const Unexpected &u, const Peer &peer, bool
         // Behind others of the peer that wait, or told to wait: parked, in order.
         if ((!resuming && f.parked > 0) || !choose(r, u, segs[0].btl, &t)) {
             if (!resuming) {
-                P->parked.push_back(typename State::Parked{r, u});
+                P->parked.push_back(typename State::Parked{r, u, r->id});
                 ++f.parked;
             }
             return RgetGo::parked;
@@ -1091,12 +1091,19 @@ void Engine<Policy>::ask_pipeline(Req *r, const Unexpected &u, Proto offered)
         finish_recv(r);
 }
 
-// RGETs parked by the receiver's choice, in order, as far as it lets them go now.
+// RGETs and RNDVs parked by the receiver's choice, in order, as far as it lets them go now.
 template <class Policy> int Engine<Policy>::resume_parked()
 {
     int n = 0;
     while (!P->parked.empty()) {
         typename State::Parked &p = P->parked.front();
+        if (p.id == 0 || P->live.find(p.id) != p.r) { // it ended while parked
+            typename State::Flow &f = flow(p.u.world_src);
+            if (f.parked)
+                --f.parked;
+            P->parked.pop_front();
+            continue;
+        }
         const Peer *peer = peer_of(p.u.world_src);
         Chooser *ch = peer ? chooser_for(*peer) : nullptr;
         RgetGo go = RgetGo::pipeline;

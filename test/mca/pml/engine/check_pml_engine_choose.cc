@@ -450,6 +450,23 @@ START_TEST(test_stream_asks_for_offers)
     ck_assert_int_le(offers, late_offers + 200); // the first runs of each way
     // The receiver stops asking once its runs are the pipeline's.
     ck_assert(!rx.asking(kSize) || used[1] + used[2] > 0);
+    // A sender that never offers (non-contiguous data): a run that needs offers is given up
+    // after kOfferWait messages, and the pipeline's runs go on being measured.
+    Chooser lone;
+    int measured_late = 0;
+    for (int k = 0; k < 20000; ++k) {
+        const Chooser::Ticket t =
+            lone.pick(kSize, Case::stream, Way::pipeline, four, 0, now, nullptr, rndv);
+        ck_assert(!t.wait);
+        ck_assert(Chooser::is_pipeline(t.way));
+        measured_late += t.run != 0 && k >= 10000;
+        now += ns[size_t(t.way)];
+        lone.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
+    }
+    ck_assert(lone.estimate(kSize, Case::stream, Way::pipeline) > 0);
+    ck_assert(lone.estimate(kSize, Case::stream, Way::streamed) > 0);
+    ck_assert(lone.estimate(kSize, Case::stream, Way::get) == 0);
+    ck_assert_int_gt(measured_late, 0);
 }
 END_TEST
 
