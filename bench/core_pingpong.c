@@ -26,8 +26,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
     const long rounds = argc > 1 ? atol(argv[1]) : 200000;
-    volatile uint64_t *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                   -1, 0);
+    volatile uint64_t *line =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (line == MAP_FAILED || rounds <= 0)
         return 1;
     volatile uint64_t *ping = line, *pong = line + 8; /* two lines' worth apart: 64 bytes */
