@@ -158,6 +158,16 @@ static int extras(int rank, size_t n, int *messages)
     return rank == 1 ? bad : 0;
 }
 
+/* count buffers of n bytes: rank 0's filled with the pattern of seed + k, the others' zero. */
+static void buffers(unsigned char **b, int count, size_t n, int rank, int seed)
+{
+    for (int k = 0; k < count; ++k) {
+        b[k] = malloc(n);
+        for (size_t i = 0; i < n; ++i)
+            b[k][i] = rank == 0 ? pattern(i, seed + k) : 0;
+    }
+}
+
 /* -s: four messages of n bytes started at once; returns failures (rank 1 counts them). */
 static int stream(int rank, size_t n, int *messages)
 {
@@ -165,11 +175,7 @@ static int stream(int rank, size_t n, int *messages)
     int bad = 0;
     unsigned char *b[kStream];
     MPI_Request r[kStream];
-    for (int k = 0; k < kStream; ++k) {
-        b[k] = malloc(n);
-        for (size_t i = 0; i < n; ++i)
-            b[k][i] = rank == 0 ? pattern(i, 20 + k) : 0;
-    }
+    buffers(b, kStream, n, rank, 20);
     if (rank == 0)
         for (int k = 0; k < kStream; ++k)
             MPI_Isend(b[k], (int)n, MPI_BYTE, 1, 20 + k, MPI_COMM_WORLD, &r[k]);
@@ -196,11 +202,7 @@ static int windows(int rank, size_t n, int *messages)
     int bad = 0;
     unsigned char *b[kWindow];
     MPI_Request r[kWindow];
-    for (int k = 0; k < kWindow; ++k) {
-        b[k] = malloc(n);
-        for (size_t i = 0; i < n; ++i)
-            b[k][i] = rank == 0 ? pattern(i, 40 + k) : 0;
-    }
+    buffers(b, kWindow, n, rank, 40);
     for (int w = 0; w < kWindows; ++w) {
         for (int k = 0; k < kWindow && rank <= 1; ++k) {
             if (rank == 0)

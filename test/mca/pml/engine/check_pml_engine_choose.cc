@@ -168,16 +168,21 @@ START_TEST(test_streamed_pipeline)
         ck_assert(!only.streamed_pipeline(kSize, &known));
         ck_assert(!known);
     }
+    // n messages alone, any of the four ways: the streamed pipeline takes `streamed` ns, the
+    // others s.ns / div; counted in used.
+    std::array<int, 4> used{};
+    auto run = [&](Chooser &ch, int n, uint64_t streamed, uint64_t div) {
+        for (int i = 0; i < n; ++i) {
+            const Chooser::Ticket t = ch.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
+            const uint64_t took = t.way == Way::streamed ? streamed : s.ns[size_t(t.way)] / div;
+            s.now += took;
+            ch.done(kSize, Case::alone, t, true, s.now, took);
+            ++used[size_t(t.way)];
+        }
+    };
     // Streaming stores 2x faster than cached ones, the gets slower still.
     s.ns = {200000, 400000, 500000};
-    std::array<int, 4> used{};
-    for (int i = 0; i < 300; ++i) {
-        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
-        const uint64_t took = t.way == Way::streamed ? 100000 : s.ns[size_t(t.way)];
-        s.now += took;
-        c.done(kSize, Case::alone, t, true, s.now, took);
-        ++used[size_t(t.way)];
-    }
+    run(c, 300, 100000, 1);
     ck_assert_int_ge(used[size_t(Way::streamed)], 280);
     ck_assert_int_ge(used[size_t(Way::pipeline)], Chooser::kFirstSamples);
     ck_assert(c.streamed_pipeline(kSize, &known));
@@ -191,12 +196,7 @@ START_TEST(test_streamed_pipeline)
         offers += c.offer(kSize, false) ? 1 : 0;
     ck_assert_int_eq(offers, 4);
     // Cached stores become the faster: the choice and streamed_pipeline follow.
-    for (int i = 0; i < 2000; ++i) {
-        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
-        const uint64_t took = t.way == Way::streamed ? 400000 : s.ns[size_t(t.way)] / 2;
-        s.now += took;
-        c.done(kSize, Case::alone, t, true, s.now, took);
-    }
+    run(c, 2000, 400000, 2);
     ck_assert(!c.streamed_pipeline(kSize, &known));
     ck_assert(known);
     // Without the streamed way allowed it is never chosen.
@@ -206,13 +206,7 @@ START_TEST(test_streamed_pipeline)
     // Streaming stores faster by less than kStoresMargin: the cached ones are kept.
     Chooser e;
     used = {};
-    for (int i = 0; i < 300; ++i) {
-        const Chooser::Ticket t = e.pick(kSize, Case::alone, Way::pipeline, four, 0, s.now);
-        const uint64_t took = t.way == Way::streamed ? 190000 : s.ns[size_t(t.way)];
-        s.now += took;
-        e.done(kSize, Case::alone, t, true, s.now, took);
-        ++used[size_t(t.way)];
-    }
+    run(e, 300, 190000, 1);
     ck_assert_int_ge(used[size_t(Way::pipeline)], 270);
     ck_assert(!e.streamed_pipeline(kSize, &known));
     ck_assert(known);
