@@ -442,6 +442,11 @@ class Chooser {
         if (st.left > 0 && !(possible & way_bit(st.way))) {
             if (st.measuring) // the run is no longer alone
                 st.run_ok = false;
+            if (++st.unoffered >= kOfferWait) { // the offers stopped: the run is given up
+                st.left = 0;
+                st.measuring = false;
+                st.unoffered = 0;
+            }
             return outside();
         }
         if (st.left == 0) {
@@ -501,22 +506,18 @@ class Chooser {
             if (!(possible & way_bit(w))) {
                 // Asked for, nothing committed: the same run again, unless no offer came for
                 // kOfferWait messages (a sender that cannot offer: non-contiguous data). Then
-                // the run is given up: tried, or the turn passed.
+                // the run is given up (tried, or the turn passed), and a run of the best way
+                // this message can take goes instead, so that the schedule goes on.
                 if (++st.unoffered < kOfferWait) {
                     st.want_offer = true;
                     return outside();
                 }
-                st.unoffered = 0;
-                st.want_offer = false;
-                if (untried != kWays) {
+                if (untried != kWays)
                     st.tried[untried] = kFirstSamples;
-                } else if (turn) {
-                    st.measure_next = next;
-                    ++st.measure_turns;
-                    st.last_turn = now_ns;
-                    st.runs_since_measure = 0;
-                }
-                return outside();
+                turn_passed = turn;
+                measure = false;
+                untried = kWays;
+                w = outside().way;
             }
             if (measure && active > 0) { // it must run alone: after the peer's messages
                 t.wait = true;
@@ -545,6 +546,7 @@ class Chooser {
             *why = r;
         }
         --st.left;
+        st.unoffered = 0;
         t.way = st.way;
         t.run = st.measuring ? st.run : 0;
         return t;

@@ -461,6 +461,21 @@ START_TEST(test_stream_asks_for_offers)
     ck_assert(lone.estimate(kSize, Case::stream, Way::streamed) > 0);
     ck_assert(lone.estimate(kSize, Case::stream, Way::get) == 0);
     ck_assert_int_gt(measured_late, 0);
+    // A sender that offered (the get the fastest, its runs under way) and then stops: the run
+    // is given up, and the pipeline's runs (1.2x: close) are measured again.
+    Chooser fast;
+    const std::array<uint64_t, 4> get_fast{120000, 100000, 400000, 350000};
+    int measured_after = 0;
+    for (int k = 0; k < 20000; ++k) {
+        const bool offered = k < 5000;
+        const Chooser::Ticket t = fast.pick(kSize, Case::stream, Way::pipeline, four, 0, now,
+                                            nullptr, offered ? four : rndv);
+        ck_assert(!t.wait);
+        measured_after += t.run != 0 && k >= 10000;
+        now += get_fast[size_t(t.way)];
+        fast.done(kSize, Case::stream, t, true, now, get_fast[size_t(t.way)]);
+    }
+    ck_assert_int_gt(measured_after, 0);
 }
 END_TEST
 
