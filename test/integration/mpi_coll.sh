@@ -106,7 +106,7 @@ expect_in "allgather=basic allgatherv=basic alltoall=sm" "$out" "coll_sm_operati
 jobs=$((jobs + 1))
 # How far coll/sm's rooted operations may run ahead (coll_sm_sets, by default from the size of
 # the communicator): the least and the most, against a stream of them from moving roots.
-for sets in 1 64; do
+for sets in 1 1024; do
     out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca coll_sm_sets $sets \
         "$B/test/programs/coll_stream" 2>&1) || fail "coll_stream with coll_sm_sets $sets: $out"
     expect_in "coll_stream: 4 ranks:" "$out" "coll_stream with coll_sm_sets $sets"
