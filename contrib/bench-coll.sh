@@ -58,5 +58,6 @@ impls="ompi mpich"
 bench_collect "$rounds" "$impls" "$cases"
 echo "Collectives over shared memory, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo "Time per operation in us, the slowest rank's average (lower is better); np=4 and 8 are oversubscribed"
+bench_level
 echo
 bench_table "ranks | operation | size" "$cases"

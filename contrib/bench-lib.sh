@@ -1,24 +1,65 @@
-# Shared by contrib/bench-p2p.sh and contrib/bench-coll.sh (sourced): interleaved rounds,
-# medians and the results table. The sourcing script sets $tmp (a scratch directory) and
-# defines `run IMPL A B C`, which prints one measurement for case A:B:C (or nothing).
+# shellcheck shell=sh disable=SC2154 # $tmp and $build come from the sourcing script
+# Shared by contrib/bench-p2p.sh, contrib/bench-coll.sh and contrib/bench-sm-copy.sh
+# (sourced): interleaved rounds, medians and the results table. The sourcing script sets $tmp
+# (a scratch directory) and $build (Weft's build tree), and defines `run IMPL ARGS...`, which
+# prints one measurement (or nothing).
 
-# bench_collect ROUNDS "IMPLS" "CASES": every case of every implementation, round after round.
+# bench_group "IMPLS" ARGS...: one measurement of each implementation (run IMPL ARGS...), in
+# $group as "impl=value ..." ("-" where there is none). The group is bracketed by the host's
+# cross-core latency (bench/core_pingpong, when built): a group during which it changed level
+# (a VM whose vCPUs the hypervisor moves: 2-5x on the machines this was written on) compared
+# the implementations at different speeds, and is measured again, at most 5 times. The levels
+# go in $tmp/level, the groups measured again in $tmp/reruns (bench_level reports them).
+bench_probe() { "$build/bench/core_pingpong" 2>/dev/null || echo 0; }
+bench_same_level() {
+    awk -v a="$1" -v b="$2" 'BEGIN { lo = a < b ? a : b; hi = a < b ? b : a
+        exit !(lo > 0 && hi <= 1.5 * lo) }'
+}
+bench_group() {
+    bg_impls=$1 bg_tries=0
+    shift
+    while :; do
+        bg_p0=$(bench_probe) group=""
+        for bg_i in $bg_impls; do
+            bg_v=$(run "$bg_i" "$@" || true)
+            case $bg_v in '' | *[!0-9.]*) bg_v=- ;; esac
+            group="$group $bg_i=$bg_v"
+        done
+        bg_p1=$(bench_probe) bg_tries=$((bg_tries + 1))
+        # No probe (an older build): nothing to compare.
+        [ "$bg_p0" = 0 ] && [ "$bg_p1" = 0 ] && return 0
+        printf '%s\n%s\n' "$bg_p0" "$bg_p1" >>"$tmp/level"
+        if bench_same_level "$bg_p0" "$bg_p1" || [ "$bg_tries" -ge 5 ]; then return 0; fi
+        echo >>"$tmp/reruns"
+    done
+}
+
+# bench_level: the levels seen, one line (nothing without the probe).
+bench_level() {
+    [ -s "$tmp/level" ] || return 0
+    n=0
+    [ -f "$tmp/reruns" ] && n=$(wc -l <"$tmp/reruns")
+    sort -n "$tmp/level" | awk -v n="$n" '{a[NR]=$1} END {printf "cross-core latency (bench/core_pingpong, one way): median %s ns, %s to %s; %d groups measured again (the level changed during them)\n", a[int((NR+1)/2)], a[1], a[NR], n}'
+}
+
+# bench_collect ROUNDS "IMPLS" "CASES": every case of every implementation, round after round,
+# each case's implementations one group (bench_group).
 bench_collect() {
     for c in $3; do for impl in weft before ompi mpich; do : >"$tmp/$impl.$c"; done; done
     r=1
     while [ "$r" -le "$1" ]; do
         for c in $3; do
             a=${c%%:*} rest=${c#*:}
-            for impl in $2; do
-                v=$(run "$impl" "$a" "${rest%%:*}" "${rest#*:}" || true)
-                case $v in '' | *[!0-9.]*) ;; *) echo "$v" >>"$tmp/$impl.$c" ;; esac
+            bench_group "$2" "$a" "${rest%%:*}" "${rest#*:}"
+            for kv in $group; do
+                [ "${kv#*=}" = - ] || echo "${kv#*=}" >>"$tmp/${kv%%=*}.$c"
             done
         done
         r=$((r + 1))
     done
 }
 
-median() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
+median() { [ -s "$1" ] && sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}' || echo "-"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}'; }
 

@@ -79,5 +79,6 @@ cases=${WEFT_BENCH_CASES:-"sm:lat:0 sm:lat:8 sm:lat:1024 sm:lat:65536 sm:lat:104
 bench_collect "$rounds" "$impls" "$cases"
 echo "Point-to-point, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo "lat: half round trip in us (lower is better); bw: MB/s and rate: messages/s (higher is better)"
+bench_level
 echo
 bench_table "transport | test | size" "$cases"

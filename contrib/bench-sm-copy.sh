@@ -19,6 +19,7 @@ build=$(cd "${1:?BUILDDIR}" && pwd)
 rounds=${2:-5}
 tmp=$(mktemp -d /tmp/weft-smcopy.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+. "$src/contrib/bench-lib.sh"
 weft="$build/bench/p2p_bench"
 [ -x "$weft" ] && [ -x "$build/bench/core_pingpong" ] ||
     { echo "build Weft first (make in $build)" >&2; exit 1; }
@@ -46,35 +47,13 @@ run() { # impl test size
     esac 2>/dev/null | tail -n 1
 }
 
-# The host's cross-core latency before and after each group (one test and size, every
-# implementation): a group during which it changed level (a VM whose vCPUs the hypervisor
-# moves) compared the implementations at different speeds, and is measured again (at most 5
-# times; the level is reported).
-probe() { "$build/bench/core_pingpong" 2>/dev/null || echo 0; }
-same_level() {
-    awk -v a="$1" -v b="$2" 'BEGIN { lo = a < b ? a : b; hi = a < b ? b : a
-        exit !(lo > 0 && hi <= 1.5 * lo) }'
-}
-reruns=0
 r=1
 while [ "$r" -le "$rounds" ]; do
     for t in $tests; do for s in $sizes; do
-        tries=0
-        while :; do
-            p0=$(probe) vals=""
-            for i in $impls; do
-                v=$(run "$i" "$t" "$s" || true)
-                case $v in '' | *[!0-9.]*) v=- ;; esac
-                vals="$vals $i=$v"
-            done
-            p1=$(probe) tries=$((tries + 1))
-            if same_level "$p0" "$p1" || [ "$tries" -ge 5 ]; then break; fi
-            reruns=$((reruns + 1))
-        done
-        for kv in $vals; do
+        bench_group "$impls" "$t" "$s"
+        for kv in $group; do
             [ "${kv#*=}" = - ] || echo "${kv#*=}" >>"$tmp/${kv%%=*}.$t.$s"
         done
-        printf '%s\n%s\n' "$p0" "$p1" >>"$tmp/level"
     done; done
     for s in 65536 1048576 4194304 16777216; do
         v=$(timeout 60 "$build/bench/memcpy_bench" "$s" 2>/dev/null | tail -n 1 || true)
@@ -83,14 +62,12 @@ while [ "$r" -le "$rounds" ]; do
     r=$((r + 1))
 done
 
-median() { [ -s "$1" ] && sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}' || echo "-"; }
-
 echo "Shared-memory copy choice, 2 ranks, median of $rounds interleaved rounds ($(date -u +%Y-%m-%d))"
 lscpu | awk -F: '/^Model name|^L1d|^L2|^L3|^CPU\(s\)|^Hypervisor/ {gsub(/^ +/, "", $2); printf "%s: %s; ", $1, $2} END {print ""}'
 printf "memcpy (MB/s, this run):"
 for s in 65536 1048576 4194304 16777216; do printf " %s B %s;" "$s" "$(median "$tmp/memcpy.$s")"; done
 echo
-sort -n "$tmp/level" | awk -v n="$reruns" '{a[NR]=$1} END {printf "cross-core latency (bench/core_pingpong, one way): median %s ns, %s to %s; %d groups measured again (the level changed during them)\n", a[int((NR+1)/2)], a[1], a[NR], n}'
+bench_level
 echo "lat: half round trip in us (lower is better); bw: MB/s (higher is better)"
 echo
 echo "| test | size | auto | cma | none | split | Open MPI | MPICH | auto/best | auto/OMPI |"
