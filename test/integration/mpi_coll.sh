@@ -108,10 +108,24 @@ jobs=$((jobs + 1))
 # the communicator): the least and the most, against a stream of them from moving roots.
 for sets in 1 1024; do
     out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca coll_sm_sets $sets \
-        "$B/test/programs/coll_stream" 2>&1) || fail "coll_stream with coll_sm_sets $sets: $out"
+        --mca coll_sm_verbose 10 "$B/test/programs/coll_stream" 2>&1) ||
+        fail "coll_stream with coll_sm_sets $sets: $out"
     expect_in "coll_stream: 4 ranks:" "$out" "coll_stream with coll_sm_sets $sets"
+    expect_in "coll/sm: a communicator of 4 ranks: $sets sets of small slots (coll_sm_sets)" \
+        "$out" "coll_sm_sets $sets said at verbose level"
     jobs=$((jobs + 1))
 done
+# The automatic number: the slots near 1 MiB (a slot is 2 KiB and a 64-byte line), a power of
+# two from 2 to 128: 128 at 2 ranks, 64 at 4, 32 at 8, 16 at 16 (what a root may run ahead).
+sets_said=""
+for np in 2 4 8 16; do
+    out=$(run "$MPIRUN" -np $np --oversubscribe --timeout 120 --mca coll_sm_verbose 10 \
+        "$B/examples/hello" 2>&1) || fail "hello at $np ranks: $out"
+    n=$(printf '%s\n' "$out" | sed -n "s/.*coll\/sm: a communicator of $np ranks: \([0-9]*\) sets of small slots (automatic.*/\1/p" | head -1)
+    sets_said="$sets_said $n"
+    jobs=$((jobs + 1))
+done
+[ "$sets_said" = " 128 64 32 16" ] || fail "coll/sm's automatic sets at 2, 4, 8, 16 ranks:$sets_said, not 128 64 32 16"
 # coll/sm's operations above its small slots go through its large slots, in chunks of
 # coll_sm_large bytes: one chunk by default (1m) up to the full run's largest, and many with
 # 64-byte and 4 KiB chunks, whose slices at 5 ranks are a few elements or none; every op,
@@ -147,4 +161,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them) and larger ones of each but the barrier in chunks, coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them; the automatic sets 128, 64, 32 and 16 at 2, 4, 8 and 16 ranks, said at verbose level) and larger ones of each but the barrier in chunks, coll/fixture's allreduce replaced only those"

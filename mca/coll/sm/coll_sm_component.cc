@@ -46,7 +46,7 @@ namespace weft::coll::sm {
 namespace {
 
 weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullptr,
-                 *p_large = nullptr;
+                 *p_large = nullptr, *p_verbose = nullptr;
 
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
@@ -886,7 +886,7 @@ constexpr const char *kOperations[] = {"barrier",   "bcast",     "reduce",
 
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[4] = {
+    const weft_mca_param_def_t defs[5] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
@@ -939,14 +939,25 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0..1g"},
+        {.name = "verbose",
+         .type = WEFT_MCA_PARAM_INT,
+         .default_value = "0",
+         .help = "10: say, at each communicator's rank 0, how many sets and what large slots "
+                 "its segment has, and why.",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = "0..100"},
     };
-    weft_mca_param_t *handles[4] = {};
+    weft_mca_param_t *handles[5] = {};
     weft_status_t rc =
-        weft_mca_param_register_table("coll", "sm", defs, 4, sizeof defs[0], handles);
+        weft_mca_param_register_table("coll", "sm", defs, 5, sizeof defs[0], handles);
     p_priority = handles[0];
     p_operations = handles[1];
     p_sets = handles[2];
     p_large = handles[3];
+    p_verbose = handles[4];
     for (size_t i = 0; rc == WEFT_SUCCESS && i < weft_mca_param_list_count(p_operations); ++i) {
         const char *op = weft_mca_param_list_item(p_operations, i);
         if (std::none_of(std::begin(kOperations), std::end(kOperations),
@@ -999,6 +1010,12 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
              : unsigned(
                    std::clamp(int((1u << 20) / (size_t(weft_comm_size(comm)) * kStride)), 2, 128)));
     m->large = size_t(weft_mca_param_size(p_large)) / 64 * 64; // whole cache lines
+    if (weft_mca_param_int(p_verbose) >= 10 && weft_comm_rank(comm) == 0)
+        weft_output(WEFT_OUTPUT_INFO,
+                    "coll/sm: a communicator of %d ranks: %u sets of small slots (%s), large "
+                    "slots of %zu bytes",
+                    weft_comm_size(comm), m->sets,
+                    sets ? "coll_sm_sets" : "automatic: the slots near 1 MiB", m->large);
     m->base = weft_coll_module_t{};
     m->base.struct_size = sizeof(weft_coll_module_t);
     m->base.coll_module_enable = nullptr; // set up at the first call
