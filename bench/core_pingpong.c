@@ -3,9 +3,9 @@
  * (a fork) pass a counter back and forth through one shared cache line, 200000 times; prints
  * the one-way time in ns. On a virtual machine it moves between levels while a job runs (a
  * Zen 5 VM: 33-62 ns, and 250 ns for minutes at a time, when the hypervisor places the two
- * vCPUs apart), and every shared-memory figure with it: contrib/bench-sm-copy.sh runs it
- * before and after each group of measurements and measures again a group that straddled a
- * change of level.
+ * vCPUs apart), and every shared-memory figure with it: contrib/bench-lib.sh (bench_group, for
+ * bench-p2p.sh, bench-coll.sh and bench-sm-copy.sh) runs it before and after each group of
+ * measurements and measures again a group that straddled a change of level.
  *   core_pingpong [ROUNDS]
  */
 #include <stdint.h>
