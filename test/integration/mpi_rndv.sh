@@ -214,6 +214,15 @@ for w in pipeline get "shared get" "pipeline with streaming stores"; do
     expect_in "bytes alone: the receiver chose $w (" "$out" "$name"
 done
 sent 0 300007 "chose RDMA direct get, ran"
+# At the end, the receiver's summary (verbose 10 and up): the eight offered messages of the
+# size class (tag 0, contiguous both sides) by way, each way with a time measured, and the
+# others (non-contiguous on a side: no get offered) counted apart.
+summary=$(printf '%s\n' "$out" | grep "the receiver's choices over btl/sm:0, 262144 bytes and up, alone: ") ||
+    fail "$name: no summary of the receiver's choices: $out"
+chosen=$(printf '%s\n' "$summary" | sed 's/;.*//' |
+    grep -o '\(pipeline\|get\|streaming stores\) [0-9]* ([0-9.]* us)' | awk '{ n += $(NF - 2) } END { print n + 0 }')
+[ "$chosen" = 8 ] || fail "$name: the summary counts $chosen offered messages, not 8 with a time each: $summary"
+expect_in "more by the pipeline, no get offered" "$summary" "$name: the summary"
 expect_in "chose RDMA direct get, ran send/receive pipeline over sm:0" "$out" "$name: a declined offer"
 expect_in "chose RDMA direct get, ran RDMA direct get over sm:0" "$out" "$name: a taken offer"
 expect_in "1000003 bytes in a stream: the receiver chose" "$out" "$name: the stream"

@@ -46,6 +46,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace weft::pml::engine {
 
@@ -141,6 +143,10 @@ class Chooser {
         }
         if (why)
             *why = r;
+        if (!t.wait) {
+            uint64_t &m = chosen_[size_t(c)][class_of(bytes)][size_t(t.way)];
+            m += m < UINT64_MAX;
+        }
         return t;
     }
 
@@ -261,6 +267,14 @@ class Chooser {
         d = took ? 0 : d + (d <= kDeclines ? 1 : 0);
     }
 
+    // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): the
+    // pipeline, not chosen (counted for report()).
+    void unoffered(size_t bytes, Case c)
+    {
+        uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
+        m += m < UINT64_MAX;
+    }
+
     // Seconds per byte (0: not measured yet).
     double estimate(size_t bytes, Case c, Way way) const
     {
@@ -269,6 +283,38 @@ class Chooser {
             return streams_[k].n[w] ? streams_[k].est[w] : 0;
         const Alone &a = c == Case::exchange ? exchange_[k] : alone_[k];
         return a.n[w] ? a.est[w] : 0;
+    }
+
+    // What was chosen and measured, one line per size class and case that saw a message: how
+    // many messages took each way and the time its estimate gives a message of the class's
+    // lower bound. `line` is called with each (the PML's summary at verbose level).
+    template <class Line> void report(Line &&line) const
+    {
+        for (size_t k = 0; k < kClasses; ++k)
+            for (Case c : {Case::alone, Case::exchange, Case::stream}) {
+                const uint64_t *m = chosen_[size_t(c)][k];
+                const uint64_t rndv = unoffered_[size_t(c)][k];
+                if (m[0] + m[1] + m[2] + m[3] + rndv == 0)
+                    continue;
+                const size_t bytes = size_t(1) << k;
+                std::string s = std::to_string(bytes) + " bytes and up, " + case_name(c) + ":";
+                const char *sep = " ";
+                for (size_t w = 0; w < kWays; ++w) {
+                    const double est = estimate(bytes, c, Way(w));
+                    if (m[w] == 0 && est == 0)
+                        continue;
+                    char t[64] = "not measured";
+                    if (est > 0)
+                        std::snprintf(t, sizeof t, "%.2f us", est * double(bytes) * 1e6);
+                    s += sep + std::string(way_name(Way(w))) + " " + std::to_string(m[w]) + " (" +
+                         t + ")";
+                    sep = ", ";
+                }
+                if (rndv > 0)
+                    s += std::string(*sep == ',' ? "; " : " ") + std::to_string(rndv) +
+                         (*sep == ',' ? " more" : "") + " by the pipeline, no get offered";
+                line(s);
+            }
     }
 
     static size_t class_of(size_t bytes)
@@ -554,6 +600,8 @@ class Chooser {
 
     Alone alone_[kClasses];
     Alone exchange_[kClasses];
+    uint64_t chosen_[3][kClasses][kWays] = {}; // messages per case, class and way
+    uint64_t unoffered_[3][kClasses] = {};     // and those that came with no offer
     Stream streams_[kClasses];
 };
 

@@ -519,7 +519,9 @@ template <class Policy> weft_status_t Engine<Policy>::register_params()
                  "with the rails it used, the protocol the receiver ran, and messages kept "
                  "unexpected; the receiver's choices of way (pml_<name>_receiver_chooses) and "
                  "why. At 30 also each measured run of a stream and the estimates it left, at 40 "
-                 "each measured message alone.",
+                 "each measured message alone. At 10 and above, at the end, the receiver's "
+                 "choices: per size class and case, how many messages took each way and the "
+                 "time it was last estimated at.",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
@@ -804,6 +806,11 @@ template <class Policy> weft_status_t Engine<Policy>::finalize()
     // Whatever is still queued must leave before the transports close.
     weft::progress_wait([] { return P->pending.empty(); });
     weft_progress_unregister(progress_fn);
+    if (P->verbose >= 10) [[unlikely]]
+        for (const auto &[btl, ch] : P->choosers)
+            ch->report([btl](const std::string &line) {
+                trace("the receiver's choices over " + rail_name(btl) + ", " + line);
+            });
     P->rcache->clear(); // registrations kept by leave_pinned, while the modules still exist
     P->bml->bml_finalize(P->bml);
     weft_bml_close();

@@ -954,6 +954,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
     const size_t src = size_t(u.world_src);
     const bool exchange = src < P->rndv_sends.size() && P->rndv_sends[src] > 0;
     if ((f.active == 0 && f.parked == 0) || exchange) {
+        ch->unoffered(u.total, exchange ? Case::exchange : Case::alone);
         if (stores) {
             bool known = false;
             const bool streamed = ch->streamed_pipeline(u.total, &known);

@@ -6,6 +6,7 @@
 // The standard headers before <check.h>, which defines a macro named fail.
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "pml_engine_choose.h"
@@ -41,6 +42,35 @@ struct Sim {
         return t.way;
     }
 };
+
+// report(): a line per size class and case that saw a message, the messages each way took and
+// the time its estimate gives a message of the class's lower bound; those with no offer apart.
+START_TEST(test_report)
+{
+    Chooser c;
+    Sim s;
+    std::vector<std::string> lines;
+    auto collect = [&](const std::string &l) { lines.push_back(l); };
+    c.report(collect);
+    ck_assert_uint_eq(lines.size(), 0);
+    for (int i = 0; i < 10; ++i)
+        s.alone(c);
+    c.unoffered(kSize, Case::alone);
+    c.unoffered(kSize, Case::alone);
+    c.unoffered(kSize + 1, Case::exchange);
+    c.report(collect);
+    ck_assert_uint_eq(lines.size(), 2);
+    // 1 MiB costs the pipeline 100 us, the get 200, the shared get 300 (Sim).
+    const std::string want = "1048576 bytes and up, alone: pipeline " + std::to_string(s.used[0]) +
+                             " (100.00 us), get " + std::to_string(s.used[1]) +
+                             " (200.00 us), shared get " + std::to_string(s.used[2]) +
+                             " (300.00 us); 2 more by the pipeline, no get offered";
+    ck_assert_str_eq(lines[0].c_str(), want.c_str());
+    ck_assert_str_eq(lines[1].c_str(),
+                     "1048576 bytes and up, exchanged: 1 by the pipeline, no get offered");
+    ck_assert_int_eq(s.used[0] + s.used[1] + s.used[2], 10);
+}
+END_TEST
 
 START_TEST(test_advice_first_then_each_way_then_best)
 {
@@ -530,6 +560,7 @@ int main()
     tcase_add_test(tc, test_offer);
     tcase_add_test(tc, test_stream_asks_for_offers);
     tcase_add_test(tc, test_stream_gaps_and_turns);
+    tcase_add_test(tc, test_report);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
