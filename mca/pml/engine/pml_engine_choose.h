@@ -10,11 +10,15 @@
 // pipeline (pipeline). Per size class (a power of two) and per case it keeps an estimate of
 // each way's time per byte:
 //   - a message alone (no other rendezvous from the peer under way or just ended): the time
-//     from the choice to its last byte. Each way is tried kFirstSamples times first, the
-//     BTL's advice (its size bounds) first; then the way with the best estimate, except that
-//     one message in kExploreEvery tries another way in turn, so that an estimate that went
-//     stale is measured again (a way kClearMargin slower than the best kRareFactor times less
-//     often: each such try costs more, and a change that big is rarer);
+//     from the choice to its last byte, each way in its own caches: a message that follows
+//     another way's chosen message is not measured (a get after pipeline messages finds the
+//     sender's data in the sender's cache, not the receiver's, and took twice its time in a
+//     row on a Zen 5 VM). Each way is tried kFirstSamples times first (one more try each, for
+//     that), the BTL's advice (its size bounds) first; then the way with the best estimate,
+//     except on turns to explore, when another way goes twice in a row, so that an estimate
+//     that went stale is measured again. The turns cost at most kAloneBudget of the time,
+//     each way's as its share allows (a way far slower than the best comes rarely); the
+//     receiver asks the sender to offer the messages its turns need (asking_next);
 //   - a message exchanged: this process sends the peer a rendezvous message of its own
 //     meanwhile (the pairwise exchanges of collectives, halo swaps). The ways then differ in
 //     whose core does the work: a get takes the receiver's, the pipeline and the shared get
@@ -74,19 +78,23 @@ inline const char *case_name(Case c)
 class Chooser {
   public:
     static constexpr uint32_t kFirstSamples = 2;  // each way measured this often first
-    static constexpr uint32_t kExploreEvery = 32; // alone: then one message in this many
+    static constexpr uint32_t kExploreEvery = 32; // alone: at most one message in this many
     static constexpr uint32_t kEpoch = 8;         // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
     static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
-    // A way this much slower than the best is measured again kRareFactor times less often than
-    // the ways close to it.
-    // A try of a way r times slower costs r - 1 messages' time: on a host where CMA is 3-4x
-    // slower than the pipeline (a Zen 5 VM, 2026-11-27), trying the get and the shared get in
-    // turn one message in 32 costs about 5% of a ping-pong's time, one in 128 about 1.3%; a
-    // lasting change of that size is then still found within a few hundred messages.
+    // Stream: a way this much slower than the best is measured again kRareFactor times less
+    // often than the ways close to it (a run of a way r times slower costs r - 1 runs' time).
+    // Both: a way's first tries stop at one if its first measurement is this much slower.
     static constexpr double kClearMargin = 1.5;
     static constexpr uint32_t kRareFactor = 4;
+    // Alone: measuring the other ways again may cost this share of the messages' time (at the
+    // best's estimate), split evenly between them. A turn measures a way twice in a row (the
+    // first in the other way's caches) and costs about twice the difference to the best; a
+    // way's turn comes when its share covers that, so with k other ways one r times slower
+    // than the best comes once in 2 k (r - 1) / kAloneBudget messages (k = 3, a get 3x slower
+    // than the pipeline: once in 1200), one close to it at most every kExploreEvery.
+    static constexpr double kAloneBudget = 0.01;
     // A measured run whose stream stopped for longer than this many times its messages' mean
     // time (a sender that waits between windows of messages) is not measured: the wait is
     // not the way's.
@@ -120,6 +128,8 @@ class Chooser {
         Way way = Way::pipeline;
         uint32_t run = 0; // stream: the measured run it belongs to (0: none)
         bool wait = false;
+        bool warm = true;     // alone: the class's message before it went the same way
+        bool explore = false; // alone: a turn to explore's or the next (charged())
     };
 
     // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
@@ -136,10 +146,17 @@ class Chooser {
             t = pick_stream(streams_[class_of(bytes)], double(bytes), advice, allowed,
                             possible & allowed, active, now_ns, &r);
         } else if (c == Case::exchange && (allowed & ~way_bit(Way::shared))) {
-            t.way =
-                pick_alone(exchange_[class_of(bytes)], advice, allowed & ~way_bit(Way::shared), &r);
+            Alone &a = exchange_[class_of(bytes)];
+            t.way = pick_alone(a, advice, allowed & ~way_bit(Way::shared), &r);
+            t.warm = follows(a, t.way);
+            t.explore = charged(a, r);
+            plan(a);
         } else {
-            t.way = pick_alone(alone_[class_of(bytes)], advice, allowed, &r);
+            Alone &a = alone_[class_of(bytes)];
+            t.way = pick_alone(a, advice, allowed, &r);
+            t.warm = follows(a, t.way);
+            t.explore = charged(a, r);
+            plan(a);
         }
         if (why)
             *why = r;
@@ -157,11 +174,19 @@ class Chooser {
     {
         if (cs != Case::stream) {
             Alone &c = cs == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
-            if (!ok)
-                return 0;
             const double per = double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
                                double(std::max<size_t>(bytes, 1));
+            if (t.explore) { // what it cost over the best, as it came: from the budget
+                double best_est = 0;
+                best_of(c.est, c.n, c.allowed, Way::pipeline, &best_est);
+                c.budget[size_t(c.turn_of)] -= std::max(per - best_est, 0.0);
+            }
+            if (!ok || !t.warm) {
+                plan(c);
+                return 0; // a first message after another way's is measured in its caches
+            }
             update(c.est[size_t(t.way)], c.n[size_t(t.way)], per);
+            plan(c);
             return per;
         }
         if (t.run == 0)
@@ -186,11 +211,12 @@ class Chooser {
     // Whether a sender in this process should offer a get for a message of `bytes` (else it
     // sends a RNDV, which costs less when the pipeline runs anyway: no registration, no
     // choice). In a stream: while the peer's receiver asks for offers for that size (told();
-    // at first it does, trying each way). Alone: unless the peer's receiver declined the last
-    // kDeclines gets offered for that size (it asked for the pipeline: taken()), or what this
-    // process measured as a receiver of that size shows the pipeline kOfferMargin faster than
-    // every get; and then still one message in kExploreEvery, so that the peer's receiver can
-    // measure the gets again (one it takes brings the offers back).
+    // at first it does, trying each way). Alone: when the peer's receiver asked for this one
+    // (its turn to explore, its first tries, or a get its best: asking_next); else unless it
+    // declined kDeclines gets offered for that size (it asked for the pipeline: taken()), or
+    // what this process measured as a receiver of that size shows the pipeline kOfferMargin
+    // faster than every get; and then still one message in kExploreEvery, on which the
+    // receiver measures its best way again.
     bool offer(size_t bytes, bool stream)
     {
         const size_t k = class_of(bytes);
@@ -198,6 +224,10 @@ class Chooser {
             return streams_[k].wanted;
         const double *est = alone_[k].est;
         const uint32_t *n = alone_[k].n;
+        if (alone_[k].wanted) { // the peer's receiver asked for this one
+            alone_[k].wanted = false;
+            return true;
+        }
         const bool declined = alone_[k].declines > kDeclines;
         // The pipeline's best (either stores) against the best get.
         double pipe = 0, other = 0;
@@ -230,8 +260,48 @@ class Chooser {
         return false;
     }
 
-    // Sender: what the peer's receiver answered about messages of `bytes` in streams.
-    void told(size_t bytes, bool want) { streams_[class_of(bytes)].wanted = want; }
+    // Receiver: whether it asks the sender to offer a get for the next message of `bytes` that
+    // comes alone or exchanged (its answers carry this: AckOffers' offers_next). A sender that
+    // heard the pipeline is the fastest offers one message in kExploreEvery; if the receiver's
+    // turns waited for those, a way's turn would come once in some thousand messages, too
+    // rarely to follow the host (on a VM, the get overtook the pipeline at 32-128 KiB for
+    // minutes while the vCPUs' cross-core latency was 4x its usual). So the receiver asks for
+    // the messages of its turns to explore, for those that its first tries of each way need,
+    // and for all while its best is a get.
+    bool asking_next(size_t bytes) const
+    {
+        const size_t k = class_of(bytes);
+        for (const Alone *a : {&alone_[k], &exchange_[k]}) {
+            if (a->allowed == 0)
+                continue; // never chosen: the sender offers (not declined yet)
+            // (plan() keeps what this needs: it runs for every answer)
+            if (a->again > 0 || a->ask ||
+                (a->due + 1 >= kExploreEvery && a->since + 1 >= a->ready_at))
+                return true;
+        }
+        return false;
+    }
+
+    // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): it
+    // counts towards the class's next turn to explore and its budget (not as a way chosen:
+    // a get then a RNDV then a get, the second get is measured; an application that sends
+    // some messages of a class non-contiguous gets its gets measured too).
+    void unoffered(size_t bytes, Case c)
+    {
+        Alone &a = c == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
+        a.due += a.due < UINT32_MAX;
+        a.since += a.since < UINT32_MAX;
+        uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
+        m += m < UINT64_MAX;
+    }
+
+    // Sender: what the peer's receiver answered about messages of `bytes`: whether it asks for
+    // offers in streams (want), and for the next message alone or exchanged (next).
+    void told(size_t bytes, bool want, bool next = false)
+    {
+        streams_[class_of(bytes)].wanted = want;
+        alone_[class_of(bytes)].wanted = next;
+    }
 
     // Receiver: whether pick() for a message of `bytes` in a stream needs the time (it may
     // start a run, or a measured run goes on); else it does not read now_ns.
@@ -260,19 +330,12 @@ class Chooser {
     static bool is_pipeline(Way w) { return w == Way::pipeline || w == Way::streamed; }
 
     // What the peer's receiver did with a get this process offered for a message of `bytes`
-    // alone: took it (a get), or declined it (the pipeline).
+    // alone: took it (a get), or declined it (the pipeline). A take does not bring the offers
+    // back: it may be a turn to explore; a receiver whose best is a get asks for them.
     void taken(size_t bytes, bool took)
     {
         uint32_t &d = alone_[class_of(bytes)].declines;
-        d = took ? 0 : d + (d <= kDeclines ? 1 : 0);
-    }
-
-    // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): the
-    // pipeline, not chosen (counted for report()).
-    void unoffered(size_t bytes, Case c)
-    {
-        uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
-        m += m < UINT64_MAX;
+        d += !took && d <= kDeclines;
     }
 
     // Seconds per byte (0: not measured yet).
@@ -328,10 +391,101 @@ class Chooser {
         uint32_t n[kWays] = {};      // times measured
         uint32_t picked[kWays] = {}; // times chosen while trying each way
         uint32_t count = 0;
+        uint32_t due = 0;               // messages since the last turn to explore, offered or not
+        double budget[kWays] = {};      // seconds per byte each way's turns to explore may cost now
+        Way turn_of = Way::pipeline;    // the last turn's way
+        uint32_t since = 0;             // messages since the shares were last given (settle())
+        uint32_t ready_at = UINT32_MAX; // since when a way's share will cover its turn (plan())
+        bool ask = false;      // plan(): each way still tried first, or the best a get: ask for all
+        unsigned allowed = 0;  // at the last pick (0: never picked)
         uint32_t offers = 0;   // offer() declined or not, while the pipeline is clearly faster
-        uint32_t declines = 0; // gets offered the peer's receiver declined in a row (taken())
+        uint32_t declines = 0; // gets offered the peer's receiver declined (taken())
+        bool wanted = false;   // sender: the peer's receiver asked for the next one (told())
         uint8_t explore_next = 0;
+        Way prev = Way::pipeline; // the way of the class's last message
+        bool has_prev = false;
+        uint8_t again = 0;       // explored: the next messages go the same way (measured warm)
+        bool after_turn = false; // the last message ended a turn to explore
+        Way again_way = Way::pipeline;
     };
+    // Whether a message picked for reason r is a turn to explore's, or the one after a turn
+    // (in the caches the turn left): its cost over the best is the budget's.
+    static bool charged(Alone &a, Reason r)
+    {
+        const bool after = a.after_turn;
+        a.after_turn = r == Reason::explore && a.again == 0;
+        return r == Reason::explore || after;
+    }
+    // Whether w follows the same way's message (the pipeline's stores counted as one), and
+    // remember it as the last.
+    static bool follows(Alone &a, Way w)
+    {
+        const bool warm = a.has_prev && (a.prev == w || (is_pipeline(a.prev) && is_pipeline(w)));
+        a.prev = w;
+        a.has_prev = true;
+        return warm;
+    }
+    // Alone: what a turn to explore way w costs (seconds per byte): two messages at its
+    // estimate rather than the best's.
+    static double explore_cost(const Alone &a, Way w, double best_est)
+    {
+        const size_t i = size_t(w);
+        return a.n[i] > 0 ? 2 * std::max(a.est[i] - best_est, 0.0) : 0;
+    }
+    // Per message, each way but the best gets its share of kAloneBudget of its time (at the
+    // best's estimate), kept to what the way's turn costs (no reserve for a burst of them).
+    // A turn's messages take what they cost from it as they end (done(): below 0 if more than
+    // their estimates, as the first of a pair and the message after may).
+    static double share(const Alone &a, Way best, double best_est)
+    {
+        const int k = __builtin_popcount(a.allowed & ~way_bit(best));
+        return k > 0 ? kAloneBudget * best_est / k : 0;
+    }
+    // The shares of the messages since the last time (since).
+    static void settle(Alone &a, Way best, double best_est)
+    {
+        const double add = share(a, best, best_est) * a.since;
+        for (size_t w = 0; w < kWays; ++w)
+            if ((a.allowed & ~way_bit(best)) & (1u << w))
+                a.budget[w] = std::min(a.budget[w] + add,
+                                       std::max(explore_cost(a, Way(w), best_est), a.budget[w]));
+        a.since = 0;
+    }
+    // After a pick or a measurement, what asking_next() needs (it runs for every answer, so it
+    // only reads these): whether to ask for every message (each way still tried first, or a
+    // get the best), and after how many messages (since) a way's share covers its turn.
+    static void plan(Alone &a)
+    {
+        double best_est = 0;
+        const Way best = best_of(a.est, a.n, a.allowed, Way::pipeline, &best_est);
+        a.ask = !is_pipeline(best);
+        for (size_t w = 0; w < kWays; ++w)
+            if ((a.allowed & (1u << w)) && a.picked[w] < 1 + first_samples(a.est, a.n, w, best_est))
+                a.ask = true;
+        a.ready_at = UINT32_MAX;
+        const double s = share(a, best, best_est);
+        if (best_est <= 0 || s <= 0)
+            return;
+        for (size_t w = 0; w < kWays; ++w)
+            if ((a.allowed & ~way_bit(best)) & (1u << w)) {
+                const double need = (explore_cost(a, Way(w), best_est) - a.budget[w]) / s;
+                a.ready_at = std::min<uint32_t>(a.ready_at, need <= 0     ? 0
+                                                            : need >= 4e9 ? UINT32_MAX
+                                                                          : uint32_t(need) + 1);
+            }
+    }
+    // The way whose turn to explore comes now: the first after the last turn's, in turn, whose
+    // share covers its cost; kWays if none.
+    static size_t turn_way(const Alone &a, Way best, double best_est)
+    {
+        const unsigned others = a.allowed & ~way_bit(best);
+        for (size_t k = 1; k <= kWays; ++k) {
+            const size_t w = (a.explore_next + k) % kWays;
+            if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, Way(w), best_est))
+                return w;
+        }
+        return kWays;
+    }
     struct Stream {
         double est[kWays] = {};
         uint32_t n[kWays] = {};
@@ -427,16 +581,28 @@ class Chooser {
     static Way pick_alone(Alone &c, Way advice, unsigned allowed, Reason *why)
     {
         ++c.count;
+        c.since += c.since < UINT32_MAX;
+        c.due += c.due < UINT32_MAX;
+        c.allowed = allowed;
         // First each way a few times (counted when chosen), the advice first.
         auto first = [&](size_t w) {
             if (c.picked[w] < UINT32_MAX)
                 ++c.picked[w];
             return Way(w);
         };
+        if (c.again > 0 && (allowed & way_bit(c.again_way))) {
+            --c.again;
+            *why = Reason::explore;
+            return c.again_way;
+        }
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
+        settle(c, best, best_est);
+        // A first try after another way's message is not measured (follows): each way's
+        // first tries count from the second.
         auto to_try = [&](size_t w) {
-            return (allowed & (1u << w)) && c.picked[w] < first_samples(c.est, c.n, w, best_est);
+            return (allowed & (1u << w)) &&
+                   c.picked[w] < 1 + first_samples(c.est, c.n, w, best_est);
         };
         if (to_try(size_t(advice))) {
             *why = c.count == 1 ? Reason::advice : Reason::first;
@@ -447,12 +613,21 @@ class Chooser {
                 *why = Reason::first;
                 return first(w);
             }
-        if (c.count % kExploreEvery == 0 && best_est > 0) {
-            const unsigned again = worth_measuring(c.est, c.n, allowed, best, best_est,
-                                                   c.count % (kExploreEvery * kRareFactor) == 0);
-            if (again) {
+        // A turn to explore, each other way in turn, at most every kExploreEvery messages of
+        // the class (those that came without an offer counted too: unoffered) and when the
+        // budget covers it (kAloneBudget). The sender offers the message a turn falls on when
+        // asked (asking_next), so the turn does not wait for its own offers.
+        if (c.due >= kExploreEvery && best_est > 0) {
+            const size_t w = turn_way(c, best, best_est);
+            if (w != kWays) { // (its messages' cost taken from its share as they end: done())
+                c.due = 0;
+                c.explore_next = uint8_t(w);
+                c.turn_of = Way(w);
                 *why = Reason::explore;
-                return next_way(c.explore_next, again, size_t(best));
+                // Twice in a row: the first in the other way's caches, the second measured.
+                c.again = 1;
+                c.again_way = Way(w);
+                return Way(w);
             }
         }
         *why = Reason::best;

@@ -74,15 +74,17 @@ struct RgetHdr {
 
 // AckHdr::stores: how the sender's BTL writes the FRAGs asked for (btl_prepare_src's flags).
 enum AckStores : uint8_t { stores_btl = 0, stores_cached = 1, stores_streaming = 2 };
-// AckHdr::offers and FinHdr::offers (pml_engine_choose.h, Chooser::asking).
-enum AckOffers : uint8_t { offers_no = 0, offers_yes = 1 };
+// AckHdr::offers and FinHdr::offers, bits (pml_engine_choose.h): offers_yes, the receiver asks
+// for gets to be offered for messages of this one's size class in streams (Chooser::asking);
+// offers_next, for the next message of that class alone or exchanged (Chooser::asking_next).
+enum AckOffers : uint8_t { offers_no = 0, offers_yes = 1, offers_next = 2 };
 
 struct AckHdr {
     uint8_t type;
     uint8_t attempt; // of a restarted transfer (a failover policy's; 0 otherwise)
     uint8_t stores;  // AckStores: the receiver's choice (a BTL with WEFT_BTL_FLAG_STORES_CHOICE)
     uint8_t offers;  // AckOffers: the receiver asks for gets to be offered (a BTL whose receivers
-                     // choose), for messages of this one's size class in streams
+                     // choose), for messages of this one's size class in streams or the next alone
     uint8_t reserved[4];
     uint64_t send_id;
     uint64_t recv_id;

@@ -850,7 +850,10 @@ template <class Policy> uint8_t Engine<Policy>::offers_byte(int world, size_t to
 {
     const Peer *peer = peer_of(world);
     Chooser *ch = peer ? chooser_for(*peer) : nullptr;
-    return ch && ch->asking(total) ? offers_yes : offers_no;
+    if (!ch)
+        return offers_no;
+    return uint8_t((ch->asking(total) ? offers_yes : offers_no) |
+                   (ch->asking_next(total) ? offers_next : offers_no));
 }
 
 // A rendezvous receive r whose way this process did not choose is over: it leaves its flow; a
@@ -874,7 +877,7 @@ template <class Policy> void Engine<Policy>::rndv_done(Req *r)
 template <class Policy> void Engine<Policy>::offer_answered(Req *r, bool took, uint8_t offers)
 {
     if (r->told_by) {
-        r->told_by->told(r->bytes, offers == offers_yes);
+        r->told_by->told(r->bytes, offers & offers_yes, offers & offers_next);
         r->told_by = nullptr;
     }
     if (!r->offered_by)
