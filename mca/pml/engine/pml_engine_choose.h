@@ -78,11 +78,16 @@ inline const char *case_name(Case c)
 class Chooser {
   public:
     static constexpr uint32_t kFirstSamples = 2;  // each way measured this often first
-    static constexpr uint32_t kExploreEvery = 32; // alone: at most one message in this many
-    static constexpr uint32_t kEpoch = 8;         // stream: messages of a measured run
-    static constexpr uint32_t kRunLength = 32;    // stream: messages of any other run
-    static constexpr uint32_t kMeasureEvery = 8;  // stream: one measured run in this many
-    static constexpr double kOfferMargin = 1.5;   // offer(): how much faster the pipeline
+    static constexpr uint32_t kExploreEvery = 32; // alone: the sender's offers after declines
+    // Alone: turns to explore at least this many messages apart. A way close to the best
+    // costs its turn little by its estimates, but a change of way disturbs the caches of the
+    // messages around it too (4 KiB ping-pongs on a Zen 5 VM, cached and streaming stores
+    // within 10% of each other: turns every 32 messages cost 3% of the time).
+    static constexpr uint32_t kTurnEvery = 256;
+    static constexpr uint32_t kEpoch = 8;        // stream: messages of a measured run
+    static constexpr uint32_t kRunLength = 32;   // stream: messages of any other run
+    static constexpr uint32_t kMeasureEvery = 8; // stream: one measured run in this many
+    static constexpr double kOfferMargin = 1.5;  // offer(): how much faster the pipeline
     // Stream: a way this much slower than the best is measured again kRareFactor times less
     // often than the ways close to it (a run of a way r times slower costs r - 1 runs' time).
     // Both: a way's first tries stop at one if its first measurement is this much slower.
@@ -93,7 +98,7 @@ class Chooser {
     // first in the other way's caches) and costs about twice the difference to the best; a
     // way's turn comes when its share covers that, so with k other ways one r times slower
     // than the best comes once in 2 k (r - 1) / kAloneBudget messages (k = 3, a get 3x slower
-    // than the pipeline: once in 1200), one close to it at most every kExploreEvery.
+    // than the pipeline: once in 1200), one close to it at most every kTurnEvery.
     static constexpr double kAloneBudget = 0.01;
     // A measured run whose stream stopped for longer than this many times its messages' mean
     // time (a sender that waits between windows of messages) is not measured: the wait is
@@ -275,8 +280,7 @@ class Chooser {
             if (a->allowed == 0)
                 continue; // never chosen: the sender offers (not declined yet)
             // (plan() keeps what this needs: it runs for every answer)
-            if (a->again > 0 || a->ask ||
-                (a->due + 1 >= kExploreEvery && a->since + 1 >= a->ready_at))
+            if (a->again > 0 || a->ask || (a->due + 1 >= kTurnEvery && a->since + 1 >= a->ready_at))
                 return true;
         }
         return false;
@@ -613,11 +617,11 @@ class Chooser {
                 *why = Reason::first;
                 return first(w);
             }
-        // A turn to explore, each other way in turn, at most every kExploreEvery messages of
+        // A turn to explore, each other way in turn, at most every kTurnEvery messages of
         // the class (those that came without an offer counted too: unoffered) and when the
         // budget covers it (kAloneBudget). The sender offers the message a turn falls on when
         // asked (asking_next), so the turn does not wait for its own offers.
-        if (c.due >= kExploreEvery && best_est > 0) {
+        if (c.due >= kTurnEvery && best_est > 0) {
             const size_t w = turn_way(c, best, best_est);
             if (w != kWays) { // (its messages' cost taken from its share as they end: done())
                 c.due = 0;
