@@ -84,6 +84,8 @@ class Chooser {
     // messages around it too (4 KiB ping-pongs on a Zen 5 VM, cached and streaming stores
     // within 10% of each other: turns every 32 messages cost 3% of the time).
     static constexpr uint32_t kTurnEvery = 256;
+    // Alone: one RNDV in this many is timed as the pipeline's (time_unoffered()).
+    static constexpr uint32_t kTimeEvery = 4;
     static constexpr uint32_t kEpoch = 8;        // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32;   // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8; // stream: one measured run in this many
@@ -297,6 +299,28 @@ class Chooser {
         a.since += a.since < UINT32_MAX;
         uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
         m += m < UINT64_MAX;
+    }
+
+    // Receiver: whether to time the RNDV of `bytes` that just came alone (unoffered()): one in
+    // kTimeEvery, and only after a message of the pipeline (its own caches). Most of the
+    // pipeline's messages come so while it is the best, and they are its steady state: the
+    // offered messages a receiver declines were measured at 4.4 us where RNDVs took 9.3 (64
+    // KiB, a Zen 5 VM at its slow cross-core level; the get 6-7 us), so with offers alone the
+    // pipeline looked the fastest and was not.
+    bool time_unoffered(size_t bytes) const
+    {
+        const Alone &a = alone_[class_of(bytes)];
+        return a.allowed != 0 && a.has_prev && is_pipeline(a.prev) && a.since % kTimeEvery == 0;
+    }
+
+    // Receiver: a RNDV timed (time_unoffered()) took service_ns by the pipeline's stores w.
+    void unoffered_done(size_t bytes, Way w, uint64_t service_ns)
+    {
+        Alone &a = alone_[class_of(bytes)];
+        const double per =
+            double(std::max<uint64_t>(service_ns, 1)) * 1e-9 / double(std::max<size_t>(bytes, 1));
+        update(a.est[size_t(w)], a.n[size_t(w)], per);
+        plan(a);
     }
 
     // Sender: what the peer's receiver answered about messages of `bytes`: whether it asks for

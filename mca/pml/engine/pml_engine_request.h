@@ -147,6 +147,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->id = 0;
     r->rndv_world = -1;
     r->chooser = nullptr;
+    r->choose_ns = 0;
     r->offered_by = nullptr;
     r->told_by = nullptr;
     r->in_flow = false;

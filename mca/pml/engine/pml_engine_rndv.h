@@ -868,8 +868,18 @@ template <class Policy> void Engine<Policy>::rndv_done(Req *r)
         if (f.active)
             --f.active;
     }
-    if (f.active == 0)
-        f.last_done = now_ns();
+    if (f.active == 0 || r->choose_ns) {
+        const uint64_t now = now_ns();
+        if (f.active == 0)
+            f.last_done = now;
+        if (r->choose_ns) { // a RNDV alone, timed: the pipeline's time in its own caches
+            const Peer *peer = peer_of(r->world_peer);
+            if (Chooser *ch = peer ? chooser_for(*peer) : nullptr;
+                ch && r->status.error == WEFT_SUCCESS && now > r->choose_ns)
+                ch->unoffered_done(r->total, r->ticket.way, now - r->choose_ns);
+            r->choose_ns = 0;
+        }
+    }
 }
 
 // The peer's receiver answered r, a rendezvous send: took the get offered (a FIN) or not (an
@@ -958,10 +968,16 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
     const bool exchange = src < P->rndv_sends.size() && P->rndv_sends[src] > 0;
     if ((f.active == 0 && f.parked == 0) || exchange) {
         ch->unoffered(u.total, exchange ? Case::exchange : Case::alone);
+        bool known = !stores;
         if (stores) {
-            bool known = false;
             const bool streamed = ch->streamed_pipeline(u.total, &known);
             r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
+        }
+        // Alone, one RNDV in a few is timed (rndv_done): most of the pipeline's messages come
+        // so, and in steady state; the offered ones the receiver declines may not be.
+        if (!exchange && known && ch->time_unoffered(u.total)) {
+            r->ticket.way = stores && r->stores == stores_streaming ? Way::streamed : Way::pipeline;
+            r->choose_ns = now_ns();
         }
         ++f.active; // in the flow until it ends (rndv_done): the next one sees a stream
         r->in_flow = true;
