@@ -85,7 +85,7 @@ class Chooser {
     // within 10% of each other: turns every 32 messages cost 3% of the time).
     static constexpr uint32_t kTurnEvery = 256;
     // Alone: one RNDV in this many is timed as the pipeline's (time_unoffered()).
-    static constexpr uint32_t kTimeEvery = 4;
+    static constexpr uint32_t kTimeEvery = 16;
     static constexpr uint32_t kEpoch = 8;        // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32;   // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8; // stream: one measured run in this many
@@ -100,8 +100,8 @@ class Chooser {
     // first in the other way's caches) and costs about twice the difference to the best; a
     // way's turn comes when its share covers that, so with k other ways one r times slower
     // than the best comes once in 2 k (r - 1) / kAloneBudget messages (k = 3, a get 3x slower
-    // than the pipeline: once in 1200), one close to it at most every kTurnEvery.
-    static constexpr double kAloneBudget = 0.01;
+    // than the pipeline: once in 2400), one close to it at most every kTurnEvery.
+    static constexpr double kAloneBudget = 0.005;
     // A measured run whose stream stopped for longer than this many times its messages' mean
     // time (a sender that waits between windows of messages) is not measured: the wait is
     // not the way's.

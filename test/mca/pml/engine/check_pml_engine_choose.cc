@@ -94,7 +94,7 @@ START_TEST(test_advice_first_then_each_way_then_best)
     // Then the fastest (the pipeline), the others measured again in pairs as often as
     // kAloneBudget of the time allows: the others are 2x and 3x slower.
     s.used = {};
-    const uint32_t n = 10 * Chooser::kExploreEvery * Chooser::kRareFactor;
+    const uint32_t n = 4000;
     for (uint32_t i = 0; i < n; ++i)
         s.alone(c, Way::get);
     const double extra =
