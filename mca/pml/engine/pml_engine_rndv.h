@@ -1017,6 +1017,7 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
         // Nothing to measure, and the flow goes on: no clock read.
         --f.active;
         r->chooser = nullptr;
+        r->choose_ns = 0;
         return;
     }
     const uint64_t now = now_ns();
@@ -1044,6 +1045,7 @@ template <class Policy> void Engine<Policy>::chosen_done(Req *r, bool ok)
     if (f.active)
         --f.active;
     r->chooser = nullptr;
+    r->choose_ns = 0; // (a persistent receive's next RNDV is timed only if rndv_go says so)
 }
 
 // This process's last rendezvous send to world is over: an exchanged message held for it is
