@@ -18,7 +18,9 @@
 //     except on turns to explore, when another way goes twice in a row, so that an estimate
 //     that went stale is measured again. The turns cost at most kAloneBudget of the time,
 //     each way's as its share allows (a way far slower than the best comes rarely); the
-//     receiver asks the sender to offer the messages its turns need (asking_next);
+//     receiver asks the sender to offer the messages its turns need (asking_next). The
+//     pipeline's messages that come with no offer (RNDVs, most of them while it is the best)
+//     are timed too, one in kTimeEvery, from their match (time_unoffered);
 //   - a message exchanged: this process sends the peer a rendezvous message of its own
 //     meanwhile (the pairwise exchanges of collectives, halo swaps). The ways then differ in
 //     whose core does the work: a get takes the receiver's, the pipeline and the shared get
