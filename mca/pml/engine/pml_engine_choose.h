@@ -154,15 +154,10 @@ class Chooser {
         if (c == Case::stream) {
             t = pick_stream(streams_[class_of(bytes)], double(bytes), advice, allowed,
                             possible & allowed, active, now_ns, &r);
-        } else if (c == Case::exchange && (allowed & ~way_bit(Way::shared))) {
-            Alone &a = exchange_[class_of(bytes)];
-            t.way = pick_alone(a, advice, allowed & ~way_bit(Way::shared), &r);
-            t.warm = follows(a, t.way);
-            t.explore = charged(a, r);
-            plan(a);
         } else {
-            Alone &a = alone_[class_of(bytes)];
-            t.way = pick_alone(a, advice, allowed, &r);
+            const bool ex = c == Case::exchange && (allowed & ~way_bit(Way::shared));
+            Alone &a = ex ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
+            t.way = pick_alone(a, advice, ex ? allowed & ~way_bit(Way::shared) : allowed, &r);
             t.warm = follows(a, t.way);
             t.explore = charged(a, r);
             plan(a);
@@ -183,12 +178,11 @@ class Chooser {
     {
         if (cs != Case::stream) {
             Alone &c = cs == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
-            const double per = double(std::max<uint64_t>(service_ns, 1)) * 1e-9 /
-                               double(std::max<size_t>(bytes, 1));
+            const double per = per_byte(service_ns, bytes);
             if (t.explore) { // what it cost over the best, as it came: from the budget
                 double best_est = 0;
                 best_of(c.est, c.n, c.allowed, Way::pipeline, &best_est);
-                c.budget[size_t(c.turn_of)] -= std::max(per - best_est, 0.0);
+                c.budget[c.explore_next] -= std::max(per - best_est, 0.0); // the turn's way
             }
             if (!ok || !t.warm) {
                 plan(c);
@@ -319,9 +313,7 @@ class Chooser {
     void unoffered_done(size_t bytes, Way w, uint64_t service_ns)
     {
         Alone &a = alone_[class_of(bytes)];
-        const double per =
-            double(std::max<uint64_t>(service_ns, 1)) * 1e-9 / double(std::max<size_t>(bytes, 1));
-        update(a.est[size_t(w)], a.n[size_t(w)], per);
+        update(a.est[size_t(w)], a.n[size_t(w)], per_byte(service_ns, bytes));
         plan(a);
     }
 
@@ -410,6 +402,12 @@ class Chooser {
             }
     }
 
+    // Seconds per byte of a message of `bytes` that took `ns`.
+    static double per_byte(uint64_t ns, size_t bytes)
+    {
+        return double(std::max<uint64_t>(ns, 1)) * 1e-9 / double(std::max<size_t>(bytes, 1));
+    }
+
     static size_t class_of(size_t bytes)
     {
         return bytes == 0 ? 0 : size_t(63 - __builtin_clzll(uint64_t(bytes)));
@@ -423,7 +421,6 @@ class Chooser {
         uint32_t count = 0;
         uint32_t due = 0;               // messages since the last turn to explore, offered or not
         double budget[kWays] = {};      // seconds per byte each way's turns to explore may cost now
-        Way turn_of = Way::pipeline;    // the last turn's way
         uint32_t since = 0;             // messages since the shares were last given (settle())
         uint32_t ready_at = UINT32_MAX; // since when a way's share will cover its turn (plan())
         bool ask = false;      // plan(): each way still tried first, or the best a get: ask for all
@@ -431,12 +428,11 @@ class Chooser {
         uint32_t offers = 0;   // offer() declined or not, while the pipeline is clearly faster
         uint32_t declines = 0; // gets offered the peer's receiver declined (taken())
         bool wanted = false;   // sender: the peer's receiver asked for the next one (told())
-        uint8_t explore_next = 0;
+        uint8_t explore_next = 0; // the last turn's way
         Way prev = Way::pipeline; // the way of the class's last message
         bool has_prev = false;
         uint8_t again = 0;       // explored: the next messages go the same way (measured warm)
         bool after_turn = false; // the last message ended a turn to explore
-        Way again_way = Way::pipeline;
     };
     // Whether a message picked for reason r is a turn to explore's, or the one after a turn
     // (in the caches the turn left): its cost over the best is the budget's.
@@ -620,10 +616,10 @@ class Chooser {
                 ++c.picked[w];
             return Way(w);
         };
-        if (c.again > 0 && (allowed & way_bit(c.again_way))) {
-            --c.again;
+        if (c.again > 0 && (allowed & way_bit(Way(c.explore_next)))) {
+            --c.again; // the turn's way once more
             *why = Reason::explore;
-            return c.again_way;
+            return Way(c.explore_next);
         }
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
@@ -652,11 +648,9 @@ class Chooser {
             if (w != kWays) { // (its messages' cost taken from its share as they end: done())
                 c.due = 0;
                 c.explore_next = uint8_t(w);
-                c.turn_of = Way(w);
                 *why = Reason::explore;
                 // Twice in a row: the first in the other way's caches, the second measured.
                 c.again = 1;
-                c.again_way = Way(w);
                 return Way(w);
             }
         }

@@ -44,6 +44,51 @@ struct Sim {
         ++used[size_t(t.way)];
         return t.way;
     }
+
+    // n messages alone; `used` counts theirs only.
+    void run(Chooser &c, uint32_t n, Way advice = Way::pipeline)
+    {
+        used = {};
+        for (uint32_t i = 0; i < n; ++i)
+            alone(c, advice);
+    }
+};
+
+// A sender and a receiver of messages alone: the sender offers a get or sends a RNDV, the
+// receiver chooses for the offers and answers (asking, asking_next).
+struct Pair {
+    Chooser rx, tx;
+    std::array<uint64_t, 3> ns{100000, 200000, 300000}; // an offered message, per way
+    uint64_t rndv = 0;                                  // a RNDV (0: as ns[0], the pipeline's)
+    bool time = false; // the receiver times its RNDVs (time_unoffered)
+    uint64_t now = 1000;
+    int timed = 0;
+
+    // One message: the way it went; *offered whether it was offered.
+    Way message(bool *offered = nullptr)
+    {
+        const bool o = tx.offer(kSize, false);
+        if (offered)
+            *offered = o;
+        Way w = Way::pipeline;
+        if (o) {
+            const Chooser::Ticket t = rx.pick(kSize, Case::alone, Way::pipeline, kAll, 0, now);
+            w = t.way;
+            now += ns[size_t(w)];
+            rx.done(kSize, Case::alone, t, true, now, ns[size_t(w)]);
+            tx.taken(kSize, w != Way::pipeline);
+        } else {
+            rx.unoffered(kSize, Case::alone);
+            const uint64_t took = rndv ? rndv : ns[0];
+            now += took;
+            if (time && rx.time_unoffered(kSize)) {
+                rx.unoffered_done(kSize, Way::pipeline, took);
+                ++timed;
+            }
+        }
+        tx.told(kSize, rx.asking(kSize), rx.asking_next(kSize));
+        return w;
+    }
 };
 
 // report(): a line per size class and case that saw a message, the messages each way took and
@@ -56,8 +101,7 @@ START_TEST(test_report)
     auto collect = [&](const std::string &l) { lines.push_back(l); };
     c.report(collect);
     ck_assert_uint_eq(lines.size(), 0);
-    for (int i = 0; i < 10; ++i)
-        s.alone(c);
+    s.run(c, 10);
     c.unoffered(kSize, Case::alone);
     c.unoffered(kSize, Case::alone);
     c.unoffered(kSize + 1, Case::exchange);
@@ -93,10 +137,8 @@ START_TEST(test_advice_first_then_each_way_then_best)
         ck_assert(s.alone(c, Way::get) == w);
     // Then the fastest (the pipeline), the others measured again in pairs as often as
     // kAloneBudget of the time allows: the others are 2x and 3x slower.
-    s.used = {};
     const uint32_t n = 4000;
-    for (uint32_t i = 0; i < n; ++i)
-        s.alone(c, Way::get);
+    s.run(c, n, Way::get);
     const double extra =
                      s.used[1] * double(s.ns[1] - s.ns[0]) + s.used[2] * double(s.ns[2] - s.ns[0]),
                  budget = Chooser::kAloneBudget * n * double(s.ns[0]);
@@ -121,12 +163,9 @@ START_TEST(test_explore_rate_follows_the_margin)
         Sim s;
         s.ns = close ? std::array<uint64_t, 3>{100000, 120000, 130000}
                      : std::array<uint64_t, 3>{100000, 1000000, 1200000};
-        for (int i = 0; i < 100; ++i)
-            s.alone(c);
-        s.used = {};
+        s.run(c, 100);
         const uint32_t n = 20000;
-        for (uint32_t i = 0; i < n; ++i)
-            s.alone(c);
+        s.run(c, n);
         // The budget spent, not more: the time of the turns' messages over the best's.
         const double extra = s.used[1] * double(s.ns[1] - s.ns[0]) +
                              s.used[2] * double(s.ns[2] - s.ns[0]),
@@ -184,12 +223,9 @@ START_TEST(test_explore_rate_follows_the_margin)
     Chooser c;
     Sim s;
     s.ns = {100000, 120000, 400000};
-    for (int i = 0; i < 100; ++i)
-        s.alone(c);
-    s.used = {};
+    s.run(c, 100);
     const uint32_t n = 20000;
-    for (uint32_t i = 0; i < n; ++i)
-        s.alone(c);
+    s.run(c, n);
     const double budget = Chooser::kAloneBudget * n * double(s.ns[0]),
                  get = s.used[1] * double(s.ns[1] - s.ns[0]),
                  shared = s.used[2] * double(s.ns[2] - s.ns[0]);
@@ -279,11 +315,8 @@ START_TEST(test_measured_in_its_own_caches)
     Sim s;
     s.ns = {100000, 80000, 300000};
     s.cold = {0, 170000, 0};
-    for (int i = 0; i < 100; ++i)
-        s.alone(c);
-    s.used = {};
-    for (int i = 0; i < 100; ++i)
-        s.alone(c);
+    s.run(c, 100);
+    s.run(c, 100);
     ck_assert_int_ge(s.used[1], 95);
     ck_assert(c.estimate(kSize, Case::alone, Way::get) * double(kSize) < 90e-6);
 }
@@ -296,41 +329,20 @@ END_TEST
 // kept, the receiver asking for the offers.
 START_TEST(test_unoffered_timed)
 {
-    Chooser rx, tx;
-    const std::array<uint64_t, 3> offered{44000, 65000, 300000};
-    const uint64_t rndv = 93000;
-    uint64_t now = 1000;
-    int timed = 0;
-    auto message = [&]() {
-        Way w = Way::pipeline;
-        if (tx.offer(kSize, false)) {
-            const Chooser::Ticket t = rx.pick(kSize, Case::alone, Way::pipeline, kAll, 0, now);
-            w = t.way;
-            now += offered[size_t(w)];
-            rx.done(kSize, Case::alone, t, true, now, offered[size_t(w)]);
-            tx.taken(kSize, w != Way::pipeline);
-        } else {
-            rx.unoffered(kSize, Case::alone);
-            const bool time = rx.time_unoffered(kSize);
-            now += rndv;
-            if (time) {
-                rx.unoffered_done(kSize, Way::pipeline, rndv);
-                ++timed;
-            }
-        }
-        tx.told(kSize, rx.asking(kSize), rx.asking_next(kSize));
-        return w;
-    };
+    Pair p;
+    p.ns = {44000, 65000, 300000};
+    p.rndv = 93000;
+    p.time = true;
     int run = 0, at = -1;
     for (int k = 0; k < 3000 && at < 0; ++k) {
-        run = message() == Way::get ? run + 1 : 0;
+        run = p.message() == Way::get ? run + 1 : 0;
         if (run == 100)
             at = k;
     }
     ck_assert_msg(at >= 0 && at < 400, "100 gets in a row only at message %d", at);
-    ck_assert_int_ge(timed, 2);
-    ck_assert(rx.estimate(kSize, Case::alone, Way::pipeline) >
-              rx.estimate(kSize, Case::alone, Way::get));
+    ck_assert_int_ge(p.timed, 2);
+    ck_assert(p.rx.estimate(kSize, Case::alone, Way::pipeline) >
+              p.rx.estimate(kSize, Case::alone, Way::get));
 }
 END_TEST
 
@@ -338,24 +350,18 @@ START_TEST(test_follows_a_change_not_a_blip)
 {
     Chooser c;
     Sim s;
-    for (int i = 0; i < 100; ++i)
-        s.alone(c);
+    s.run(c, 100);
     ck_assert(s.alone(c) == Way::pipeline);
     // One message of the pipeline ten times slower: still the pipeline.
     s.ns[0] = 1000000;
     ck_assert(s.alone(c) == Way::pipeline);
     s.ns[0] = 100000;
-    s.used = {};
-    for (int i = 0; i < 20; ++i)
-        s.alone(c);
+    s.run(c, 20);
     ck_assert_int_ge(s.used[0], 19);
     // The pipeline becomes four times slower than the shared get for good.
     s.ns = {800000, 400000, 200000};
-    for (int i = 0; i < 200; ++i)
-        s.alone(c);
-    s.used = {};
-    for (int i = 0; i < 64; ++i)
-        s.alone(c);
+    s.run(c, 200);
+    s.run(c, 64);
     ck_assert_int_ge(s.used[2], 60);
 }
 END_TEST
@@ -477,8 +483,7 @@ START_TEST(test_offer)
     Sim s;
     ck_assert(c.offer(kSize, false));
     s.ns = {100000, 400000, 400000};
-    for (int i = 0; i < 20; ++i)
-        s.alone(c);
+    s.run(c, 20);
     int offered = 0;
     for (uint32_t i = 0; i < 10 * Chooser::kExploreEvery; ++i)
         offered += c.offer(kSize, false);
@@ -539,32 +544,14 @@ END_TEST
 // come once in about kExploreEvery^2 messages.
 START_TEST(test_alone_asks_for_offers)
 {
-    Chooser rx, tx;
-    std::array<uint64_t, 3> ns{100000, 200000, 300000};
-    uint64_t now = 1000;
-    // One message: returns the way it went and whether it was offered.
-    auto message = [&](bool *offered) {
-        *offered = tx.offer(kSize, false);
-        Way w = Way::pipeline;
-        if (*offered) {
-            const Chooser::Ticket t = rx.pick(kSize, Case::alone, Way::pipeline, kAll, 0, now);
-            w = t.way;
-            now += ns[size_t(w)];
-            rx.done(kSize, Case::alone, t, true, now, ns[size_t(w)]);
-            tx.taken(kSize, w != Way::pipeline);
-        } else {
-            rx.unoffered(kSize, Case::alone);
-            now += ns[size_t(w)];
-        }
-        tx.told(kSize, rx.asking(kSize), rx.asking_next(kSize));
-        return w;
-    };
+    Pair p; // its RNDVs not timed: the turns alone must find the change
+    std::array<uint64_t, 3> &ns = p.ns;
     // The pipeline the fastest, the gets 2x and 3x slower (far: measured on rare turns).
     int offers = 0, others = 0;
     const int n = 32 * int(Chooser::kExploreEvery);
     for (int k = 0; k < 2 * n; ++k) {
         bool offered = false;
-        const Way w = message(&offered);
+        const Way w = p.message(&offered);
         if (k >= n) {
             offers += offered;
             others += w != Way::pipeline;
@@ -582,7 +569,7 @@ START_TEST(test_alone_asks_for_offers)
     int first_run_end = -1, run = 0;
     for (int k = 0; k < 2000 && first_run_end < 0; ++k) {
         bool offered = false;
-        run = message(&offered) == Way::get ? run + 1 : 0;
+        run = p.message(&offered) == Way::get ? run + 1 : 0;
         if (run == 100)
             first_run_end = k;
     }
