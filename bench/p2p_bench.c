@@ -47,11 +47,12 @@ int main(int argc, char **argv)
         }
         result = (MPI_Wtime() - t0) * 1e6 / iters / 2;
     } else if (strcmp(what, "bw") == 0) {
-        /* Windows of 64 messages: below 1 MiB, enough of them to move 256 MiB, at least 100
-         * and at most 2000 (with 100, an 8-byte run lasted 0.3 ms and a 16 KiB one 20 ms, too
-         * short to measure anything but the host's noise); 10 from 1 MiB. */
+        /* Windows of 64 messages: below 1 MiB, enough of them to move 1 GiB, at least 100 and
+         * at most 8000 (with 100, an 8-byte run lasted 0.3 ms and a 16 KiB one 20 ms, too short
+         * to measure anything but the host's noise; with 256 MiB, 8-16 KiB runs of 10 ms
+         * still varied by 20% between runs); 10 from 1 MiB. */
         const int given = argc > 3 ? atoi(argv[3]) : 0, window = 64;
-        const size_t moves = (size_t)256 << 20, most = 2000, least = 100;
+        const size_t moves = (size_t)1 << 30, most = 8000, least = 100;
         const size_t fill = moves / ((size ? size : 1) * window);
         const int iters = given > 0           ? given
                           : size >= (1 << 20) ? 10

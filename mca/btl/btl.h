@@ -63,7 +63,7 @@ extern "C" {
 #endif
 
 #define WEFT_BTL_ABI_MAJOR 1
-#define WEFT_BTL_ABI_MINOR 4
+#define WEFT_BTL_ABI_MINOR 5
 
 typedef struct weft_btl_module weft_btl_module_t;
 typedef struct weft_btl_component weft_btl_component_t;
@@ -124,6 +124,12 @@ typedef uint8_t weft_btl_tag_t;
  * runs (sm on a virtual machine: 2.5x either way); its receivers choose them (with
  * WEFT_BTL_FLAG_RECEIVER_CHOOSES) as they choose between get and pipeline. */
 #define WEFT_BTL_FLAG_STORES_CHOICE 0x0200u
+
+/* Added in 1.5: the ways btl_way_rate reports on, as a receiver that chooses can take them. */
+#define WEFT_BTL_WAY_PIPELINE  0u /* send/receive pipeline, cached stores */
+#define WEFT_BTL_WAY_GET       1u /* btl_get, read alone */
+#define WEFT_BTL_WAY_SHARED    2u /* btl_get with WEFT_BTL_GET_FLAG_SHARED */
+#define WEFT_BTL_WAY_STREAMING 3u /* send/receive pipeline, streaming stores */
 
 /* The flags argument of btl_get (1.3; 0: the module decides). */
 #define WEFT_BTL_GET_FLAG_SHARED 0x0001u /* share the get with the peer */
@@ -462,7 +468,16 @@ struct weft_btl_module {
                                         size_t header_size, weft_btl_place_fn_t placefn,
                                         void *cbdata);
 
-    /* Operations added in 1.5 and later go here, at the end. */
+    /* Added in 1.5 (call it only if WEFT_MODULE_HAS_OP says the module has it; NULL: it
+     * measured nothing). For a module with WEFT_BTL_FLAG_RECEIVER_CHOOSES: the bytes per second
+     * it measured for way (WEFT_BTL_WAY_*) with messages of `bytes`, alone (stream 0) or back
+     * to back (stream 1), on this host before the job; 0 if it did not measure that way. The
+     * receivers start from these, and measure for themselves: a way the module found much
+     * slower is then measured only as often as its cost allows, not tried first.
+     * Blocking: no. Thread: any. */
+    double (*btl_way_rate)(const weft_btl_module_t *module, size_t bytes, int stream, unsigned way);
+
+    /* Operations added in 1.6 and later go here, at the end. */
 };
 
 /* ------------------------------------------------------------------------------------------ */

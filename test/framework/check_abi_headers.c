@@ -132,6 +132,7 @@ weft_btl_module_t check_btl_module = {
     .btl_stream_min_rdma_size = 0,
     .btl_stream_max_rdma_size = 0,
     .btl_register_place = NULL,
+    .btl_way_rate = NULL,
 };
 
 weft_btl_component_t check_btl_component = {

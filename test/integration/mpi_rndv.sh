@@ -165,7 +165,8 @@ expect_in "rates measured now, remembered in $CAL" "$out" "$name"
 # The sender's choice from the file's rates (the receivers do not choose).
 SENDER="$AUTO --mca pml_ob1_receiver_chooses false"
 # force ALONE STREAM: rates where single copy wins alone (cma) or in a stream, the pipeline
-# the other; "cma" in both, or in neither ("pipeline").
+# the other; "cma" in both, or in neither ("pipeline"). "even": every way as fast, alone and in
+# a stream; "far": the pipeline (cached stores) 10x faster than every other way.
 # Rates per size: the pipeline, cma, split, the pipeline with streaming stores; STORES
 # "streaming" makes those twice as fast as cached ones.
 force() {
@@ -173,6 +174,8 @@ force() {
         { nt = stores == "streaming" ? "18e9" : "5e8";
           a = alone == "cma" ? "1e9 9e9 2e9 " nt : "9e9 1e9 2e9 " nt;
           s = stream == "cma" ? "1e9 9e9 2e9 " nt : "9e9 1e9 2e9 " nt;
+          if (alone == "even") a = s = "5e9 5e9 5e9 5e9";
+          if (alone == "far") a = s = "1e9 1e8 1e8 1e8";
           print $1, a, s }' "$CAL" >"$CAL.new" && mv "$CAL.new" "$CAL"
 }
 # forced ALONE STREAM WHY: with rates that say so, the first message of a stream (alone) takes
@@ -205,8 +208,10 @@ done
 # (RGET), and the receiver reads the rest alone, reads it with the sender writing part of it,
 # or asks for it as FRAGs written with cached or with streaming stores, trying each way first
 # (the file's advice first; a way's first message after another's is not measured, so each
-# takes one more) and then as it measures. Every byte right whichever it takes: twelve sizes of
-# one size class (each one's contiguous message is the receiver's to choose), then a stream.
+# takes one more; rates that put every way as fast, so that none is spared its tries) and then
+# as it measures. Every byte right whichever it takes: twelve sizes of one size class (each
+# one's contiguous message is the receiver's to choose), then a stream.
+force even even
 name="auto: the receiver chooses"
 SIZES12="300007 300015 300023 300031 300039 300047 300055 300063 300071 300079 300087 300095"
 rndv "$name" "$AUTO" "$SIZES12 -s 1000003"
@@ -229,6 +234,17 @@ expect_in "more by the pipeline, no get offered" "$summary" "$name: the summary"
 expect_in "chose RDMA direct get, ran send/receive pipeline over sm:0" "$out" "$name: a declined offer"
 expect_in "chose RDMA direct get, ran RDMA direct get over sm:0" "$out" "$name: a taken offer"
 expect_in "1000003 bytes in a stream: the receiver chose" "$out" "$name: the stream"
+# Rates that put the other ways 10x slower than the pipeline (the pipeline's 1 GB/s, which any
+# host beats, so that the rates hold): the receiver takes the pipeline for the same messages,
+# and tries none of the others first (turns to explore, costed from the rates, come later).
+force far far
+name="auto: the BTL's rates spare the far ways their first tries"
+rndv "$name" "$AUTO" "$SIZES12 -s 1000003"
+expect_in "mpi_rndv: 2 ranks, 52 messages intact" "$out" "$name"
+expect_in "300007 bytes alone: the receiver chose pipeline (" "$out" "$name"
+expect_not_in "the receiver chose get (trying each way" "$out" "$name"
+expect_not_in "the receiver chose shared get (trying each way" "$out" "$name"
+expect_not_in "the receiver chose pipeline with streaming stores (trying each way" "$out" "$name"
 # A long stream in windows (a sender hears the answers a window late): RNDVs take the
 # pipeline's runs, and the sender offers gets only while the receiver asks for them (ACK and
 # FIN say so). Where the pipeline is the faster in the stream (the receiver never took a get

@@ -16,7 +16,7 @@ expect_in "btl/oldabi: built for MCA ABI 2.0, this is 3.1;" "$err" "rejection wa
 out=$(run "$WEFT_INFO" --parsable 2>/dev/null) || fail "--parsable failed"
 expect_in "mca:btl:alpha:version:component:1.2.3" "$out" "parsable component"
 expect_in "mca:btl:oldabi:rejected:built for MCA ABI 2.0, this is 3.1" "$out" "parsable rejection"
-expect_in "framework:btl:api:1.4" "$out" "parsable framework"
+expect_in "framework:btl:api:1.5" "$out" "parsable framework"
 expect_in "btl_openib_failover:" "$out" "parsable failover flag"
 expect_in "ft_mpi_support:partial" "$out" "parsable FT support"
 

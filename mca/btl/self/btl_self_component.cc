@@ -289,6 +289,7 @@ weft_btl_module_t **init(int *num_modules, int, int)
         .btl_stream_min_rdma_size = 0,
         .btl_stream_max_rdma_size = 0,
         .btl_register_place = nullptr,
+        .btl_way_rate = nullptr,
     };
     the_module = mod;
     auto **mods = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));

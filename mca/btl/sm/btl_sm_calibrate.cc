@@ -266,6 +266,17 @@ std::vector<uint64_t> calibration_sizes()
     return out;
 }
 
+double rate_at(const std::vector<Rate> &rates, uint64_t bytes, bool stream, unsigned way)
+{
+    if (rates.empty() || way >= unsigned(kWays))
+        return 0;
+    const Rate *r = &rates.front();
+    for (const Rate &x : rates)
+        if (x.size <= bytes)
+            r = &x;
+    return stream ? r->stream[way] : r->alone[way];
+}
+
 Choice decide(const std::vector<Rate> &rates, double margin)
 {
     Choice c;

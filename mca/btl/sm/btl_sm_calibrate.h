@@ -79,6 +79,10 @@ inline size_t piece_for(size_t size, size_t cap)
 // The sizes measured: every power of two from 4 KiB to 16 MiB.
 std::vector<uint64_t> calibration_sizes();
 
+// The rate of `way` for messages of `bytes` (alone, or in a stream), from rates sorted by size:
+// the largest measured size at most `bytes`, the smallest below it; 0 if none or not measured.
+double rate_at(const std::vector<Rate> &rates, uint64_t bytes, bool stream, unsigned way);
+
 // Pick the ways from the rates (sorted by size). Streaming stores replace cached ones in the
 // pipeline where they are faster by `margin` (e.g. 1.03), alone and in a stream together; then
 // a single copy replaces that pipeline only where it is faster by `margin`; split replaces cma

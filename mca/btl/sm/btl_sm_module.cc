@@ -1165,6 +1165,7 @@ Module *module_create(const Config &cfg, bool threaded, std::string &error, weft
         .btl_stream_min_rdma_size = 0,
         .btl_stream_max_rdma_size = 0,
         .btl_register_place = nullptr,
+        .btl_way_rate = nullptr,
     };
     if ((rc = weft_progress_register(module_progress)) != WEFT_SUCCESS) {
         error = std::string("cannot register progress: ") + weft_status_string(rc);

@@ -8,6 +8,7 @@
 #ifndef WEFT_BTL_SM_MODULE_H
 #define WEFT_BTL_SM_MODULE_H
 
+#include "btl_sm_calibrate.h"
 #include "btl_sm_segment.h"
 
 #include <btl/btl.h>
@@ -304,6 +305,8 @@ struct Module {
     // SIZE_MAX: none) are written with streaming stores (btl_sm_copy.h).
     size_t streamed_min = SIZE_MAX;
     size_t streamed_max = SIZE_MAX;
+    // auto: what the calibration measured (btl_way_rate), sorted by size.
+    std::vector<Rate> rates;
 };
 
 // Make the module: the header-only segment and the modex entry. On failure error says why.
@@ -322,9 +325,10 @@ Endpoint *endpoint_of(weft_btl_endpoint_t *e);
 // the verbose log.
 std::string rdma_setup(Module *m);
 // btl_sm_single_copy_mechanism auto: this host's choice (measured, or remembered), and a line
-// saying what it is and why; false (note says why) if it could not be measured.
-struct Choice;
-bool auto_choice(const Config &cfg, Choice &c, std::string &note);
+// saying what it is and why; false (note says why) if it could not be measured. rates: the
+// measurement itself, if wanted.
+bool auto_choice(const Config &cfg, Choice &c, std::string &note,
+                 std::vector<Rate> *rates = nullptr);
 int rdma_progress(Module *m);
 // Ask ep's process to help with a shared get (a kCellHelp message); false if it cannot be
 // sent now (the ring is full or sends wait).

@@ -242,7 +242,7 @@ weft_status_t rdma(bool write, weft_btl_module_t *module, weft_btl_endpoint_t *e
 
 } // namespace
 
-bool auto_choice(const Config &cfg, Choice &c, std::string &note)
+bool auto_choice(const Config &cfg, Choice &c, std::string &note, std::vector<Rate> *measured)
 {
     std::vector<Rate> rates;
     std::string source, why;
@@ -255,8 +255,27 @@ bool auto_choice(const Config &cfg, Choice &c, std::string &note)
     }
     c = decide(rates, kMargin);
     note = "auto: " + c.why + " [rates " + source + ": " + rates_text(rates) + "]";
+    if (measured)
+        *measured = std::move(rates);
     return true;
 }
+
+namespace {
+
+static_assert(kWayPipeline == WEFT_BTL_WAY_PIPELINE && kWayCma == WEFT_BTL_WAY_GET &&
+                  kWaySplit == WEFT_BTL_WAY_SHARED && kWayStreamed == WEFT_BTL_WAY_STREAMING,
+              "the calibration's ways are btl_way_rate's");
+
+// btl_way_rate: what the calibration measured (the receivers' starting point).
+double sm_way_rate(const weft_btl_module_t *module, size_t bytes, int stream, unsigned way)
+{
+    const Module *m = g_module;
+    if (!m || module != &m->base)
+        return 0;
+    return rate_at(m->rates, bytes, stream != 0, way);
+}
+
+} // namespace
 
 std::string rdma_setup(Module *m)
 {
@@ -293,7 +312,7 @@ std::string rdma_setup(Module *m)
     }
     if (mech == SingleCopy::automatic) {
         Choice c;
-        if (!auto_choice(m->cfg, c, note)) {
+        if (!auto_choice(m->cfg, c, note, &m->rates)) {
             mech = SingleCopy::none;
         } else {
             if (m->cfg.pool_stores == PoolStores::automatic)
@@ -305,6 +324,7 @@ std::string rdma_setup(Module *m)
             stream = c.stream;
             m->split_min = c.split_min;
             m->base.btl_flags |= WEFT_BTL_FLAG_RECEIVER_CHOOSES | WEFT_BTL_FLAG_SHARED_GET;
+            m->base.btl_way_rate = sm_way_rate;
             // The receivers choose the pipeline's stores too, unless they are forced.
             if (m->cfg.pool_stores == PoolStores::automatic && kHasStreamingStores)
                 m->base.btl_flags |= WEFT_BTL_FLAG_STORES_CHOICE;

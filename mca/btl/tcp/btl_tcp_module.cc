@@ -419,6 +419,7 @@ weft_btl_module_t make_base()
         .btl_stream_min_rdma_size = 0,
         .btl_stream_max_rdma_size = 0,
         .btl_register_place = register_place,
+        .btl_way_rate = nullptr,
     };
 }
 

@@ -44,7 +44,15 @@
 //     time;
 //   - an estimate moves a quarter of the way towards each new time, and a time more than
 //     twice or less than half the estimate counts as twice or half of it: a message that met
-//     a busy neighbour does not turn the choice, a lasting change does within a few messages.
+//     a busy neighbour does not turn the choice, a lasting change does within a few messages;
+//   - what the BTL measured before the job (btl_way_rate: sm's calibration, per host and boot)
+//     is where a class starts, alone and in a stream (prime()): a way it found kClearMargin
+//     slower than its best is not tried first, only measured on turns to explore, costed from
+//     that rate (first tries of every way took 5% of a 512 KiB stream's time on a Zen 5 VM,
+//     and one start in eight, measuring the pipeline in cold pages, kept a way 2x slower for
+//     most of the run). The rates hold while the best way so far measures within kClearMargin
+//     of its own rate; when it does not (the host is not as calibrated: a VM's vCPUs moved
+//     apart), every way is tried as without them.
 // No state is shared between processes: each receiver learns for itself.
 #ifndef WEFT_PML_ENGINE_CHOOSE_H
 #define WEFT_PML_ENGINE_CHOOSE_H
@@ -79,6 +87,8 @@ inline const char *case_name(Case c)
 
 class Chooser {
   public:
+    // The BTL's measurement of a way for messages of `bytes` (bytes per second; 0: none).
+    using RateFn = double (*)(const void *ctx, size_t bytes, bool stream, Way w);
     static constexpr uint32_t kFirstSamples = 2;  // each way measured this often first
     static constexpr uint32_t kExploreEvery = 32; // alone: the sender's offers after declines
     // Alone: turns to explore at least this many messages apart. A way close to the best
@@ -109,14 +119,18 @@ class Chooser {
     // not the way's.
     static constexpr uint64_t kGapFactor = 4;
     // Stream: measuring turns at least this far apart (ns). A turn costs a drain of the stream
-    // and a run of a way that may be several times slower, a few microseconds: every
-    // kMeasureEvery runs of kRunLength small messages (4 KiB: 1 MiB of data, 60 us at 16 GB/s)
-    // that cost a stream about 10%, at most every 2 ms about 0.3%.
-    static constexpr uint64_t kTurnGapNs = 2000000;
-    // And far enough apart that a turn's run costs the stream at most this share of its time:
-    // a run of kEpoch messages of a way r times slower costs (r - 1) * kEpoch messages' time
-    // (1 MiB, a get 3x slower than the pipeline: 0.6 ms, so one every 30 ms).
-    static constexpr double kTurnBudget = 0.02;
+    // (about one message's latency: 12 us at 512 KiB) and a run of a way that may be several
+    // times slower: every kMeasureEvery runs of kRunLength small messages (4 KiB: 1 MiB of
+    // data, 60 us at 16 GB/s) that cost a stream about 10%, every 2 ms 0.3-0.6%, every 8 ms
+    // 0.1-0.2%. A level change of a VM's vCPUs lasts seconds to minutes.
+    static constexpr uint64_t kTurnGapNs = 8000000;
+    // And each way's turns far enough apart that their runs cost the stream at most this share
+    // of its time, split between the ways other than the best: a run of kEpoch messages of a
+    // way r times slower costs (r - 1) * kEpoch messages' time (1 MiB, a get 3x slower than the
+    // pipeline, two other ways: 0.6 ms, so one every 240 ms). At 2% (one budget for all, from
+    // the last turn of any way) a 512 KiB stream of 7000 messages on a Zen 5 VM ran 4-5% below
+    // the pipeline forced.
+    static constexpr double kTurnBudget = 0.005;
     // Stream: messages a run that needs offers waits for one (several windows of a sender
     // that hears the answers a window late) before it is given up.
     static constexpr uint32_t kOfferWait = 512;
@@ -127,6 +141,14 @@ class Chooser {
     static constexpr double kStoresMargin = 1.1;
     static constexpr uint32_t kDeclines = kFirstSamples * kEpoch; // offer(): declined in a row
     static constexpr size_t kClasses = 64;
+
+    // Where each size class starts (alone and in a stream): the BTL's rates, read on its first
+    // message (prime()). Before any pick.
+    void rates(RateFn fn, const void *ctx)
+    {
+        rate_fn_ = fn;
+        rate_ctx_ = ctx;
+    }
 
     // Why pick() chose what it did, for the protocol trace.
     enum class Reason : uint8_t { advice, first, best, explore };
@@ -152,11 +174,17 @@ class Chooser {
         Reason r = Reason::best;
         Ticket t;
         if (c == Case::stream) {
-            t = pick_stream(streams_[class_of(bytes)], double(bytes), advice, allowed,
-                            possible & allowed, active, now_ns, &r);
+            Stream &st = streams_[class_of(bytes)];
+            if (!run_on(st, possible & allowed, &t)) {
+                prime(st.prior, st.primed, bytes, true);
+                t = pick_stream(st, double(bytes), advice, allowed, possible & allowed, active,
+                                now_ns, &r);
+            }
         } else {
             const bool ex = c == Case::exchange && (allowed & ~way_bit(Way::shared));
             Alone &a = ex ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
+            if (!ex) // (the BTL measured no exchanges)
+                prime(a.prior, a.primed, bytes, false);
             t.way = pick_alone(a, advice, ex ? allowed & ~way_bit(Way::shared) : allowed, &r);
             t.warm = follows(a, t.way);
             t.explore = charged(a, r);
@@ -169,6 +197,19 @@ class Chooser {
             m += m < UINT64_MAX;
         }
         return t;
+    }
+
+    // Stream: the next message of `bytes` when it goes on with a run under way that is not
+    // measured and whose way it can take (`possible`): *t, as pick() would give it, and true;
+    // else false (pick() decides). The cheap path of a stream's RNDVs.
+    bool next_in_run(size_t bytes, unsigned possible, Ticket *t)
+    {
+        const size_t k = class_of(bytes);
+        if (!run_on(streams_[k], possible, t))
+            return false;
+        uint64_t &m = chosen_[size_t(Case::stream)][k][size_t(t->way)];
+        m += m < UINT64_MAX;
+        return true;
     }
 
     // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
@@ -252,15 +293,9 @@ class Chooser {
     bool asking(size_t bytes) const
     {
         const Stream &st = streams_[class_of(bytes)];
-        if (st.want_offer || (!is_pipeline(st.way) && (st.left > 0 || st.measuring)))
-            return true;
-        double best_est = 0;
-        best_of(st.est, st.n, st.allowed, Way::pipeline, &best_est);
-        for (size_t w = 0; w < kWays; ++w) // still to try each way (the first runs)
-            if ((st.allowed & (1u << w)) && !is_pipeline(Way(w)) &&
-                st.tried[w] < first_samples(st.est, st.n, w, best_est))
-                return true;
-        return false;
+        // (still to try: the gets whose first runs were to come at the last run's start)
+        return st.want_offer || (!is_pipeline(st.way) && (st.left > 0 || st.measuring)) ||
+               st.untried_gets;
     }
 
     // Receiver: whether it asks the sender to offer a get for the next message of `bytes` that
@@ -431,8 +466,10 @@ class Chooser {
         uint8_t explore_next = 0; // the last turn's way
         Way prev = Way::pipeline; // the way of the class's last message
         bool has_prev = false;
-        uint8_t again = 0;       // explored: the next messages go the same way (measured warm)
-        bool after_turn = false; // the last message ended a turn to explore
+        uint8_t again = 0;        // explored: the next messages go the same way (measured warm)
+        bool after_turn = false;  // the last message ended a turn to explore
+        double prior[kWays] = {}; // the BTL's rates, seconds per byte (prime())
+        bool primed = false;
     };
     // Whether a message picked for reason r is a turn to explore's, or the one after a turn
     // (in the caches the turn left): its cost over the best is the budget's.
@@ -452,11 +489,16 @@ class Chooser {
         return warm;
     }
     // Alone: what a turn to explore way w costs (seconds per byte): two messages at its
-    // estimate rather than the best's.
-    static double explore_cost(const Alone &a, Way w, double best_est)
+    // estimate (else the BTL's rate, pr: trusted()) rather than the best's.
+    static double explore_cost(const Alone &a, const double *pr, Way w, Way best, double best_est)
     {
-        const size_t i = size_t(w);
-        return a.n[i] > 0 ? 2 * std::max(a.est[i] - best_est, 0.0) : 0;
+        const double f = figure(a.est, a.n, pr, size_t(w), best, best_est);
+        return f > 0 ? 2 * std::max(f - best_est, 0.0) : 0;
+    }
+    // The BTL's rates for a, if they hold (trusted()).
+    static const double *prior_of(const Alone &a, Way best, double best_est)
+    {
+        return trusted(a.prior, a.primed, a.n, best, best_est);
     }
     // Per message, each way but the best gets its share of kAloneBudget of its time (at the
     // best's estimate), kept to what the way's turn costs (no reserve for a burst of them).
@@ -471,11 +513,20 @@ class Chooser {
     static void settle(Alone &a, Way best, double best_est)
     {
         const double add = share(a, best, best_est) * a.since;
+        const double *pr = prior_of(a, best, best_est);
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & ~way_bit(best)) & (1u << w))
-                a.budget[w] = std::min(a.budget[w] + add,
-                                       std::max(explore_cost(a, Way(w), best_est), a.budget[w]));
+                a.budget[w] =
+                    std::min(a.budget[w] + add,
+                             std::max(explore_cost(a, pr, Way(w), best, best_est), a.budget[w]));
         a.since = 0;
+    }
+    // Alone: the picks way w takes while each way is tried first: one unmeasured (it follows
+    // another way's message), then its first samples; none for a way the BTL's rates put far.
+    static uint32_t tries(const Alone &a, const double *pr, size_t w, double best_est)
+    {
+        const uint32_t k = first_samples(a.est, a.n, pr, a.allowed, w, best_est);
+        return k == 0 ? 0 : 1 + k;
     }
     // After a pick or a measurement, what asking_next() needs (it runs for every answer, so it
     // only reads these): whether to ask for every message (each way still tried first, or a
@@ -484,9 +535,10 @@ class Chooser {
     {
         double best_est = 0;
         const Way best = best_of(a.est, a.n, a.allowed, Way::pipeline, &best_est);
+        const double *pr = prior_of(a, best, best_est);
         a.ask = !is_pipeline(best);
         for (size_t w = 0; w < kWays; ++w)
-            if ((a.allowed & (1u << w)) && a.picked[w] < 1 + first_samples(a.est, a.n, w, best_est))
+            if ((a.allowed & (1u << w)) && a.picked[w] < tries(a, pr, w, best_est))
                 a.ask = true;
         a.ready_at = UINT32_MAX;
         const double s = share(a, best, best_est);
@@ -494,7 +546,7 @@ class Chooser {
             return;
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & ~way_bit(best)) & (1u << w)) {
-                const double need = (explore_cost(a, Way(w), best_est) - a.budget[w]) / s;
+                const double need = (explore_cost(a, pr, Way(w), best, best_est) - a.budget[w]) / s;
                 a.ready_at = std::min<uint32_t>(a.ready_at, need <= 0     ? 0
                                                             : need >= 4e9 ? UINT32_MAX
                                                                           : uint32_t(need) + 1);
@@ -505,9 +557,10 @@ class Chooser {
     static size_t turn_way(const Alone &a, Way best, double best_est)
     {
         const unsigned others = a.allowed & ~way_bit(best);
+        const double *pr = prior_of(a, best, best_est);
         for (size_t k = 1; k <= kWays; ++k) {
             const size_t w = (a.explore_next + k) % kWays;
-            if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, Way(w), best_est))
+            if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, pr, Way(w), best, best_est))
                 return w;
         }
         return kWays;
@@ -515,7 +568,7 @@ class Chooser {
     struct Stream {
         double est[kWays] = {};
         uint32_t n[kWays] = {};
-        uint32_t tried[kWays] = {}; // measured runs started while trying each way
+        uint32_t tried[kWays] = {}; // measured runs started of each way
         Way way = Way::pipeline;    // of the current run
         uint32_t left = 0;          // messages the current run still takes
         uint32_t run = 0;           // the current run's number, if measured
@@ -526,13 +579,16 @@ class Chooser {
         uint64_t run_last = 0; // when its last message so far ended
         double run_bytes = 0;
         uint32_t runs_since_measure = 0;
-        uint32_t measure_turns = 0; // times runs_since_measure reached kMeasureEvery
-        uint64_t last_turn = 0;     // when the last turn went ahead (ns)
+        uint32_t measure_turns = 0;    // times runs_since_measure reached kMeasureEvery
+        uint64_t last_turn = 0;        // when the last turn went ahead (ns)
+        uint64_t way_turn[kWays] = {}; // and the last of each way's
         uint8_t measure_next = 0;
-        unsigned allowed = ~0u;  // receiver: the ways of the last pick (all until then)
-        bool want_offer = false; // receiver: the next run is of a way that needs an offer
-        uint32_t unoffered = 0;  // receiver: messages since, none of them an offer
-        bool wanted = true;      // sender: the peer's receiver asks for offers (told())
+        bool want_offer = false;  // receiver: the next run is of a way that needs an offer
+        uint32_t unoffered = 0;   // receiver: messages since, none of them an offer
+        bool wanted = true;       // sender: the peer's receiver asks for offers (told())
+        double prior[kWays] = {}; // the BTL's rates, seconds per byte (prime())
+        bool primed = false;
+        bool untried_gets = true; // a get's first runs were still to come at the last run's start
     };
 
     // An estimate moves a quarter of the way towards each time, clipped to half or twice it;
@@ -551,11 +607,72 @@ class Chooser {
 
     // How often way w is tried first: kFirstSamples, but once if its first measurement was
     // kClearMargin slower than the best so far (a get 3-5x slower than the pipeline: a second
-    // try of it, at 8 MiB in a stream 16 messages, took a tenth of a bandwidth run). A first
-    // measurement spoilt by cold pages is corrected on the rare measuring turns.
-    static uint32_t first_samples(const double *est, const uint32_t *n, size_t w, double best_est)
+    // try of it, at 8 MiB in a stream 16 messages, took a tenth of a bandwidth run), and never
+    // while the BTL's rates (pr: trusted()) put it kClearMargin slower than the best of them.
+    // A first measurement spoilt by cold pages is corrected on the rare measuring turns.
+    static uint32_t first_samples(const double *est, const uint32_t *n, const double *pr,
+                                  unsigned allowed, size_t w, double best_est)
     {
+        if (pr && n[w] == 0 && pr[w] > 0) {
+            double least = pr[w];
+            for (size_t v = 0; v < kWays; ++v)
+                if ((allowed & (1u << v)) && pr[v] > 0)
+                    least = std::min(least, pr[v]);
+            if (pr[w] >= kClearMargin * least)
+                return 0;
+        }
         return n[w] > 0 && best_est > 0 && est[w] >= kClearMargin * best_est ? 1 : kFirstSamples;
+    }
+
+    // Stream: whether way k still needs a first run: measured fewer than its first samples,
+    // with up to as many runs again for those that ended unmeasured (a run that met a pause of
+    // the stream, or a failure), so that a way is not judged by one cold run.
+    static bool to_try(const Stream &st, const double *pr, unsigned allowed, size_t k,
+                       double best_est)
+    {
+        const uint32_t want = first_samples(st.est, st.n, pr, allowed, k, best_est);
+        return (allowed & (1u << k)) && st.n[k] < want && st.tried[k] < 2 * want;
+    }
+
+    // The BTL's rates for a class (seconds per byte, 0: none), read once, on its first pick.
+    void prime(double *prior, bool &primed, size_t bytes, bool stream)
+    {
+        if (primed)
+            return;
+        primed = true;
+        for (size_t w = 0; w < kWays && rate_fn_; ++w) {
+            const double rate = rate_fn_(rate_ctx_, bytes, stream, Way(w));
+            prior[w] = rate > 0 && rate < 1e15 ? 1 / rate : 0;
+        }
+    }
+
+    // The rates `prior` while they hold (else nullptr: none given). They stand for the ways
+    // not measured yet until the best way so far (best, at best_est), measured more than its
+    // first samples (the first messages of a job meet cold pages: 2x), is still slower than
+    // kClearMargin times its rate: the host is not as the BTL measured it.
+    static const double *trusted(const double *prior, bool primed, const uint32_t *n, Way best,
+                                 double best_est)
+    {
+        if (!primed)
+            return nullptr;
+        const double p = prior[size_t(best)];
+        return n[size_t(best)] > kFirstSamples && p > 0 && best_est > kClearMargin * p ? nullptr
+                                                                                       : prior;
+    }
+
+    // A way's figure (seconds per byte): its estimate once measured; else, from the rates pr
+    // (trusted(); nullptr: none), as much slower than the best (best, at best_est) as the BTL
+    // measured it (the job's times differ from the BTL's: a pipeline's first messages in cold
+    // pages measured 3x its later ones); else 0 (unknown).
+    static double figure(const double *est, const uint32_t *n, const double *pr, size_t w, Way best,
+                         double best_est)
+    {
+        if (n[w] > 0)
+            return est[w];
+        if (!pr || pr[w] <= 0)
+            return 0;
+        const double b = pr[size_t(best)];
+        return best_est > 0 && b > 0 ? pr[w] * (best_est / b) : pr[w];
     }
 
     // The allowed way with the best estimate among those measured; `fallback` if none is.
@@ -581,13 +698,15 @@ class Chooser {
 
     // The allowed ways but `best` worth measuring again now (way_bit mask): those within
     // kClearMargin of best_est (or not measured), and on a rare turn those farther (if any).
-    static unsigned worth_measuring(const double *est, const uint32_t *n, unsigned allowed,
-                                    Way best, double best_est, bool rare_turn)
+    static unsigned worth_measuring(const double *est, const uint32_t *n, const double *pr,
+                                    unsigned allowed, Way best, double best_est, bool rare_turn)
     {
         unsigned close = 0, far = 0;
         for (size_t w = 0; w < kWays; ++w)
-            if ((allowed & (1u << w)) && w != size_t(best))
-                (n[w] == 0 || est[w] < kClearMargin * best_est ? close : far) |= 1u << w;
+            if ((allowed & (1u << w)) && w != size_t(best)) {
+                const double f = figure(est, n, pr, w, best, best_est);
+                (f == 0 || f < kClearMargin * best_est ? close : far) |= 1u << w;
+            }
         return rare_turn && far ? far : close;
     }
 
@@ -624,11 +743,11 @@ class Chooser {
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
         settle(c, best, best_est);
+        const double *pr = prior_of(c, best, best_est);
         // A first try after another way's message is not measured (follows): each way's
         // first tries count from the second.
         auto to_try = [&](size_t w) {
-            return (allowed & (1u << w)) &&
-                   c.picked[w] < 1 + first_samples(c.est, c.n, w, best_est);
+            return (allowed & (1u << w)) && c.picked[w] < tries(c, pr, w, best_est);
         };
         if (to_try(size_t(advice))) {
             *why = c.count == 1 ? Reason::advice : Reason::first;
@@ -669,12 +788,24 @@ class Chooser {
     // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
     // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
     // awaited.
+    // Stream: the next message goes on with the run under way, if it is not measured and the
+    // message can take its way (next_in_run()).
+    static bool run_on(Stream &st, unsigned possible, Ticket *t)
+    {
+        if (st.left == 0 || st.measuring || !(possible & way_bit(st.way)))
+            return false;
+        --st.left;
+        st.unoffered = 0;
+        *t = Ticket{};
+        t->way = st.way;
+        return true;
+    }
+
     static Ticket pick_stream(Stream &st, double bytes, Way advice, unsigned allowed,
                               unsigned possible, uint32_t active, uint64_t now_ns, Reason *why)
     {
         Ticket t;
         *why = Reason::best;
-        st.allowed = allowed;
         auto outside = [&] {
             double unused = 0;
             t.way = best_of(st.est, st.n, possible, Way::pipeline, &unused);
@@ -705,15 +836,16 @@ class Chooser {
             Reason r = Reason::best;
             double best_est = 0;
             const Way best = best_of(st.est, st.n, allowed, advice, &best_est);
+            const double *pr = trusted(st.prior, st.primed, st.n, best, best_est);
+            st.untried_gets = false; // (asking())
+            for (size_t k = 0; k < kWays; ++k)
+                st.untried_gets = st.untried_gets ||
+                                  (!is_pipeline(Way(k)) && to_try(st, pr, allowed, k, best_est));
             size_t untried = kWays;
-            auto to_try = [&](size_t k) {
-                return (allowed & (1u << k)) &&
-                       st.tried[k] < first_samples(st.est, st.n, k, best_est);
-            };
-            if (to_try(size_t(advice)))
+            if (to_try(st, pr, allowed, size_t(advice), best_est))
                 untried = size_t(advice);
             for (size_t k = 0; k < kWays && untried == kWays; ++k)
-                if (to_try(k))
+                if (to_try(st, pr, allowed, k, best_est))
                     untried = k;
             if (untried != kWays) {
                 w = Way(untried);
@@ -726,16 +858,21 @@ class Chooser {
                 // only, and with no way close, nothing but on those.
                 turn = true; // counted once it goes ahead (a run that must wait asks again)
                 const bool rare = (st.measure_turns + 1) % kRareFactor == 0;
-                const unsigned again = worth_measuring(st.est, st.n, allowed, best, best_est, rare);
+                const unsigned again =
+                    worth_measuring(st.est, st.n, pr, allowed, best, best_est, rare);
                 if (again) {
                     w = next_way(next, again | way_bit(best), kWays);
                     measure = true;
                     r = w == best ? Reason::best : Reason::explore;
-                    // Not yet, if that run would cost the stream more than kTurnBudget of the
-                    // time since the last turn: the best's run instead, the turn kept.
-                    const double extra = (st.est[size_t(w)] - best_est) * bytes * kEpoch * 1e9;
-                    if (now_ns != 0 && st.n[size_t(w)] > 0 && extra > 0 &&
-                        double(now_ns - st.last_turn) * kTurnBudget < extra) {
+                    // Not yet, if that run would cost the stream more than the way's share of
+                    // kTurnBudget of the time since its last turn: the best's run instead, the
+                    // turn kept.
+                    const double f = figure(st.est, st.n, pr, size_t(w), best, best_est);
+                    const double extra = (f - best_est) * bytes * kEpoch * 1e9;
+                    const int others = __builtin_popcount(allowed & ~way_bit(best));
+                    if (now_ns != 0 && f > 0 && extra > 0 &&
+                        double(now_ns - st.way_turn[size_t(w)]) * kTurnBudget <
+                            extra * std::max(others, 1)) {
                         w = best;
                         measure = turn = false;
                         next = st.measure_next;
@@ -758,7 +895,7 @@ class Chooser {
                     return outside();
                 }
                 if (untried != kWays)
-                    st.tried[untried] = kFirstSamples;
+                    st.tried[untried] = 2 * kFirstSamples;
                 turn_passed = turn;
                 measure = false;
                 untried = kWays;
@@ -773,14 +910,13 @@ class Chooser {
             st.measure_next = next;
             if (turn) {
                 ++st.measure_turns;
-                st.last_turn = now_ns;
+                st.last_turn = st.way_turn[size_t(w)] = now_ns;
             }
             st.way = w;
             st.left = measure ? kEpoch : kRunLength;
             st.runs_since_measure = measure || turn_passed ? 0 : st.runs_since_measure + 1;
             if (measure) {
-                if (untried != kWays)
-                    ++st.tried[untried];
+                st.tried[size_t(w)] += st.tried[size_t(w)] < UINT32_MAX; // (turns' runs too)
                 st.run = st.run + 1 == 0 ? 1 : st.run + 1;
                 st.measuring = true;
                 st.run_ok = true;
@@ -797,6 +933,8 @@ class Chooser {
         return t;
     }
 
+    RateFn rate_fn_ = nullptr;
+    const void *rate_ctx_ = nullptr;
     Alone alone_[kClasses];
     Alone exchange_[kClasses];
     uint64_t chosen_[3][kClasses][kWays] = {}; // messages per case, class and way

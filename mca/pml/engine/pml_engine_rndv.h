@@ -819,13 +819,28 @@ template <class Policy> uint64_t Engine<Policy>::now_ns()
     return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-// This process's chooser for btl (made on first use).
+static_assert(unsigned(Way::pipeline) == WEFT_BTL_WAY_PIPELINE &&
+                  unsigned(Way::get) == WEFT_BTL_WAY_GET &&
+                  unsigned(Way::shared) == WEFT_BTL_WAY_SHARED &&
+                  unsigned(Way::streamed) == WEFT_BTL_WAY_STREAMING,
+              "the chooser's ways are btl_way_rate's");
+
+// This process's chooser for btl (made on first use), starting from the rates btl measured
+// (BTL ABI 1.5: btl_way_rate), if it did.
 template <class Policy> Chooser *Engine<Policy>::chooser_of(const weft_btl_module_t *btl)
 {
     for (auto &[m, c] : P->choosers)
         if (m == btl)
             return c.get();
-    P->choosers.emplace_back(btl, std::make_unique<Chooser>());
+    auto c = std::make_unique<Chooser>();
+    if (WEFT_MODULE_HAS_OP(btl, weft_btl_module_t, btl_way_rate))
+        c->rates(
+            [](const void *ctx, size_t bytes, bool stream, Way w) {
+                const auto *b = static_cast<const weft_btl_module_t *>(ctx);
+                return b->btl_way_rate(b, bytes, stream ? 1 : 0, unsigned(w));
+            },
+            btl);
+    P->choosers.emplace_back(btl, std::move(c));
     return P->choosers.back().second.get();
 }
 
@@ -988,11 +1003,19 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
         ++f.parked;
         return RgetGo::parked;
     }
-    const uint64_t now = ch->needs_time(u.total) ? now_ns() : 0;
-    const Way advice = rdma_size_ok(btl, u.total, true) ? Way::get : Way::pipeline;
-    Chooser::Reason why = Chooser::Reason::advice;
-    const Chooser::Ticket t = ch->pick(u.total, Case::stream, advice, allowed_ways(btl), f.active,
-                                       now, &why, way_bit(Way::pipeline) | way_bit(Way::streamed));
+    // Most of a stream's RNDVs go on with a run of the pipeline (next_in_run): no advice, no
+    // clock, no choice to make.
+    const unsigned pipelines = way_bit(Way::pipeline) | way_bit(Way::streamed);
+    Chooser::Reason why = Chooser::Reason::best;
+    uint64_t now = 0;
+    Chooser::Ticket t;
+    if (!ch->next_in_run(u.total, pipelines, &t)) {
+        now = ch->needs_time(u.total) ? now_ns() : 0;
+        const Way advice = rdma_size_ok(btl, u.total, true) ? Way::get : Way::pipeline;
+        why = Chooser::Reason::advice;
+        t = ch->pick(u.total, Case::stream, advice, allowed_ways(btl), f.active, now, &why,
+                     pipelines);
+    }
     if (t.wait) {
         if (!resuming) {
             P->parked.push_back(typename State::Parked{r, u, r->id});

@@ -192,6 +192,23 @@ std::vector<Rate> some_rates()
     });
 }
 
+// rate_at (btl_way_rate): the largest measured size at most the message's, the smallest below
+// it, alone or in a stream; 0 for an unknown way or no rates.
+START_TEST(test_rate_at)
+{
+    const std::vector<Rate> rates = some_rates();
+    ck_assert(rate_at(rates, 4 * K, false, kWayPipeline) == 1e9 + 4 * K);
+    ck_assert(rate_at(rates, 100, false, kWayPipeline) == 1e9 + 4 * K);
+    ck_assert(rate_at(rates, 96 * K, false, kWayPipeline) == 1e9 + 64 * K);
+    ck_assert(rate_at(rates, 64 * K - 1, false, kWayPipeline) == 1e9 + 32 * K);
+    ck_assert(rate_at(rates, 1 * M, true, kWaySplit) == 6e9 + 1 * M);
+    ck_assert(rate_at(rates, 1 * M, false, kWayCma) == 2e9);
+    ck_assert(rate_at(rates, 64 * M, true, kWaySplit) == 6e9 + 16 * M);
+    ck_assert(rate_at(rates, 1 * M, false, kWays) == 0);
+    ck_assert(rate_at({}, 1 * M, false, kWayPipeline) == 0);
+}
+END_TEST
+
 START_TEST(test_file_text)
 {
     const std::vector<Rate> in = some_rates();
@@ -326,6 +343,7 @@ int main()
     tcase_add_test(tc, test_streamed_stores);
     tcase_add_test(tc, test_stream_copy);
     tcase_add_test(tc, test_piece_for);
+    tcase_add_test(tc, test_rate_at);
     tcase_add_test(tc, test_file_text);
     tcase_add_test(tc, test_file_checks);
     tcase_add_test(tc, test_measure_and_remember);
