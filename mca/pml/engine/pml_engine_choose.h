@@ -50,9 +50,11 @@
 //     slower than its best is not tried first, only measured on turns to explore, costed from
 //     that rate (first tries of every way took 5% of a 512 KiB stream's time on a Zen 5 VM,
 //     and one start in eight, measuring the pipeline in cold pages, kept a way 2x slower for
-//     most of the run). The rates hold while the best way so far measures within kClearMargin
-//     of its own rate; when it does not (the host is not as calibrated: a VM's vCPUs moved
-//     apart), every way is tried as without them.
+//     most of the run). Where the rates are wrong (the host changed since: a VM's vCPUs moved
+//     apart), the turns find it, within their budget: a way the rates put 3x slower comes
+//     once in 2400 messages alone; a stream's run of it, 3 runs' time, as its share of
+//     kTurnBudget allows (a way found 2.5x slower than its rate could not be told from one
+//     measured in a stream's run of small messages after a drain: 5x at 32 KiB).
 // No state is shared between processes: each receiver learns for itself.
 #ifndef WEFT_PML_ENGINE_CHOOSE_H
 #define WEFT_PML_ENGINE_CHOOSE_H
@@ -89,8 +91,7 @@ class Chooser {
   public:
     // The BTL's measurement of a way for messages of `bytes` (bytes per second; 0: none).
     using RateFn = double (*)(const void *ctx, size_t bytes, bool stream, Way w);
-    static constexpr uint32_t kFirstSamples = 2;  // each way measured this often first
-    static constexpr uint32_t kExploreEvery = 32; // alone: the sender's offers after declines
+    static constexpr uint32_t kFirstSamples = 2; // each way measured this often first
     // Alone: turns to explore at least this many messages apart. A way close to the best
     // costs its turn little by its estimates, but a change of way disturbs the caches of the
     // messages around it too (4 KiB ping-pongs on a Zen 5 VM, cached and streaming stores
@@ -101,7 +102,6 @@ class Chooser {
     static constexpr uint32_t kEpoch = 8;        // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32;   // stream: messages of any other run
     static constexpr uint32_t kMeasureEvery = 8; // stream: one measured run in this many
-    static constexpr double kOfferMargin = 1.5;  // offer(): how much faster the pipeline
     // Stream: a way this much slower than the best is measured again kRareFactor times less
     // often than the ways close to it (a run of a way r times slower costs r - 1 runs' time).
     // Both: a way's first tries stop at one if its first measurement is this much slower.
@@ -139,6 +139,11 @@ class Chooser {
     // the estimates cross back and forth on noise; and there cached stores are the right ones
     // whenever the receiver reads the data at once (streaming ones send it to memory first).
     static constexpr double kStoresMargin = 1.1;
+    // In a stream, this much: a measured run of small messages after a drain measures their
+    // latency more than the stream's pace (at 32 KiB, 5x the calibration's stream time), and
+    // there streaming stores measured as fast as cached ones took two thirds of a stream
+    // that the calibration had them 3.7x slower in (0.93 of the cached pipeline's bandwidth).
+    static constexpr double kStreamStoresMargin = kClearMargin;
     static constexpr uint32_t kDeclines = kFirstSamples * kEpoch; // offer(): declined in a row
     static constexpr size_t kClasses = 64;
 
@@ -255,57 +260,47 @@ class Chooser {
     // Whether a sender in this process should offer a get for a message of `bytes` (else it
     // sends a RNDV, which costs less when the pipeline runs anyway: no registration, no
     // choice). In a stream: while the peer's receiver asks for offers for that size (told();
-    // at first it does, trying each way). Alone: when the peer's receiver asked for this one
-    // (its turn to explore, its first tries, or a get its best: asking_next); else unless it
-    // declined kDeclines gets offered for that size (it asked for the pipeline: taken()), or
-    // what this process measured as a receiver of that size shows the pipeline kOfferMargin
-    // faster than every get; and then still one message in kExploreEvery, on which the
-    // receiver measures its best way again.
+    // at first it does, trying each way), at most kEpoch + 1 after its last answer: a sender
+    // that posts a window of messages hears the answers a window late, and a receiver that
+    // asked for a run of kEpoch gets declined the rest of a window of offers (686 of a 32 KiB
+    // stream's 36000 messages offered, 37 taken, on a Zen 5 VM). Alone: when the peer's receiver
+    // asked for this one (its turn to explore, its first tries, or a get its best: asking_next),
+    // and until it declined kDeclines gets offered for that size (it asked for the pipeline:
+    // taken(); it may be trying each way meanwhile). Nothing more: the receiver asks for what
+    // its turns need and times the pipeline on RNDVs (time_unoffered), and an offer it declines
+    // costs both sides (a sender offering one message in 32 besides took a 4 KiB ping-pong 1.07x
+    // the pipeline forced's time on a Zen 5 VM, 1.0x without).
     bool offer(size_t bytes, bool stream)
     {
         const size_t k = class_of(bytes);
-        if (stream)
-            return streams_[k].wanted;
-        const double *est = alone_[k].est;
-        const uint32_t *n = alone_[k].n;
+        if (stream) {
+            uint32_t &left = streams_[k].offers_left;
+            return left > 0 && left-- > 0;
+        }
         if (alone_[k].wanted) { // the peer's receiver asked for this one
             alone_[k].wanted = false;
             return true;
         }
-        const bool declined = alone_[k].declines > kDeclines;
-        // The pipeline's best (either stores) against the best get.
-        double pipe = 0, other = 0;
-        for (size_t w = 0; w < kWays; ++w) {
-            if (n[w] == 0)
-                continue;
-            double &best = is_pipeline(Way(w)) ? pipe : other;
-            if (best == 0 || est[w] < best)
-                best = est[w];
-        }
-        const bool faster = pipe != 0 && other != 0 && pipe * kOfferMargin < other;
-        if (!declined && !faster)
-            return true;
-        return ++alone_[k].offers % kExploreEvery == 0;
+        return alone_[k].declines <= kDeclines;
     }
 
     // Receiver: whether it asks the sender to offer gets for messages of `bytes` in a stream
-    // (its answers carry this): while a run of a way that needs one is due or under way.
+    // (its answers carry this): while a run of a way that needs one is due, or has messages
+    // still to take (not once they are all taken: the answers to a run's last messages brought
+    // a window of offers after it), or gets' first runs are still to come.
     bool asking(size_t bytes) const
     {
         const Stream &st = streams_[class_of(bytes)];
-        // (still to try: the gets whose first runs were to come at the last run's start)
-        return st.want_offer || (!is_pipeline(st.way) && (st.left > 0 || st.measuring)) ||
-               st.untried_gets;
+        return st.want_offer || (!is_pipeline(st.way) && st.left > 0) || st.untried_gets;
     }
 
     // Receiver: whether it asks the sender to offer a get for the next message of `bytes` that
     // comes alone or exchanged (its answers carry this: AckOffers' offers_next). A sender that
-    // heard the pipeline is the fastest offers one message in kExploreEvery; if the receiver's
-    // turns waited for those, a way's turn would come once in some thousand messages, too
-    // rarely to follow the host (on a VM, the get overtook the pipeline at 32-128 KiB for
-    // minutes while the vCPUs' cross-core latency was 4x its usual). So the receiver asks for
-    // the messages of its turns to explore, for those that its first tries of each way need,
-    // and for all while its best is a get.
+    // heard the pipeline is the fastest offers nothing else (offer()); turns that waited for
+    // its offers would come rarely or never, too rarely to follow the host (on a VM, the get
+    // overtook the pipeline at 32-128 KiB for minutes while the vCPUs' cross-core latency was
+    // 4x its usual). So the receiver asks for the messages of its turns to explore, for those
+    // that its first tries of each way need, and for all while its best is a get.
     bool asking_next(size_t bytes) const
     {
         const size_t k = class_of(bytes);
@@ -328,6 +323,8 @@ class Chooser {
         Alone &a = c == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
         a.due += a.due < UINT32_MAX;
         a.since += a.since < UINT32_MAX;
+        a.rndv_warm = a.last_pipeline; // (time_unoffered())
+        a.last_pipeline = true;
         uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
         m += m < UINT64_MAX;
     }
@@ -341,7 +338,7 @@ class Chooser {
     bool time_unoffered(size_t bytes) const
     {
         const Alone &a = alone_[class_of(bytes)];
-        return a.allowed != 0 && a.has_prev && is_pipeline(a.prev) && a.since % kTimeEvery == 0;
+        return a.allowed != 0 && a.rndv_warm && a.since % kTimeEvery == 0;
     }
 
     // Receiver: a RNDV timed (time_unoffered()) took service_ns by the pipeline's stores w.
@@ -356,7 +353,7 @@ class Chooser {
     // offers in streams (want), and for the next message alone or exchanged (next).
     void told(size_t bytes, bool want, bool next = false)
     {
-        streams_[class_of(bytes)].wanted = want;
+        streams_[class_of(bytes)].offers_left = want ? kEpoch + 1 : 0;
         alone_[class_of(bytes)].wanted = next;
     }
 
@@ -380,7 +377,7 @@ class Chooser {
         const Alone &al = alone_[k];
         const bool in_stream = st.n[p] > 0 && st.n[s] > 0;
         *known = in_stream || (al.n[p] > 0 && al.n[s] > 0);
-        return *known && (in_stream ? st.est[s] * kStoresMargin < st.est[p]
+        return *known && (in_stream ? st.est[s] * kStreamStoresMargin < st.est[p]
                                     : al.est[s] * kStoresMargin < al.est[p]);
     }
 
@@ -460,15 +457,16 @@ class Chooser {
         uint32_t ready_at = UINT32_MAX; // since when a way's share will cover its turn (plan())
         bool ask = false;      // plan(): each way still tried first, or the best a get: ask for all
         unsigned allowed = 0;  // at the last pick (0: never picked)
-        uint32_t offers = 0;   // offer() declined or not, while the pipeline is clearly faster
         uint32_t declines = 0; // gets offered the peer's receiver declined (taken())
         bool wanted = false;   // sender: the peer's receiver asked for the next one (told())
         uint8_t explore_next = 0; // the last turn's way
         Way prev = Way::pipeline; // the way of the class's last message
         bool has_prev = false;
-        uint8_t again = 0;        // explored: the next messages go the same way (measured warm)
-        bool after_turn = false;  // the last message ended a turn to explore
-        double prior[kWays] = {}; // the BTL's rates, seconds per byte (prime())
+        bool last_pipeline = false; // the class's last message, RNDVs too, was the pipeline's
+        bool rndv_warm = false;     // the last RNDV followed a message of the pipeline
+        uint8_t again = 0;          // explored: the next messages go the same way (measured warm)
+        bool after_turn = false;    // the last message ended a turn to explore
+        double prior[kWays] = {};   // the BTL's rates, seconds per byte (prime())
         bool primed = false;
     };
     // Whether a message picked for reason r is a turn to explore's, or the one after a turn
@@ -486,19 +484,15 @@ class Chooser {
         const bool warm = a.has_prev && (a.prev == w || (is_pipeline(a.prev) && is_pipeline(w)));
         a.prev = w;
         a.has_prev = true;
+        a.last_pipeline = is_pipeline(w);
         return warm;
     }
     // Alone: what a turn to explore way w costs (seconds per byte): two messages at its
-    // estimate (else the BTL's rate, pr: trusted()) rather than the best's.
+    // estimate (else from the BTL's rates pr: figure()) rather than the best's.
     static double explore_cost(const Alone &a, const double *pr, Way w, Way best, double best_est)
     {
         const double f = figure(a.est, a.n, pr, size_t(w), best, best_est);
         return f > 0 ? 2 * std::max(f - best_est, 0.0) : 0;
-    }
-    // The BTL's rates for a, if they hold (trusted()).
-    static const double *prior_of(const Alone &a, Way best, double best_est)
-    {
-        return trusted(a.prior, a.primed, a.n, best, best_est);
     }
     // Per message, each way but the best gets its share of kAloneBudget of its time (at the
     // best's estimate), kept to what the way's turn costs (no reserve for a burst of them).
@@ -513,7 +507,7 @@ class Chooser {
     static void settle(Alone &a, Way best, double best_est)
     {
         const double add = share(a, best, best_est) * a.since;
-        const double *pr = prior_of(a, best, best_est);
+        const double *pr = a.prior;
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & ~way_bit(best)) & (1u << w))
                 a.budget[w] =
@@ -535,7 +529,7 @@ class Chooser {
     {
         double best_est = 0;
         const Way best = best_of(a.est, a.n, a.allowed, Way::pipeline, &best_est);
-        const double *pr = prior_of(a, best, best_est);
+        const double *pr = a.prior;
         a.ask = !is_pipeline(best);
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & (1u << w)) && a.picked[w] < tries(a, pr, w, best_est))
@@ -557,7 +551,7 @@ class Chooser {
     static size_t turn_way(const Alone &a, Way best, double best_est)
     {
         const unsigned others = a.allowed & ~way_bit(best);
-        const double *pr = prior_of(a, best, best_est);
+        const double *pr = a.prior;
         for (size_t k = 1; k <= kWays; ++k) {
             const size_t w = (a.explore_next + k) % kWays;
             if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, pr, Way(w), best, best_est))
@@ -581,12 +575,12 @@ class Chooser {
         uint32_t runs_since_measure = 0;
         uint32_t measure_turns = 0;    // times runs_since_measure reached kMeasureEvery
         uint64_t last_turn = 0;        // when the last turn went ahead (ns)
-        uint64_t way_turn[kWays] = {}; // and the last of each way's
+        uint64_t way_turn[kWays] = {}; // and the last of each way's (the first run's at first)
         uint8_t measure_next = 0;
-        bool want_offer = false;  // receiver: the next run is of a way that needs an offer
-        uint32_t unoffered = 0;   // receiver: messages since, none of them an offer
-        bool wanted = true;       // sender: the peer's receiver asks for offers (told())
-        double prior[kWays] = {}; // the BTL's rates, seconds per byte (prime())
+        bool want_offer = false;           // receiver: the next run is of a way that needs an offer
+        uint32_t unoffered = 0;            // receiver: messages since, none of them an offer
+        uint32_t offers_left = kEpoch + 1; // sender: offers the peer's receiver asks for (told())
+        double prior[kWays] = {};          // the BTL's rates, seconds per byte (prime())
         bool primed = false;
         bool untried_gets = true; // a get's first runs were still to come at the last run's start
     };
@@ -608,12 +602,12 @@ class Chooser {
     // How often way w is tried first: kFirstSamples, but once if its first measurement was
     // kClearMargin slower than the best so far (a get 3-5x slower than the pipeline: a second
     // try of it, at 8 MiB in a stream 16 messages, took a tenth of a bandwidth run), and never
-    // while the BTL's rates (pr: trusted()) put it kClearMargin slower than the best of them.
+    // while the BTL's rates (pr, 0 where none) put it kClearMargin slower than the best of them.
     // A first measurement spoilt by cold pages is corrected on the rare measuring turns.
     static uint32_t first_samples(const double *est, const uint32_t *n, const double *pr,
                                   unsigned allowed, size_t w, double best_est)
     {
-        if (pr && n[w] == 0 && pr[w] > 0) {
+        if (n[w] == 0 && pr[w] > 0) {
             double least = pr[w];
             for (size_t v = 0; v < kWays; ++v)
                 if ((allowed & (1u << v)) && pr[v] > 0)
@@ -646,38 +640,26 @@ class Chooser {
         }
     }
 
-    // The rates `prior` while they hold (else nullptr: none given). They stand for the ways
-    // not measured yet until the best way so far (best, at best_est), measured more than its
-    // first samples (the first messages of a job meet cold pages: 2x), is still slower than
-    // kClearMargin times its rate: the host is not as the BTL measured it.
-    static const double *trusted(const double *prior, bool primed, const uint32_t *n, Way best,
-                                 double best_est)
-    {
-        if (!primed)
-            return nullptr;
-        const double p = prior[size_t(best)];
-        return n[size_t(best)] > kFirstSamples && p > 0 && best_est > kClearMargin * p ? nullptr
-                                                                                       : prior;
-    }
-
     // A way's figure (seconds per byte): its estimate once measured; else, from the rates pr
-    // (trusted(); nullptr: none), as much slower than the best (best, at best_est) as the BTL
-    // measured it (the job's times differ from the BTL's: a pipeline's first messages in cold
-    // pages measured 3x its later ones); else 0 (unknown).
+    // (0 where none), as much slower than the best (best, at best_est) as the BTL measured it
+    // (the job's times differ from the BTL's: a pipeline's first messages in cold pages
+    // measured 3x its later ones, and a measured run of 8 small messages after a drain 5x the
+    // calibration's stream rate at 32 KiB); else 0 (unknown).
     static double figure(const double *est, const uint32_t *n, const double *pr, size_t w, Way best,
                          double best_est)
     {
         if (n[w] > 0)
             return est[w];
-        if (!pr || pr[w] <= 0)
+        if (pr[w] <= 0)
             return 0;
         const double b = pr[size_t(best)];
         return best_est > 0 && b > 0 ? pr[w] * (best_est / b) : pr[w];
     }
 
     // The allowed way with the best estimate among those measured; `fallback` if none is.
+    // Streaming stores only when `margin` faster than cached ones.
     static Way best_of(const double *est, const uint32_t *n, unsigned allowed, Way fallback,
-                       double *best_est)
+                       double *best_est, double margin = kStoresMargin)
     {
         Way best = fallback;
         *best_est = 0;
@@ -686,10 +668,9 @@ class Chooser {
                 best = Way(w);
                 *best_est = est[w];
             }
-        // Streaming stores only when clearly faster than cached ones (kStoresMargin).
         const size_t p = size_t(Way::pipeline);
         if (best == Way::streamed && (allowed & way_bit(Way::pipeline)) && n[p] > 0 &&
-            *best_est * kStoresMargin > est[p]) {
+            *best_est * margin > est[p]) {
             best = Way::pipeline;
             *best_est = est[p];
         }
@@ -743,7 +724,7 @@ class Chooser {
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
         settle(c, best, best_est);
-        const double *pr = prior_of(c, best, best_est);
+        const double *pr = c.prior;
         // A first try after another way's message is not measured (follows): each way's
         // first tries count from the second.
         auto to_try = [&](size_t w) {
@@ -777,17 +758,6 @@ class Chooser {
         return best;
     }
 
-    // A stream goes in runs, each run one way. Messages overlap in a stream, and completions
-    // come in batches, so a message's own time says little: a measured run (kEpoch messages)
-    // starts when none of the peer's messages is under way and the next run waits until it is
-    // over, and its time is from its first choice to its last byte. First each way gets
-    // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
-    // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
-    // may have become slower); a way kClearMargin slower than the best only on one such turn
-    // in kRareFactor.
-    // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
-    // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
-    // awaited.
     // Stream: the next message goes on with the run under way, if it is not measured and the
     // message can take its way (next_in_run()).
     static bool run_on(Stream &st, unsigned possible, Ticket *t)
@@ -801,6 +771,17 @@ class Chooser {
         return true;
     }
 
+    // A stream goes in runs, each run one way. Messages overlap in a stream, and completions
+    // come in batches, so a message's own time says little: a measured run (kEpoch messages)
+    // starts when none of the peer's messages is under way and the next run waits until it is
+    // over, and its time is from its first choice to its last byte. First each way gets
+    // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
+    // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
+    // may have become slower); a way kClearMargin slower than the best only on one such turn
+    // in kRareFactor.
+    // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
+    // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
+    // awaited.
     static Ticket pick_stream(Stream &st, double bytes, Way advice, unsigned allowed,
                               unsigned possible, uint32_t active, uint64_t now_ns, Reason *why)
     {
@@ -808,7 +789,7 @@ class Chooser {
         *why = Reason::best;
         auto outside = [&] {
             double unused = 0;
-            t.way = best_of(st.est, st.n, possible, Way::pipeline, &unused);
+            t.way = best_of(st.est, st.n, possible, Way::pipeline, &unused, kStreamStoresMargin);
             t.run = 0;
             return t;
         };
@@ -835,8 +816,10 @@ class Chooser {
             bool measure = false, turn = false, turn_passed = false;
             Reason r = Reason::best;
             double best_est = 0;
-            const Way best = best_of(st.est, st.n, allowed, advice, &best_est);
-            const double *pr = trusted(st.prior, st.primed, st.n, best, best_est);
+            const Way best = best_of(st.est, st.n, allowed, advice, &best_est, kStreamStoresMargin);
+            const double *pr = st.prior;
+            for (uint64_t &since : st.way_turn) // each way's budget counts from the first run
+                since = since == 0 ? now_ns : since;
             st.untried_gets = false; // (asking())
             for (size_t k = 0; k < kWays; ++k)
                 st.untried_gets = st.untried_gets ||
