@@ -51,10 +51,9 @@
 //     that rate (first tries of every way took 5% of a 512 KiB stream's time on a Zen 5 VM,
 //     and one start in eight, measuring the pipeline in cold pages, kept a way 2x slower for
 //     most of the run). Where the rates are wrong (the host changed since: a VM's vCPUs moved
-//     apart), the turns find it, within their budget: a way the rates put 3x slower comes
-//     once in 2400 messages alone; a stream's run of it, 3 runs' time, as its share of
-//     kTurnBudget allows (a way found 2.5x slower than its rate could not be told from one
-//     measured in a stream's run of small messages after a drain: 5x at 32 KiB).
+//     apart), alone, the best way measures slower than its rate and they are dropped (prior_of);
+//     in a stream the turns find it, within their budget (a stream's measured runs of small
+//     messages take 5x the calibrated time anyway: no telling).
 // No state is shared between processes: each receiver learns for itself.
 #ifndef WEFT_PML_ENGINE_CHOOSE_H
 #define WEFT_PML_ENGINE_CHOOSE_H
@@ -487,6 +486,20 @@ class Chooser {
         a.last_pipeline = is_pipeline(w);
         return warm;
     }
+    // Alone: the BTL's rates for a, unless they no longer hold: once the best way, measured
+    // more than its first samples (the first meet cold pages), is kClearMargin slower than its
+    // rate, the host is not as the BTL measured it (a VM's vCPUs moved apart: the pipeline's
+    // 64 KiB ping-pong 3-4x its calibrated time on a Zen 5 VM, the others then faster), and
+    // every way is tried first as without rates (a turn would come only after some thousand
+    // messages). A message alone measures about what the calibration's alone does (the
+    // pipeline's 64 KiB: 1.9 against 2.85 us); a stream's measured run of small messages does
+    // not (5x at 32 KiB), so streams keep the rates (their turns correct them).
+    static const double *prior_of(const Alone &a, Way best, double best_est)
+    {
+        const double p = a.prior[size_t(best)];
+        return a.n[size_t(best)] > kFirstSamples && p > 0 && best_est > kClearMargin * p ? nullptr
+                                                                                         : a.prior;
+    }
     // Alone: what a turn to explore way w costs (seconds per byte): two messages at its
     // estimate (else from the BTL's rates pr: figure()) rather than the best's.
     static double explore_cost(const Alone &a, const double *pr, Way w, Way best, double best_est)
@@ -507,7 +520,7 @@ class Chooser {
     static void settle(Alone &a, Way best, double best_est)
     {
         const double add = share(a, best, best_est) * a.since;
-        const double *pr = a.prior;
+        const double *pr = prior_of(a, best, best_est);
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & ~way_bit(best)) & (1u << w))
                 a.budget[w] =
@@ -529,7 +542,7 @@ class Chooser {
     {
         double best_est = 0;
         const Way best = best_of(a.est, a.n, a.allowed, Way::pipeline, &best_est);
-        const double *pr = a.prior;
+        const double *pr = prior_of(a, best, best_est);
         a.ask = !is_pipeline(best);
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & (1u << w)) && a.picked[w] < tries(a, pr, w, best_est))
@@ -551,7 +564,7 @@ class Chooser {
     static size_t turn_way(const Alone &a, Way best, double best_est)
     {
         const unsigned others = a.allowed & ~way_bit(best);
-        const double *pr = a.prior;
+        const double *pr = prior_of(a, best, best_est);
         for (size_t k = 1; k <= kWays; ++k) {
             const size_t w = (a.explore_next + k) % kWays;
             if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, pr, Way(w), best, best_est))
@@ -602,12 +615,13 @@ class Chooser {
     // How often way w is tried first: kFirstSamples, but once if its first measurement was
     // kClearMargin slower than the best so far (a get 3-5x slower than the pipeline: a second
     // try of it, at 8 MiB in a stream 16 messages, took a tenth of a bandwidth run), and never
-    // while the BTL's rates (pr, 0 where none) put it kClearMargin slower than the best of them.
+    // while the BTL's rates (pr; nullptr or 0: none) put it kClearMargin slower than the best of
+    // them.
     // A first measurement spoilt by cold pages is corrected on the rare measuring turns.
     static uint32_t first_samples(const double *est, const uint32_t *n, const double *pr,
                                   unsigned allowed, size_t w, double best_est)
     {
-        if (n[w] == 0 && pr[w] > 0) {
+        if (pr && n[w] == 0 && pr[w] > 0) {
             double least = pr[w];
             for (size_t v = 0; v < kWays; ++v)
                 if ((allowed & (1u << v)) && pr[v] > 0)
@@ -641,7 +655,7 @@ class Chooser {
     }
 
     // A way's figure (seconds per byte): its estimate once measured; else, from the rates pr
-    // (0 where none), as much slower than the best (best, at best_est) as the BTL measured it
+    // (nullptr or 0: none), as much slower than the best (best, at best_est) as the BTL measured it
     // (the job's times differ from the BTL's: a pipeline's first messages in cold pages
     // measured 3x its later ones, and a measured run of 8 small messages after a drain 5x the
     // calibration's stream rate at 32 KiB); else 0 (unknown).
@@ -650,7 +664,7 @@ class Chooser {
     {
         if (n[w] > 0)
             return est[w];
-        if (pr[w] <= 0)
+        if (!pr || pr[w] <= 0)
             return 0;
         const double b = pr[size_t(best)];
         return best_est > 0 && b > 0 ? pr[w] * (best_est / b) : pr[w];
@@ -724,7 +738,7 @@ class Chooser {
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
         settle(c, best, best_est);
-        const double *pr = c.prior;
+        const double *pr = prior_of(c, best, best_est);
         // A first try after another way's message is not measured (follows): each way's
         // first tries count from the second.
         auto to_try = [&](size_t w) {
