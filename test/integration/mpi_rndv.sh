@@ -281,7 +281,7 @@ name="auto: the receiver chooses, with truncation, Mprobe, persistent, wildcards
 rndv "$name" "$AUTO" "-x 300007 -x 4081 -s 69576"
 expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "$name"
 # A damaged file is measured again (and rewritten).
-echo "weft-sm-calibration 4" >"$CAL"
+echo "weft-sm-calibration 5" >"$CAL"
 name="auto, damaged file"
 rndv "$name" "$AUTO" "4081"
 expect_in "rates measured now, remembered in $CAL" "$out" "$name"

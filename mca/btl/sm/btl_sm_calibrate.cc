@@ -36,8 +36,12 @@ constexpr uint64_t kMaxSize = uint64_t(16) << 20;
 constexpr size_t kMaxSlots = 64;           // pipeline fragments in flight, at most
 constexpr size_t kMaxSlotBytes = 16 << 20; // and at most this much shared memory for them
 constexpr auto kStepTimeout = std::chrono::seconds(2); // one transfer; else the child is stuck
-constexpr const char *kMagic = "weft-sm-calibration 4";
-constexpr size_t kMaxFile = 4096;
+constexpr const char *kMagic = "weft-sm-calibration 5";
+// Settings (keys) one file remembers: a job with other btl/sm settings than the host's usual
+// ones (a test's btl_sm_split_piece) adds its own rates, not replacing theirs (one such job
+// made the next ones measure again, at whatever speed the host had then).
+constexpr size_t kMaxKeys = 4;
+constexpr size_t kMaxFile = 16384;
 constexpr int kPasses = 3; // over every size and way, each keeping its best round
 
 // Shared between this process and the child, one line per field that both write.
@@ -552,15 +556,14 @@ std::string calibration_key(const Setting &s)
     return key;
 }
 
-bool parse_calibration(const std::string &text, const std::string &key, std::vector<Rate> &rates)
+namespace {
+
+using Section = std::pair<std::string, std::vector<Rate>>; // a key and its rates
+
+// The rows of one section, one per calibration size, from in.
+bool parse_rows(std::istream &in, std::vector<Rate> &rates)
 {
-    rates.clear();
-    std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line) || line != kMagic)
-        return false;
-    if (!std::getline(in, line) || line != "key " + key)
-        return false;
     for (uint64_t want : calibration_sizes()) {
         if (!std::getline(in, line))
             return false;
@@ -579,29 +582,57 @@ bool parse_calibration(const std::string &text, const std::string &key, std::vec
         r.size = size;
         rates.push_back(r);
     }
-    if (std::getline(in, line) && !line.empty())
-        return false;
     return true;
 }
 
-std::string format_calibration(const std::string &key, const std::vector<Rate> &rates)
+// Every section of the file's text, in order (at most kMaxKeys, each key once); false if the
+// text is not wholly such sections.
+bool parse_sections(const std::string &text, std::vector<Section> &out)
 {
-    std::string text = std::string(kMagic) + "\nkey " + key + "\n";
+    out.clear();
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line) || line != kMagic)
+        return false;
+    while (std::getline(in, line)) {
+        if (line.empty()) // the end
+            return !std::getline(in, line) && !out.empty();
+        if (line.compare(0, 4, "key ") != 0 || out.size() >= kMaxKeys)
+            return false;
+        std::vector<Rate> rates;
+        if (!parse_rows(in, rates))
+            return false;
+        for (const Section &sec : out)
+            if (sec.first == line.substr(4))
+                return false;
+        out.emplace_back(line.substr(4), std::move(rates));
+    }
+    return !out.empty();
+}
+
+std::string format_sections(const std::vector<Section> &sections)
+{
+    std::string text = std::string(kMagic) + "\n";
     char line[256];
-    for (const Rate &r : rates) {
-        std::snprintf(line, sizeof line, "%llu %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
-                      (unsigned long long)r.size, r.alone[0], r.alone[1], r.alone[2], r.alone[3],
-                      r.stream[0], r.stream[1], r.stream[2], r.stream[3]);
-        text += line;
+    for (const auto &[key, rates] : sections) {
+        text += "key " + key + "\n";
+        for (const Rate &r : rates) {
+            std::snprintf(line, sizeof line, "%llu %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
+                          (unsigned long long)r.size, r.alone[0], r.alone[1], r.alone[2],
+                          r.alone[3], r.stream[0], r.stream[1], r.stream[2], r.stream[3]);
+            text += line;
+        }
     }
     return text;
 }
 
-bool read_calibration(const std::string &path, const std::string &key, std::vector<Rate> &rates)
+// The text of the calibration file at path, if it is ours (a regular file of this user, not
+// too large, not reached by a symbolic link); else empty.
+std::string read_text(const std::string &path)
 {
     const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return false;
+        return {};
     struct stat st {};
     std::string text;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size > 0 &&
@@ -619,13 +650,46 @@ bool read_calibration(const std::string &path, const std::string &key, std::vect
         text.resize(got);
     }
     close(fd);
-    return parse_calibration(text, key, rates);
+    return text;
+}
+
+} // namespace
+
+bool parse_calibration(const std::string &text, const std::string &key, std::vector<Rate> &rates)
+{
+    rates.clear();
+    std::vector<Section> sections;
+    if (parse_sections(text, sections))
+        for (Section &sec : sections)
+            if (sec.first == key) {
+                rates = std::move(sec.second);
+                return true;
+            }
+    return false;
+}
+
+std::string format_calibration(const std::string &key, const std::vector<Rate> &rates)
+{
+    return format_sections({Section{key, rates}});
+}
+
+bool read_calibration(const std::string &path, const std::string &key, std::vector<Rate> &rates)
+{
+    return parse_calibration(read_text(path), key, rates);
 }
 
 bool write_calibration(const std::string &path, const std::string &key,
                        const std::vector<Rate> &rates)
 {
-    const std::string text = format_calibration(key, rates);
+    // Ours first, then the other keys the file holds (if it is ours and whole), the oldest
+    // dropped past kMaxKeys.
+    std::vector<Section> sections, old;
+    sections.emplace_back(key, rates);
+    if (parse_sections(read_text(path), old))
+        for (Section &sec : old)
+            if (sec.first != key && sections.size() < kMaxKeys)
+                sections.push_back(std::move(sec));
+    const std::string text = format_sections(sections);
     if (text.size() > kMaxFile)
         return false;
     const std::string tmp = path + ".tmp." + std::to_string(getpid());

@@ -256,6 +256,23 @@ START_TEST(test_file_checks)
     ck_assert(read_calibration(path, "k", out));
     ck_assert_uint_eq(out.size(), calibration_sizes().size());
     ck_assert(!read_calibration(path, "k2", out));
+    // Other keys (a job with other btl/sm settings) are added, not replacing the others; a key
+    // written again replaces its own rates; the file keeps the last 4 keys written.
+    std::vector<Rate> other = some_rates();
+    other[0].alone[0] = 7e9;
+    ck_assert(write_calibration(path, "k2", other));
+    ck_assert(read_calibration(path, "k", out));
+    ck_assert(std::fabs(out[0].alone[0] / some_rates()[0].alone[0] - 1) < 1e-5);
+    ck_assert(read_calibration(path, "k2", out));
+    ck_assert(out[0].alone[0] == 7e9);
+    ck_assert(write_calibration(path, "k", other));
+    ck_assert(read_calibration(path, "k", out));
+    ck_assert(out[0].alone[0] == 7e9);
+    for (const char *k : {"k3", "k4", "k5"})
+        ck_assert(write_calibration(path, k, some_rates()));
+    for (const char *k : {"k", "k3", "k4", "k5"})
+        ck_assert_msg(read_calibration(path, k, out), "%s", k);
+    ck_assert(!read_calibration(path, "k2", out)); // the oldest, dropped
     // A symbolic link is not followed; a directory or a file too large to be ours is refused.
     const std::string link = std::string(dir) + "/link";
     ck_assert_int_eq(symlink(path.c_str(), link.c_str()), 0);
@@ -263,7 +280,7 @@ START_TEST(test_file_checks)
     ck_assert(!read_calibration(dir, "k", out));
     const std::string big = std::string(dir) + "/big";
     {
-        const std::string text = format_calibration("k", some_rates()) + std::string(8192, '\n');
+        const std::string text = format_calibration("k", some_rates()) + std::string(20000, '\n');
         const int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text.data(), text.size()), ssize_t(text.size()));
