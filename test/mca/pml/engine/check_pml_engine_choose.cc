@@ -228,6 +228,49 @@ START_TEST(test_rates_wrong)
 }
 END_TEST
 
+// In a stream, what a turn waits for before its run can start (the stream to drain, offers a
+// window late) counts against its way's budget: with 2 ms waits, the far ways' turns come more
+// rarely than with none, and what they cost, their runs' extra time and their waits, stays
+// within kTurnBudget.
+START_TEST(test_stream_turns_pay_their_waits)
+{
+    const double rates[4] = {kSize / 100e-6, kSize / 300e-6, kSize / 400e-6, 0};
+    const std::array<uint64_t, 3> ns{100000, 300000, 400000};
+    const uint64_t wait = 2000000;
+    std::array<int, 2> far{};
+    std::array<double, 2> cost{};
+    uint64_t span = 0;
+    for (int drain = 0; drain < 2; ++drain) {
+        Chooser c;
+        c.rates(test_rate, rates);
+        uint64_t now = 1000;
+        for (int k = 0; k < 200000; ++k) {
+            // A measured run asked for while messages are under way waits for them.
+            Chooser::Ticket t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 1, now);
+            const bool waited = t.wait;
+            if (t.wait) {
+                now += drain ? wait : 0;
+                t = c.pick(kSize, Case::stream, Way::pipeline, kAll, 0, now);
+            }
+            ck_assert(!t.wait);
+            if (t.way != Way::pipeline) {
+                ++far[size_t(drain)];
+                cost[size_t(drain)] +=
+                    double(ns[size_t(t.way)] - ns[0]) + (waited && drain ? double(wait) : 0);
+            }
+            now += ns[size_t(t.way)];
+            c.done(kSize, Case::stream, t, true, now, ns[size_t(t.way)]);
+        }
+        span = now;
+    }
+    ck_assert_int_ge(far[1], int(Chooser::kEpoch));
+    ck_assert_msg(far[1] * 3 < far[0] * 2, "far ways' messages: %d with 2 ms waits, %d without",
+                  far[1], far[0]);
+    ck_assert_msg(cost[1] <= Chooser::kTurnBudget * double(span) * 1.3 + 2 * double(wait),
+                  "the far ways' turns cost %g ns of %g", cost[1], double(span));
+}
+END_TEST
+
 START_TEST(test_advice_first_then_each_way_then_best)
 {
     Chooser c;
@@ -790,6 +833,7 @@ int main()
     tcase_add_test(tc, test_report);
     tcase_add_test(tc, test_rates_spare_first_tries);
     tcase_add_test(tc, test_rates_wrong);
+    tcase_add_test(tc, test_stream_turns_pay_their_waits);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
