@@ -5,9 +5,10 @@
 // on a virtual machine it changes with where the hypervisor runs the two vCPUs (sharing caches
 // or not), while a job runs, and a measurement kept from an earlier moment is then wrong by 2x
 // (docs/performance.md). So the receiver measures the messages themselves and keeps choosing:
-// the sender offers a get for every rendezvous, and for each one the receiver reads it alone
+// the sender offers a get for the rendezvous messages the receiver may want to take one for
+// (offer(): at first, then those it asks for), and for each one the receiver reads it alone
 // (get), reads it with the sender writing part of it (shared), or asks for the send/receive
-// pipeline (pipeline). Per size class (a power of two) and per case it keeps an estimate of
+// pipeline (pipeline); the others come as RNDVs, the pipeline's. Per size class (a power of two) and per case it keeps an estimate of
 // each way's time per byte:
 //   - a message alone (no other rendezvous from the peer under way or just ended): the time
 //     from the choice to its last byte, each way in its own caches: a message that follows
