@@ -8,8 +8,8 @@
 // the sender offers a get for the rendezvous messages the receiver may want to take one for
 // (offer(): at first, then those it asks for), and for each one the receiver reads it alone
 // (get), reads it with the sender writing part of it (shared), or asks for the send/receive
-// pipeline (pipeline); the others come as RNDVs, the pipeline's. Per size class (a power of two) and per case it keeps an estimate of
-// each way's time per byte:
+// pipeline (pipeline); the others come as RNDVs, the pipeline's. Per size class (a power of two)
+// and per case it keeps an estimate of each way's time per byte:
 //   - a message alone (no other rendezvous from the peer under way or just ended): the time
 //     from the choice to its last byte, each way in its own caches: a message that follows
 //     another way's chosen message is not measured (a get after pipeline messages finds the
