@@ -275,7 +275,10 @@ class Chooser {
         const size_t k = class_of(bytes);
         if (stream) {
             uint32_t &left = streams_[k].offers_left;
-            return left > 0 && left-- > 0;
+            if (left == 0)
+                return false;
+            --left;
+            return true;
         }
         if (alone_[k].wanted) { // the peer's receiver asked for this one
             alone_[k].wanted = false;
@@ -518,10 +521,9 @@ class Chooser {
         return k > 0 ? kAloneBudget * best_est / k : 0;
     }
     // The shares of the messages since the last time (since).
-    static void settle(Alone &a, Way best, double best_est)
+    static void settle(Alone &a, const double *pr, Way best, double best_est)
     {
         const double add = share(a, best, best_est) * a.since;
-        const double *pr = prior_of(a, best, best_est);
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & ~way_bit(best)) & (1u << w))
                 a.budget[w] =
@@ -562,10 +564,9 @@ class Chooser {
     }
     // The way whose turn to explore comes now: the first after the last turn's, in turn, whose
     // share covers its cost; kWays if none.
-    static size_t turn_way(const Alone &a, Way best, double best_est)
+    static size_t turn_way(const Alone &a, const double *pr, Way best, double best_est)
     {
         const unsigned others = a.allowed & ~way_bit(best);
-        const double *pr = prior_of(a, best, best_est);
         for (size_t k = 1; k <= kWays; ++k) {
             const size_t w = (a.explore_next + k) % kWays;
             if ((others & (1u << w)) && a.budget[w] >= explore_cost(a, pr, Way(w), best, best_est))
@@ -742,8 +743,8 @@ class Chooser {
         }
         double best_est = 0;
         const Way best = best_of(c.est, c.n, allowed, advice, &best_est);
-        settle(c, best, best_est);
         const double *pr = prior_of(c, best, best_est);
+        settle(c, pr, best, best_est);
         // A first try after another way's message is not measured (follows): each way's
         // first tries count from the second.
         auto to_try = [&](size_t w) {
@@ -763,7 +764,7 @@ class Chooser {
         // budget covers it (kAloneBudget). The sender offers the message a turn falls on when
         // asked (asking_next), so the turn does not wait for its own offers.
         if (c.due >= kTurnEvery && best_est > 0) {
-            const size_t w = turn_way(c, best, best_est);
+            const size_t w = turn_way(c, pr, best, best_est);
             if (w != kWays) { // (its messages' cost taken from its share as they end: done())
                 c.due = 0;
                 c.explore_next = uint8_t(w);
@@ -837,18 +838,18 @@ class Chooser {
             double best_est = 0;
             const Way best = best_of(st.est, st.n, allowed, advice, &best_est, kStreamStoresMargin);
             const double *pr = st.prior;
+            const int others = std::max(__builtin_popcount(allowed & ~way_bit(best)), 1);
             for (uint64_t &since : st.way_turn) // each way's budget counts from the first run
                 since = since == 0 ? now_ns : since;
-            st.untried_gets = false; // (asking())
+            // The ways still to try (the advice first, then in order); the gets among them
+            // make the receiver ask for offers (asking()).
+            unsigned trying = 0;
             for (size_t k = 0; k < kWays; ++k)
-                st.untried_gets = st.untried_gets ||
-                                  (!is_pipeline(Way(k)) && to_try(st, pr, allowed, k, best_est));
-            size_t untried = kWays;
-            if (to_try(st, pr, allowed, size_t(advice), best_est))
-                untried = size_t(advice);
-            for (size_t k = 0; k < kWays && untried == kWays; ++k)
-                if (to_try(st, pr, allowed, k, best_est))
-                    untried = k;
+                trying |= to_try(st, pr, allowed, k, best_est) ? 1u << k : 0;
+            st.untried_gets = trying & ~(way_bit(Way::pipeline) | way_bit(Way::streamed));
+            size_t untried = (trying & way_bit(advice)) ? size_t(advice)
+                             : trying                   ? size_t(__builtin_ctz(trying))
+                                                        : kWays;
             if (untried != kWays) {
                 w = Way(untried);
                 measure = true;
@@ -871,11 +872,9 @@ class Chooser {
                     // turn kept.
                     const double f = figure(st.est, st.n, pr, size_t(w), best, best_est);
                     const double extra = (f - best_est) * bytes * kEpoch * 1e9;
-                    const int others = __builtin_popcount(allowed & ~way_bit(best));
                     const uint64_t since = st.way_turn[size_t(w)];
                     if (now_ns != 0 && f > 0 && extra > 0 &&
-                        (now_ns < since ||
-                         double(now_ns - since) * kTurnBudget < extra * std::max(others, 1))) {
+                        (now_ns < since || double(now_ns - since) * kTurnBudget < extra * others)) {
                         w = best;
                         measure = turn = false;
                         next = st.measure_next;
@@ -923,11 +922,9 @@ class Chooser {
                 // is its cost too, beyond its run's estimate: a way's next turn waits for its
                 // share of the budget to cover it (at 4 KiB a get's turn waited 0.7-1.3 ms, 10-20x
                 // its run's estimated extra time, every 26 ms: 3% of the stream).
-                if (w != best && st.turn_from != 0 && now_ns > st.turn_from) {
-                    const int others = __builtin_popcount(allowed & ~way_bit(best));
+                if (w != best && st.turn_from != 0 && now_ns > st.turn_from)
                     st.way_turn[size_t(w)] +=
-                        uint64_t(double(now_ns - st.turn_from) * std::max(others, 1) / kTurnBudget);
-                }
+                        uint64_t(double(now_ns - st.turn_from) * others / kTurnBudget);
                 st.turn_from = 0;
             }
             st.way = w;
