@@ -56,6 +56,10 @@ constexpr int exit_timeout = 124;
 constexpr size_t max_pending_line = size_t(64) << 10;
 // How long mpirun waits before it tries accept() again when it is out of descriptors.
 constexpr auto accept_backoff = std::chrono::milliseconds(100);
+// Descriptors accept() leaves free: mpirun is out of descriptors when fewer would be left. What
+// it does meanwhile still needs some (the uid check of a connection reads /proc/net/tcp; the
+// sanitizers' run-times open a pipe to probe memory, and /proc files, at any checked call).
+constexpr int spare_fds = 8;
 // A Weft warning or error that another rank printed word for word this recently is not
 // repeated.
 constexpr auto warning_window = std::chrono::seconds(5);
@@ -65,6 +69,21 @@ void say(const std::string &text)
 {
     std::fprintf(stderr, "mpirun: %s\n", text.c_str());
     std::fflush(stderr);
+}
+
+// Whether `n` more descriptors can be opened now: each is taken (a duplicate of `fd`) and given
+// back. When not, errno says why (EMFILE, ENFILE).
+bool descriptors_free(int fd, int n)
+{
+    std::vector<int> taken;
+    int got;
+    while (int(taken.size()) < n && (got = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        taken.push_back(got);
+    const int err = errno;
+    for (int t : taken)
+        close(t);
+    errno = err;
+    return int(taken.size()) == n;
 }
 
 std::string describe_status(int status)
@@ -1177,12 +1196,16 @@ int Job::run()
 }
 
 // Accept what the listen backlog holds, up to the server's limit. Out of descriptors
-// (EMFILE, ENFILE) the backlog is left alone for a moment instead of polled in a busy loop;
-// mpirun says so once, and ends the job when it lasts longer than --bootstrap-timeout.
+// (EMFILE, ENFILE; fewer than spare_fds would be left) the backlog is left alone for a moment
+// instead of polled in a busy loop; mpirun says so once, and ends the job when it lasts longer
+// than --bootstrap-timeout.
 void Job::accept_connections(Clock::time_point now)
 {
     while (server_->accepting()) {
-        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        // Only while spare_fds stay free after it; else as out of descriptors (errno).
+        int fd = descriptors_free(listen_fd_, spare_fds + 1)
+                     ? accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)
+                     : -1;
         if (fd >= 0) {
             server_->accept(fd);
             fds_exhausted_since_.reset();
