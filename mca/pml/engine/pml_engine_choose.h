@@ -63,6 +63,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace weft::pml::engine {
@@ -160,13 +161,17 @@ class Chooser {
 
     // What pick() chose, to give back to done(). wait: nothing chosen yet; ask again once
     // the peer's messages under way are over (a measured run must run alone).
+    // Eight bytes, passed by value in a register. (A ticket built field by field on the stack
+    // and copied with wider loads stalled each stream RNDV on store forwarding: rndv_go, 70% of
+    // its samples on one load, on a Zen 5 VM. The cheap path hands over only a way.)
     struct Ticket {
         Way way = Way::pipeline;
-        uint32_t run = 0; // stream: the measured run it belongs to (0: none)
         bool wait = false;
         bool warm = true;     // alone: the class's message before it went the same way
         bool explore = false; // alone: a turn to explore's or the next (charged())
+        uint32_t run = 0;     // stream: the measured run it belongs to (0: none)
     };
+    static_assert(sizeof(Ticket) == 8);
 
     // The way for a message of `bytes`; `allowed` has a bit per way (way_bit), `advice` is the
     // BTL's (allowed); `active`: the peer's rendezvous messages under way; now_ns: the time.
@@ -180,7 +185,9 @@ class Chooser {
         Ticket t;
         if (c == Case::stream) {
             Stream &st = streams_[class_of(bytes)];
-            if (!run_on(st, possible & allowed, &t)) {
+            if (const auto on = run_on(st, possible & allowed))
+                t = Ticket{*on};
+            else {
                 prime(st.prior, st.primed, bytes, true);
                 t = pick_stream(st, double(bytes), advice, allowed, possible & allowed, active,
                                 now_ns, &r);
@@ -205,16 +212,18 @@ class Chooser {
     }
 
     // Stream: the next message of `bytes` when it goes on with a run under way that is not
-    // measured and whose way it can take (`possible`): *t, as pick() would give it, and true;
-    // else false (pick() decides). The cheap path of a stream's RNDVs.
-    bool next_in_run(size_t bytes, unsigned possible, Ticket *t)
+    // measured and whose way it can take (`possible`): its way (pick() would give it a ticket
+    // of that way and nothing else); else none (pick() decides). The cheap path of a stream's
+    // RNDVs.
+    std::optional<Way> next_in_run(size_t bytes, unsigned possible)
     {
         const size_t k = class_of(bytes);
-        if (!run_on(streams_[k], possible, t))
-            return false;
-        uint64_t &m = chosen_[size_t(Case::stream)][k][size_t(t->way)];
-        m += m < UINT64_MAX;
-        return true;
+        const auto w = run_on(streams_[k], possible);
+        if (w) {
+            uint64_t &m = chosen_[size_t(Case::stream)][k][size_t(*w)];
+            m += m < UINT64_MAX;
+        }
+        return w;
     }
 
     // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
@@ -780,15 +789,13 @@ class Chooser {
 
     // Stream: the next message goes on with the run under way, if it is not measured and the
     // message can take its way (next_in_run()).
-    static bool run_on(Stream &st, unsigned possible, Ticket *t)
+    static std::optional<Way> run_on(Stream &st, unsigned possible)
     {
         if (st.left == 0 || st.measuring || !(possible & way_bit(st.way)))
-            return false;
+            return std::nullopt;
         --st.left;
         st.unoffered = 0;
-        *t = Ticket{};
-        t->way = st.way;
-        return true;
+        return st.way;
     }
 
     // A stream goes in runs, each run one way. Messages overlap in a stream, and completions

@@ -1009,7 +1009,9 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resu
     Chooser::Reason why = Chooser::Reason::best;
     uint64_t now = 0;
     Chooser::Ticket t;
-    if (!ch->next_in_run(u.total, pipelines, &t)) {
+    if (const auto way = ch->next_in_run(u.total, pipelines))
+        t = Chooser::Ticket{*way};
+    else {
         now = ch->needs_time(u.total) ? now_ns() : 0;
         const Way advice = rdma_size_ok(btl, u.total, true) ? Way::get : Way::pipeline;
         why = Chooser::Reason::advice;
