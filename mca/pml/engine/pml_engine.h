@@ -94,8 +94,9 @@ template <class Policy> class Engine {
         uint32_t next_fence = 1;
         size_t fences_done = 0;
         // Rendezvous sends with FRAGs still to hand to the rails (no room, or the pipeline is
-        // send_pipeline_depth deep): they go on from the user's buffer as room appears.
-        std::list<Req *> sched;
+        // send_pipeline_depth deep): they go on from the user's buffer as room appears. Nodes
+        // taken off it wait in sched_spare for the next (no allocation per message).
+        std::list<Req *> sched, sched_spare;
         // Communicators whose references released requests held: dropped by the next progress.
         std::vector<weft_comm_t *> comm_releases;
         std::vector<weft_comm_t *> comm_room; // release_comms: an empty vector's room

@@ -106,7 +106,12 @@ template <class Policy> void Engine<Policy>::enqueue(Req *r)
 {
     if (!r->queued) {
         r->queued = true;
-        P->sched.push_back(r);
+        if (P->sched_spare.empty())
+            P->sched.push_back(r);
+        else {
+            P->sched.splice(P->sched.end(), P->sched_spare, P->sched_spare.begin());
+            P->sched.back() = r;
+        }
     }
 }
 
@@ -1431,7 +1436,9 @@ template <class Policy> int Engine<Policy>::progress_sched()
             ++it;
             continue;
         }
-        it = P->sched.erase(it);
+        const auto next = std::next(it);
+        P->sched_spare.splice(P->sched_spare.end(), P->sched, it);
+        it = next;
         r->queued = false;
         maybe_complete_send(r);
     }
