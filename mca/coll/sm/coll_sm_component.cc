@@ -106,13 +106,15 @@ struct Module {
     weft_coll_module_t base; // first: the framework sees this
     enum { unset, ready, declined } state = unset;
     Shared *shared = nullptr;
-    size_t size = 0;         // of the mapping
-    uint32_t generation = 0; // the last one this rank saw
-    uint32_t large_read = 0; // the generation after whose reads the large slots are free
-    uint32_t least_done = 0; // the least of the `done` lines when last read (all_done)
-    unsigned sets = 2;       // coll_sm_sets: generations in the segment at once
-    size_t large = 0;        // coll_sm_large: bytes of a large slot (0: none)
-    bool broken = false;     // a member failed (ULFM): the shared counters can never settle
+    size_t size = 0;            // of the mapping
+    uint32_t generation = 0;    // the last one this rank saw
+    uint32_t large_read = 0;    // the generation after whose reads the large slots are free
+    uint32_t half_read[2] = {}; // the same for each half (chunk_slot)
+    uint32_t chunks = 0;        // exchange chunks so far: which half the next one takes
+    uint32_t least_done = 0;    // the least of the `done` lines when last read (all_done)
+    unsigned sets = 2;          // coll_sm_sets: generations in the segment at once
+    size_t large = 0;           // coll_sm_large: bytes of a large slot (0: none)
+    bool broken = false;        // a member failed (ULFM): the shared counters can never settle
 };
 
 Line *lines(Module *m) { return reinterpret_cast<Line *>(m->shared + 1); }
@@ -131,6 +133,23 @@ char *large_slot(Module *m, int nranks, int rank)
            size_t(rank) * (kHead + m->large) + kHead;
 }
 char *large_result(Module *m, int nranks) { return large_slot(m, nranks, nranks) - kHead; }
+
+// Bytes of an exchange chunk (allgather, alltoall, bcast; exchange_chunk): half a large slot,
+// the halves taken in turn, each with its own header (half 1's in the middle of the slot), so
+// that a chunk's writers wait only for the readers of the chunk before the last one, which
+// every rank has finished once it arrived at the last one: in a loop of such operations no
+// writer waits, where with one buffer each waited for the last chunk's slowest reader (on
+// oversubscribed cores, a context switch). The whole slot when half would hold less than a
+// cache line.
+size_t chunk_room(const Module *m)
+{
+    const size_t half = m->large > kHead ? (m->large - kHead) / 2 / 64 * 64 : 0;
+    return half ? half : m->large;
+}
+char *chunk_slot(Module *m, int nranks, int rank, unsigned half)
+{
+    return large_slot(m, nranks, rank) + half * (chunk_room(m) + kHead);
+}
 
 Head &head(char *data) { return *reinterpret_cast<Head *>(data - kHead); }
 uint64_t &slot_bytes(char *data) { return head(data).bytes; }
@@ -511,15 +530,15 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
     return WEFT_SUCCESS;
 }
 
-// Allgathers and alltoalls above the small slots, through the large ones, in chunks: each rank
-// waits until every rank has read the large slots of the last such chunk (their `done` line),
-// writes its part, arrives, and reads the others'. One wait per chunk, and the next writer's
-// (usually already satisfied). Data whose type has gaps goes through a packed copy of the
-// whole message at either end, so that chunks are bytes whatever each rank's type. Bcasts go
-// the same way.
+// Allgathers and alltoalls above the small slots, through the large ones, in chunks (each in a
+// half of the slots, chunk_room): each rank waits until every rank has read the half it writes
+// at its last use (their `done` line; already so once they arrived at the chunk after it),
+// writes its part, arrives, and reads the others'. One wait per chunk. Data whose type has gaps
+// goes through a packed copy of the whole message at either end, so that chunks are bytes whatever
+// each rank's type. Bcasts go the same way.
 //
-// One chunk: write(slot) fills this rank's large slot (unless what it says it sends is not what
-// it expects); read() takes what it needs from every rank's (large_slot). `says`, the bytes
+// One chunk: write(slot) fills this rank's half slot (unless what it says it sends is not what
+// it expects); read(at) takes what it needs from every rank's (at(rank)). `says`, the bytes
 // per block this rank sends, goes in the slot's header: on the first chunk every rank compares
 // every rank's with `expect`, and all refuse a mismatch alike (a rank that returned alone
 // would leave the others waiting).
@@ -528,20 +547,23 @@ weft_status_t exchange_chunk(Module *m, weft_comm_t *comm, bool first, uint64_t 
                              uint64_t expect, Write write, Read read)
 {
     const int n = weft_comm_size(comm);
-    if (weft_status_t rc = all_done(m, comm, m->large_read); rc != WEFT_SUCCESS)
+    // The same half at every rank: they run the same chunks (a mismatch ends every rank's
+    // operation at its first chunk).
+    const unsigned half = chunk_room(m) < m->large ? m->chunks++ & 1 : 0;
+    if (weft_status_t rc = all_done(m, comm, m->half_read[half]); rc != WEFT_SUCCESS)
         return rc;
-    char *mine = large_slot(m, n, weft_comm_rank(comm));
+    char *mine = chunk_slot(m, n, weft_comm_rank(comm), half);
     slot_bytes(mine) = says;
     if (says == expect)
         write(mine);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     Finish f{m, comm, m->generation};
-    m->large_read = m->generation;
+    m->large_read = m->half_read[half] = m->generation;
     for (int r = 0; first && r < n; ++r)
-        if (slot_bytes(large_slot(m, n, r)) != expect)
+        if (slot_bytes(chunk_slot(m, n, r, half)) != expect)
             return WEFT_ERR_TRUNCATE;
-    read();
+    read([&](int r) { return chunk_slot(m, n, r, half); });
     return WEFT_SUCCESS;
 }
 
@@ -584,14 +606,15 @@ weft_status_t allgather_large(Module *m, const void *sbuf, size_t scount, weft_d
         std::memcpy(out.bytes + size_t(me) * b, in.bytes, b);
     }
     const char *own = out.bytes + size_t(me) * b;
-    for (size_t off = 0; off < b; off += m->large) {
-        const size_t c = std::min(m->large, b - off);
+    const size_t room = chunk_room(m);
+    for (size_t off = 0; off < b; off += room) {
+        const size_t c = std::min(room, b - off);
         if (weft_status_t rc = exchange_chunk(
                 m, comm, off == 0, says, b, [&](char *slot) { std::memcpy(slot, own + off, c); },
-                [&] {
+                [&](auto at) {
                     for (int r = 0; r < n; ++r)
                         if (r != me)
-                            std::memcpy(out.bytes + size_t(r) * b + off, large_slot(m, n, r), c);
+                            std::memcpy(out.bytes + size_t(r) * b + off, at(r), c);
                 });
             rc != WEFT_SUCCESS)
             return rc;
@@ -619,7 +642,7 @@ weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_da
     // A slot holds a piece of each block for another rank, in rank order: the piece for rank
     // `to` from rank `from` is the (to - (to > from))-th.
     auto piece = [](int from, int to) { return size_t(to - (to > from ? 1 : 0)); };
-    const size_t per = std::max<size_t>(m->large / size_t(n - 1), 1); // bytes of a block a chunk
+    const size_t per = std::max<size_t>(chunk_room(m) / size_t(n - 1), 1); // of a block a chunk
     for (size_t off = 0; off < b; off += per) {
         const size_t c = std::min(per, b - off);
         if (weft_status_t rc = exchange_chunk(
@@ -629,11 +652,11 @@ weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_da
                         if (r != me)
                             std::memcpy(slot + piece(me, r) * c, in.bytes + size_t(r) * b + off, c);
                 },
-                [&] {
+                [&](auto at) {
                     for (int r = 0; r < n; ++r)
                         if (r != me)
-                            std::memcpy(out.bytes + size_t(r) * b + off,
-                                        large_slot(m, n, r) + piece(r, me) * c, c);
+                            std::memcpy(out.bytes + size_t(r) * b + off, at(r) + piece(r, me) * c,
+                                        c);
                 });
             rc != WEFT_SUCCESS)
             return rc;
@@ -649,22 +672,23 @@ weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_da
 weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
                           weft_comm_t *comm)
 {
-    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const int me = weft_comm_rank(comm);
     const size_t bytes = count * weft_datatype_size(type);
     if (!usable(m, comm))
         return WEFT_ERR_PROC_FAILED;
     Packed data(buf, count, type, bytes, me == root);
-    for (size_t off = 0; off < bytes; off += m->large) {
-        const size_t c = std::min(m->large, bytes - off);
+    const size_t room = chunk_room(m);
+    for (size_t off = 0; off < bytes; off += room) {
+        const size_t c = std::min(room, bytes - off);
         if (weft_status_t rc = exchange_chunk(
                 m, comm, off == 0, bytes, bytes,
                 [&](char *slot) {
                     if (me == root)
                         std::memcpy(slot, data.bytes + off, c);
                 },
-                [&] {
+                [&](auto at) {
                     if (me != root)
-                        std::memcpy(data.bytes + off, large_slot(m, n, root), c);
+                        std::memcpy(data.bytes + off, at(root), c);
                 });
             rc != WEFT_SUCCESS)
             return rc;
@@ -723,7 +747,7 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
     const size_t bytes = rcount * weft_datatype_size(rtype), all = bytes * size_t(n);
     const bool in_place = sbuf == WEFT_IN_PLACE;
     if (all > kSlot) {
-        if (m->large < size_t(n - 1)) // a chunk holds a byte of every other block at least
+        if (chunk_room(m) < size_t(n - 1)) // a chunk holds a byte of every other block at least
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
@@ -928,9 +952,10 @@ weft_status_t register_params()
          .default_value = "1m",
          .help = "Bytes of a communicator's large slots: bcasts, allreduces, reduces, "
                  "allgathers and alltoalls above the small slots go through them in chunks "
-                 "(bcast: this many bytes a chunk, one wait each; allreduce and reduce: the same, "
-                 "two waits each; allgather: this many bytes of each block; alltoall: this many "
-                 "bytes divided among the other ranks; one wait each). A large slot per rank and a "
+                 "(allreduce and reduce: this many bytes a chunk, two waits each; bcast: half of "
+                 "it a chunk, allgather: half of it of each block, alltoall: half of it divided "
+                 "among the other ranks, one wait each, the halves taken in turn). A large slot "
+                 "per rank and a "
                  "result: (ranks + 1) x this much memory per "
                  "communicator, used once such an operation runs. 0: none, and coll/basic "
                  "takes them.",
