@@ -32,12 +32,14 @@
  *                 otherwise (prints "skipped" when not root)
  *   --fd-flood    raises its own descriptor limit, opens 64 connections that
  *                 say nothing, measures mpirun's CPU time over 1 s (exits 1
- *                 above 0.3 s: a busy loop), closes them and carries on
+ *                 above 0.3 s: a busy loop), says how many descriptors mpirun
+ *                 holds of its limit, closes them and carries on
  * Exit status: 0 done; 1 a check failed; 2 mpirun closed the connection or
  * an I/O error (expected for the fault rank of a fault mode).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -131,6 +133,30 @@ static double cpu_seconds_of(pid_t pid)
     if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return 0;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Descriptors pid holds (entries of /proc/PID/fd), and its soft limit of them; -1 if unknown. */
+static int fds_of(pid_t pid, int *limit)
+{
+    char path[64], line[256];
+    *limit = -1;
+    snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "Max open files %d", limit) == 1)
+                break;
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }
 
 static double now_s(void)
@@ -241,8 +267,11 @@ static void fd_flood(void)
     double c0 = cpu_seconds_of(mp), t0 = now_s();
     usleep(1000000);
     double used = cpu_seconds_of(mp) - c0, span = now_s() - t0;
+    int limit;
+    const int held = fds_of(mp, &limit);
     fprintf(stderr, "fuzz rank %d: mpirun used %.2f s of CPU in %.2f s out of descriptors\n", me,
             used, span);
+    fprintf(stderr, "fuzz rank %d: mpirun held %d of its %d descriptors\n", me, held, limit);
     for (int i = 0; i < 64; ++i)
         close(fds[i]);
     if (used > 0.3)

@@ -71,19 +71,19 @@ void say(const std::string &text)
     std::fflush(stderr);
 }
 
-// Whether `n` more descriptors can be opened now: each is taken (a duplicate of `fd`) and given
-// back. When not, errno says why (EMFILE, ENFILE).
-bool descriptors_free(int fd, int n)
+// Whether a connection may be accepted and spare_fds descriptors still be free: each is taken
+// (a duplicate of `fd`) and given back. When not, errno says why (EMFILE, ENFILE).
+bool descriptors_free(int fd)
 {
-    std::vector<int> taken;
-    int got;
-    while (int(taken.size()) < n && (got = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
-        taken.push_back(got);
+    int taken[spare_fds + 1];
+    int n = 0;
+    while (n < spare_fds + 1 && (taken[n] = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        ++n;
     const int err = errno;
-    for (int t : taken)
-        close(t);
+    for (int k = 0; k < n; ++k)
+        close(taken[k]);
     errno = err;
-    return int(taken.size()) == n;
+    return n == spare_fds + 1;
 }
 
 std::string describe_status(int status)
@@ -1203,7 +1203,7 @@ void Job::accept_connections(Clock::time_point now)
 {
     while (server_->accepting()) {
         // Only while spare_fds stay free after it; else as out of descriptors (errno).
-        int fd = descriptors_free(listen_fd_, spare_fds + 1)
+        int fd = descriptors_free(listen_fd_)
                      ? accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)
                      : -1;
         if (fd >= 0) {
