@@ -77,9 +77,6 @@ template <class Policy> class Engine {
         std::list<Unexpected> spare_unexpected;
         std::vector<std::string> spare_bytes;
         std::string rget_msg; // send_rget's buffer
-        // Rendezvous sends under way, by the peer's world rank: a send to a peer that has one
-        // is part of a stream (btl_stream_min_rdma_size).
-        std::vector<uint32_t> rndv_sends;
         uint64_t next_id = 1; // 1 + the requests tracked so far
         // Sends whose CANCEL awaits its reply, by cancel_id (pml_engine_request.h).
         std::unordered_map<uint64_t, Req *> cancels;
@@ -129,10 +126,16 @@ template <class Policy> class Engine {
         // receives it has under way and when the last one ended.
         bool receiver_chooses = true;
         std::vector<std::pair<const weft_btl_module_t *, std::unique_ptr<Chooser>>> choosers;
+        // Per peer (world rank): its rendezvous messages to this process, and this process's
+        // to it.
         struct Flow {
-            uint32_t active = 0;       // chosen (or a RNDV that was not: in_flow), not over
-            uint32_t parked = 0;       // waiting for the choice
-            uint64_t last_done = 0;    // ns, steady clock
+            uint32_t active = 0; // chosen (or a RNDV that was not: in_flow), not over
+            uint32_t parked = 0; // waiting for the choice
+            // Rendezvous sends to the peer under way: a send that follows one is part of a
+            // stream (btl_stream_min_rdma_size); a receive from the peer meanwhile, exchanged.
+            uint32_t sends = 0;
+            uint32_t started = 0;   // the peer's messages that entered `active`, ever (flow_mark)
+            uint64_t last_done = 0; // ns, steady clock
             uint64_t last_service = 0; // ns the last one took
             // An exchanged message over while this process's own send to the peer is not:
             // measured when that ends too (chosen_done, exchange_sent).
@@ -327,7 +330,6 @@ template <class Policy> class Engine {
     static void chosen_done(Req *r, bool ok);
     static void exchange_sent(int world);
     static Chooser *chooser_of(const weft_btl_module_t *btl);
-    static bool offer_get(const weft_btl_module_t *btl, size_t bytes, bool stream);
     static void offer_answered(Req *r, bool took, uint8_t offers);
     static void rndv_done(Req *r);
     static Chooser *chooser_for(const Peer &peer);

@@ -201,13 +201,12 @@ class Chooser {
             t.warm = follows(a, t.way);
             t.explore = charged(a, r);
             plan(a);
+            refresh(class_of(bytes), ex);
         }
         if (why)
             *why = r;
-        if (!t.wait) {
-            uint64_t &m = chosen_[size_t(c)][class_of(bytes)][size_t(t.way)];
-            m += m < UINT64_MAX;
-        }
+        if (!t.wait)
+            count(c, class_of(bytes), t.way);
         return t;
     }
 
@@ -219,33 +218,33 @@ class Chooser {
     {
         const size_t k = class_of(bytes);
         const auto w = run_on(streams_[k], possible);
-        if (w) {
-            uint64_t &m = chosen_[size_t(Case::stream)][k][size_t(*w)];
-            m += m < UINT64_MAX;
-        }
+        if (w)
+            count(Case::stream, k, *w);
         return w;
     }
 
-    // The message of `bytes` that pick() gave t is over (ok: it arrived whole); now_ns is the
-    // time, service_ns how long it took since it was chosen. Returns the seconds per byte it
+    // The message of `bytes` that pick() gave t is over (ok: it arrived whole, and its time
+    // measures its way: else it measures nothing, and costs a turn's budget nothing); now_ns
+    // is the time, service_ns how long it took since it was chosen. Returns the seconds per byte it
     // measured (a message alone, or the last message of a measured run), else 0.
     double done(size_t bytes, Case cs, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
     {
         if (cs != Case::stream) {
-            Alone &c = cs == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
+            const size_t k = class_of(bytes);
+            const bool ex = cs == Case::exchange;
+            Alone &c = ex ? exchange_[k] : alone_[k];
             const double per = per_byte(service_ns, bytes);
-            if (t.explore) { // what it cost over the best, as it came: from the budget
+            if (t.explore && ok) { // what it cost over the best, as it came: from the budget
                 double best_est = 0;
                 best_of(c.est, c.n, c.allowed, Way::pipeline, &best_est);
                 c.budget[c.explore_next] -= std::max(per - best_est, 0.0); // the turn's way
             }
-            if (!ok || !t.warm) {
-                plan(c);
-                return 0; // a first message after another way's is measured in its caches
-            }
-            update(c.est[size_t(t.way)], c.n[size_t(t.way)], per);
+            const bool measured = ok && t.warm; // (a first message after another way's is
+            if (measured)                       // measured in its caches)
+                update(c.est[size_t(t.way)], c.n[size_t(t.way)], per);
             plan(c);
-            return per;
+            refresh(k, ex);
+            return measured ? per : 0;
         }
         if (t.run == 0)
             return 0;
@@ -289,11 +288,12 @@ class Chooser {
             --left;
             return true;
         }
-        if (alone_[k].wanted) { // the peer's receiver asked for this one
-            alone_[k].wanted = false;
+        Stream &st = streams_[k];
+        if (st.wanted) { // the peer's receiver asked for this one
+            st.wanted = false;
             return true;
         }
-        return alone_[k].declines <= kDeclines;
+        return st.declines <= kDeclines;
     }
 
     // Receiver: whether it asks the sender to offer gets for messages of `bytes` in a stream
@@ -315,15 +315,8 @@ class Chooser {
     // that its first tries of each way need, and for all while its best is a get.
     bool asking_next(size_t bytes) const
     {
-        const size_t k = class_of(bytes);
-        for (const Alone *a : {&alone_[k], &exchange_[k]}) {
-            if (a->allowed == 0)
-                continue; // never chosen: the sender offers (not declined yet)
-            // (plan() keeps what this needs: it runs for every answer)
-            if (a->again > 0 || a->ask || (a->due + 1 >= kTurnEvery && a->since + 1 >= a->ready_at))
-                return true;
-        }
-        return false;
+        const Stream &st = streams_[class_of(bytes)];
+        return st.asks[0] || st.asks[1]; // (asks(), kept by refresh())
     }
 
     // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): it
@@ -332,13 +325,15 @@ class Chooser {
     // some messages of a class non-contiguous gets its gets measured too).
     void unoffered(size_t bytes, Case c)
     {
-        Alone &a = c == Case::exchange ? exchange_[class_of(bytes)] : alone_[class_of(bytes)];
+        const size_t k = class_of(bytes);
+        Alone &a = c == Case::exchange ? exchange_[k] : alone_[k];
         a.due += a.due < UINT32_MAX;
         a.since += a.since < UINT32_MAX;
         a.rndv_warm = a.last_pipeline; // (time_unoffered())
         a.last_pipeline = true;
-        uint64_t &m = unoffered_[size_t(c)][class_of(bytes)];
+        uint64_t &m = unoffered_[size_t(c)][k];
         m += m < UINT64_MAX;
+        refresh(k, c == Case::exchange);
     }
 
     // Receiver: whether to time the RNDV of `bytes` that just came alone (unoffered()): one in
@@ -359,14 +354,16 @@ class Chooser {
         Alone &a = alone_[class_of(bytes)];
         update(a.est[size_t(w)], a.n[size_t(w)], per_byte(service_ns, bytes));
         plan(a);
+        refresh(class_of(bytes), false);
     }
 
     // Sender: what the peer's receiver answered about messages of `bytes`: whether it asks for
     // offers in streams (want), and for the next message alone or exchanged (next).
     void told(size_t bytes, bool want, bool next = false)
     {
-        streams_[class_of(bytes)].offers_left = want ? kEpoch + 1 : 0;
-        alone_[class_of(bytes)].wanted = next;
+        Stream &st = streams_[class_of(bytes)];
+        st.offers_left = want ? kEpoch + 1 : 0;
+        st.wanted = next;
     }
 
     // Receiver: whether pick() for a message of `bytes` in a stream needs the time (it may
@@ -400,7 +397,7 @@ class Chooser {
     // back: it may be a turn to explore; a receiver whose best is a get asks for them.
     void taken(size_t bytes, bool took)
     {
-        uint32_t &d = alone_[class_of(bytes)].declines;
+        uint32_t &d = streams_[class_of(bytes)].declines;
         d += !took && d <= kDeclines;
     }
 
@@ -421,7 +418,10 @@ class Chooser {
     {
         for (size_t k = 0; k < kClasses; ++k)
             for (Case c : {Case::alone, Case::exchange, Case::stream}) {
-                const uint64_t *m = chosen_[size_t(c)][k];
+                uint64_t m[kWays];
+                for (size_t w = 0; w < kWays; ++w)
+                    m[w] =
+                        chosen_[size_t(c)][k][w] + (c == Case::stream ? streams_[k].counted[w] : 0);
                 const uint64_t rndv = unoffered_[size_t(c)][k];
                 if (m[0] + m[1] + m[2] + m[3] + rndv == 0)
                     continue;
@@ -467,10 +467,8 @@ class Chooser {
         double budget[kWays] = {};      // seconds per byte each way's turns to explore may cost now
         uint32_t since = 0;             // messages since the shares were last given (settle())
         uint32_t ready_at = UINT32_MAX; // since when a way's share will cover its turn (plan())
-        bool ask = false;      // plan(): each way still tried first, or the best a get: ask for all
-        unsigned allowed = 0;  // at the last pick (0: never picked)
-        uint32_t declines = 0; // gets offered the peer's receiver declined (taken())
-        bool wanted = false;   // sender: the peer's receiver asked for the next one (told())
+        bool ask = false;     // plan(): each way still tried first, or the best a get: ask for all
+        unsigned allowed = 0; // at the last pick (0: never picked)
         uint8_t explore_next = 0; // the last turn's way
         Way prev = Way::pipeline; // the way of the class's last message
         bool has_prev = false;
@@ -583,16 +581,24 @@ class Chooser {
         }
         return kWays;
     }
-    struct Stream {
-        // What each of a stream's messages reads (next_in_run, asking, offer, told) first, in
-        // one cache line: a message's copies push the rest out of the L1 between messages.
+    // A size class's stream, and first, in one cache line, what every rendezvous message of the
+    // class reads or writes on the common paths: a stream's (next_in_run, asking), a sender's
+    // (offer, told) and a receiver's answer (asking_next). A message's copies push the rest out
+    // of the L1 between messages: with this and the chooser kept in the peer (chooser_for), a
+    // 4 KiB ping-pong went from 1.07x the pipeline forced's time to 1.03x on a Zen 5 VM
+    // (docs/performance.md).
+    struct alignas(64) Stream {
         Way way = Way::pipeline;  // of the current run
         bool measuring = false;   // a measured run is not over
         bool want_offer = false;  // receiver: the next run is of a way that needs an offer
         bool untried_gets = true; // a get's first runs were still to come at the last run's start
-        uint32_t left = 0;        // messages the current run still takes
-        uint32_t unoffered = 0;   // receiver: messages since, none of them an offer
+        bool asks[2] = {};        // receiver: asks() of the class's alone and exchanged (refresh())
+        bool wanted = false;    // sender: the peer's receiver asked for the next one alone (told())
+        uint32_t left = 0;      // messages the current run still takes
+        uint32_t unoffered = 0; // receiver: messages since, none of them an offer
         uint32_t offers_left = kEpoch + 1; // sender: offers the peer's receiver asks for (told())
+        uint32_t declines = 0; // sender: gets offered alone the peer's receiver declined (taken())
+        uint32_t counted[kWays] = {}; // messages of the stream per way, not yet in chosen_
         double est[kWays] = {};
         uint32_t n[kWays] = {};
         uint32_t tried[kWays] = {}; // measured runs started of each way
@@ -612,6 +618,7 @@ class Chooser {
         double prior[kWays] = {}; // the BTL's rates, seconds per byte (prime())
         bool primed = false;
     };
+    static_assert(offsetof(Stream, est) <= 64, "a stream's common fields fill one cache line");
 
     // An estimate moves a quarter of the way towards each time, clipped to half or twice it;
     // the first ones take the best time seen (the first may pay for cold pages).
@@ -785,6 +792,34 @@ class Chooser {
         }
         *why = Reason::best;
         return best;
+    }
+
+    // Receiver: whether its answers ask for a get offered for the next message that comes as
+    // a's do (asking_next()).
+    static bool asks(const Alone &a)
+    {
+        return a.allowed != 0 && // never chosen: the sender offers (not declined yet)
+               (a.again > 0 || a.ask || (a.due + 1 >= kTurnEvery && a.since + 1 >= a.ready_at));
+    }
+    // After every change to class k's alone (or exchanged: ex) state: what asking_next() reads.
+    void refresh(size_t k, bool ex)
+    {
+        streams_[k].asks[ex ? 1 : 0] = asks(ex ? exchange_[k] : alone_[k]);
+    }
+    // A message of class k chosen in case c to go way w, for report(): a stream's counted in
+    // its class's first line (the count in chosen_ would be one more line per message).
+    void count(Case c, size_t k, Way w)
+    {
+        if (c == Case::stream) {
+            uint32_t &n = streams_[k].counted[size_t(w)];
+            if (++n == UINT32_MAX) {
+                chosen_[size_t(c)][k][size_t(w)] += n;
+                n = 0;
+            }
+            return;
+        }
+        uint64_t &m = chosen_[size_t(c)][k][size_t(w)];
+        m += m < UINT64_MAX;
     }
 
     // Stream: the next message goes on with the run under way, if it is not measured and the

@@ -98,6 +98,11 @@ template <class Policy> void Engine<Policy>::refresh_peer(weft_proc_t *proc)
     peer.pipeline_frag_size = info.rdma_pipeline_frag_size;
     peer.send = rails(ep, WEFT_BML_LIST_SEND);
     peer.rdma = rails(ep, WEFT_BML_LIST_RDMA);
+    if (P->receiver_chooses && !peer.rdma.empty() &&
+        (peer.rdma[0].btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
+        peer.chooser = chooser_of(peer.rdma[0].btl);
+        peer.stores_choice = peer.rdma[0].btl->btl_flags & WEFT_BTL_FLAG_STORES_CHOICE;
+    }
     // Matching fragments the old eager rail still holds must not be overtaken by too many on
     // the new one. (With no rail left, nothing new is sent: no fence.)
     if (old_btl && (old_btl != peer.eager_btl || old_ep != peer.eager_ep))

@@ -21,7 +21,7 @@ template <class Policy> void Engine<Policy>::untrack(Req *r)
         P->live.remove(r->id);
     r->id = 0;
     if (r->rndv_world >= 0) {
-        if (--P->rndv_sends[size_t(r->rndv_world)] == 0)
+        if (--flow(r->rndv_world).sends == 0)
             exchange_sent(r->rndv_world);
         r->rndv_world = -1;
     }

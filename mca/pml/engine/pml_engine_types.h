@@ -37,6 +37,8 @@ struct Rail {
 // What the send path needs of a peer: a copy of its BML lists, made in add_procs and made
 // anew whenever the BML's lists for the peer change (a rail removed), so that the hot path
 // reads no BML state.
+class Chooser;
+
 struct Peer {
     weft_btl_module_t *eager_btl = nullptr;
     weft_btl_endpoint_t *eager_ep = nullptr;
@@ -49,6 +51,8 @@ struct Peer {
     size_t pipeline_send_length = 0;   // largest over the RDMA list
     size_t pipeline_frag_size = 0;     // smallest over the RDMA list
     bool failed = false;               // the process failed (fault tolerance): no more traffic
+    Chooser *chooser = nullptr;        // rdma[0]'s module's, if its receivers choose (chooser_for)
+    bool stores_choice = false;        // and choose the pipeline's stores (STORES_CHOICE)
 };
 
 // At most N elements, kept where the object is (no allocation): the lists of rails and pieces
@@ -188,7 +192,7 @@ template <class Policy> struct Request : weft_request {
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
     int rdma_inflight = 0;
-    int rndv_world = -1; // counted in State::rndv_sends[rndv_world] until untracked
+    int rndv_world = -1; // counted in flow(rndv_world).sends until untracked
     // MPI_Cancel of a send (cancel_send): its message's place among those sent to its peer on
     // its communicator (CommState::sent_total) once it has one (sent), whether a CANCEL awaits
     // its reply (the request completes only after it), and whether the transfer itself
@@ -222,6 +226,9 @@ template <class Policy> struct Request : weft_request {
     Chooser *told_by = nullptr;
     // recv: a RNDV over such a module, counted in its flow's active (until rndv_done).
     bool in_flow = false;
+    // recv: its flow's `started` once it entered: another of the peer's rendezvous messages
+    // that started while it was under way makes its time no measure of a message alone.
+    uint32_t flow_mark = 0;
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;

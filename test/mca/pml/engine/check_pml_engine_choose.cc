@@ -473,6 +473,36 @@ START_TEST(test_unoffered_timed)
 }
 END_TEST
 
+// A message alone that measured nothing (done() with ok false: the engine's when another of
+// the peer's rendezvous messages started while it was under way, so that its time was theirs
+// too) moves no estimate. Here the pipeline's messages take 20x their time meanwhile: counted,
+// they turn the choice to the get; not counted, the pipeline stays the best.
+START_TEST(test_unmeasured_alone)
+{
+    for (const bool ok : {true, false}) {
+        Chooser c;
+        Sim s;
+        s.run(c, 100);
+        const double est = c.estimate(kSize, Case::alone, Way::pipeline);
+        for (int i = 0; i < 200; ++i) {
+            const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, kAll, 0, s.now);
+            const uint64_t took = t.way == Way::pipeline ? 20 * s.ns[0] : s.ns[size_t(t.way)];
+            s.now += took;
+            c.done(kSize, Case::alone, t, ok, s.now, took);
+        }
+        const double after = c.estimate(kSize, Case::alone, Way::pipeline);
+        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, kAll, 0, s.now);
+        if (ok) {
+            ck_assert(after > 1.5 * est);
+            ck_assert(t.way != Way::pipeline);
+        } else {
+            ck_assert(after == est);
+            ck_assert(t.way == Way::pipeline);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_follows_a_change_not_a_blip)
 {
     Chooser c;
@@ -821,6 +851,7 @@ int main()
     tcase_add_test(tc, test_explore_rate_follows_the_margin);
     tcase_add_test(tc, test_streamed_pipeline);
     tcase_add_test(tc, test_follows_a_change_not_a_blip);
+    tcase_add_test(tc, test_unmeasured_alone);
     tcase_add_test(tc, test_measured_in_its_own_caches);
     tcase_add_test(tc, test_unoffered_timed);
     tcase_add_test(tc, test_allowed_and_classes);
