@@ -74,8 +74,8 @@ static void tell(int msg[2])
  * doubling batches that stops once a batch took a tenth of that (how long a step takes). Runs
  * of a few milliseconds (a 64 KiB ping-pong 1000 times, a 1 MiB one 100 times) measured the
  * host's moments more than the implementation: one preempted vCPU or kernel thread in such a
- * run moved its figure by 10-20% (8 B-128 B ping-pongs between Weft and Open MPI on a KVM
- * guest, 10000 round trips: 0.096-0.131 us; a fifth of a second each: within 1%). */
+ * run moved its figure by 10-20% (128 B ping-pongs of Weft and Open MPI on a KVM guest, 10000
+ * round trips: 0.096-0.131 us between rounds; 500000, a tenth of a second: within 1%). */
 static double measure(void (*steps)(int), int given, int iters, double least)
 {
     int msg[2] = {given > 0 ? (given / 10 > 2 ? given / 10 : 2) : 1, 0};
