@@ -325,9 +325,11 @@ template <class Policy> class Engine {
     static bool start_gets(Req *r, const Unexpected &u, const FixedVec<Seg, kMaxRails> &segs,
                            uint32_t flags);
     static typename State::Flow &flow(int world);
+    static typename State::Flow &grow_flow(int world);
     static uint64_t now_ns();
     static bool choose(Req *r, const Unexpected &u, weft_btl_module_t *btl, Chooser::Ticket *t);
     static void chosen_done(Req *r, bool ok);
+    static void chosen_measured(Req *r, typename State::Flow &f, bool ok);
     static void exchange_sent(int world);
     static Chooser *chooser_of(const weft_btl_module_t *btl);
     static void offer_answered(Req *r, bool took, uint8_t offers);
@@ -335,11 +337,14 @@ template <class Policy> class Engine {
     static Chooser *chooser_for(const Peer &peer);
     static uint8_t offers_byte(int world, size_t total);
     static unsigned allowed_ways(const weft_btl_module_t *btl);
-    static void chosen(Req *r, const Unexpected &u, Chooser *ch, Chooser::Ticket t, Case c,
-                       uint64_t now, Chooser::Reason why);
+    static void chosen(Req *r, const Unexpected &u, typename State::Flow &f, Chooser *ch,
+                       Chooser::Ticket t, Case c, uint64_t now, Chooser::Reason why);
     enum class RgetGo { got, parked, pipeline };
     static RgetGo rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming);
-    static RgetGo rndv_go(Req *r, const Unexpected &u, Chooser *ch, bool resuming);
+    static RgetGo rndv_go(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch,
+                          bool resuming);
+    static bool next_in_stream(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch);
+    static void trace_chosen(const Unexpected &u, Chooser::Ticket t, Case c, Chooser::Reason why);
     static void ask_pipeline(Req *r, const Unexpected &u, Proto offered);
     static int resume_parked();
     static uint32_t rail_key(weft_btl_module_t *btl);

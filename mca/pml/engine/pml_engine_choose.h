@@ -300,11 +300,7 @@ class Chooser {
     // (its answers carry this): while a run of a way that needs one is due, or has messages
     // still to take (not once they are all taken: the answers to a run's last messages brought
     // a window of offers after it), or gets' first runs are still to come.
-    bool asking(size_t bytes) const
-    {
-        const Stream &st = streams_[class_of(bytes)];
-        return st.want_offer || (!is_pipeline(st.way) && st.left > 0) || st.untried_gets;
-    }
+    bool asking(size_t bytes) const { return asks_for(bytes).now; }
 
     // Receiver: whether it asks the sender to offer a get for the next message of `bytes` that
     // comes alone or exchanged (its answers carry this: AckOffers' offers_next). A sender that
@@ -313,10 +309,18 @@ class Chooser {
     // overtook the pipeline at 32-128 KiB for minutes while the vCPUs' cross-core latency was
     // 4x its usual). So the receiver asks for the messages of its turns to explore, for those
     // that its first tries of each way need, and for all while its best is a get.
-    bool asking_next(size_t bytes) const
+    bool asking_next(size_t bytes) const { return asks_for(bytes).next; } // (asks(): refresh())
+
+    // Receiver: both of the above for an answer about a message of `bytes`, from one look at
+    // its class.
+    struct Asks {
+        bool now, next;
+    };
+    Asks asks_for(size_t bytes) const
     {
         const Stream &st = streams_[class_of(bytes)];
-        return st.asks[0] || st.asks[1]; // (asks(), kept by refresh())
+        return {st.want_offer || (!is_pipeline(st.way) && st.left > 0) || st.untried_gets,
+                st.asks[0] || st.asks[1]};
     }
 
     // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): it

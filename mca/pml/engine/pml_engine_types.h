@@ -187,7 +187,6 @@ template <class Policy> struct Request : weft_request {
     bool queued = false;        // in State::sched
     bool frag_fallback = false; // pieces offered for RDMA went as FRAGs
     bool holds_comm = false;    // a reference to comm (requests made by make())
-    uint8_t stores = 0;         // AckStores: how the receiver asked its FRAGs to be written
     uint64_t peer_recv_id = 0;
     size_t done_bytes = 0; // bytes whose transfer finished (sent, put, or FIN'd)
     int frags_inflight = 0;
@@ -203,19 +202,6 @@ template <class Policy> struct Request : weft_request {
     bool done_in_cancel = false;
     uint64_t cancel_id = 0;  // State::cancels
     uint32_t rails_used = 0; // bit per State::modules index
-    // recv state
-    size_t total = 0;    // message length (may exceed bytes: truncation)
-    size_t received = 0; // bytes of the message that arrived
-    bool matched = false;
-    int world_peer = -1;       // recv: the sender's world rank once matched
-    bool rndv_recv = false;    // recv: matched a rendezvous (RNDV or RGET)
-    uint64_t peer_send_id = 0; // recv: the sender's request, once matched
-    // recv: the way the receiver chose (pml_engine_choose.h), measured at completion while
-    // chooser is set.
-    Chooser *chooser = nullptr;
-    uint64_t choose_ns = 0;
-    Chooser::Ticket ticket;
-    Case way_case = Case::alone;
     // send: the chooser of the module a get was offered over (a receiver that chooses), told
     // at the answer whether the receiver took it (an offer alone); and whether it was in a
     // stream.
@@ -224,11 +210,27 @@ template <class Policy> struct Request : weft_request {
     // send: the chooser of a module whose receivers choose, told what the peer's receiver asks
     // for in its answer (Chooser::told), for an offer or a RNDV.
     Chooser *told_by = nullptr;
-    // recv: a RNDV over such a module, counted in its flow's active (until rndv_done).
-    bool in_flow = false;
+    // recv state: what a rendezvous receive writes and reads from its match to its end, in one
+    // cache line (a window of receives posted before their messages come is out of the L1 by
+    // then: each further line was a miss a message).
+    alignas(64) size_t total = 0; // message length (may exceed bytes: truncation)
+    size_t received = 0;          // bytes of the message that arrived
+    uint64_t peer_send_id = 0;    // recv: the sender's request, once matched
+    // recv: the way the receiver chose (pml_engine_choose.h), measured at completion while
+    // chooser is set.
+    Chooser *chooser = nullptr;
+    uint64_t choose_ns = 0;
+    Chooser::Ticket ticket;
+    int world_peer = -1; // recv: the sender's world rank once matched
     // recv: its flow's `started` once it entered: another of the peer's rendezvous messages
     // that started while it was under way makes its time no measure of a message alone.
     uint32_t flow_mark = 0;
+    bool matched = false;
+    bool rndv_recv = false; // recv: matched a rendezvous (RNDV or RGET)
+    bool in_flow = false;   // recv: a RNDV over such a module, counted in its flow's active
+                            // (until rndv_done)
+    Case way_case = Case::alone;
+    uint8_t stores = 0; // AckStores: how the receiver asked its FRAGs to be written (both)
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;
