@@ -4,6 +4,7 @@
 // speed followed, a lone slow message ignored, streams measured in runs that run alone, the
 // sender's offer) runs the same on any host.
 // The standard headers before <check.h>, which defines a macro named fail.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -841,6 +842,38 @@ START_TEST(test_stream_gaps_and_turns)
 }
 END_TEST
 
+// A stream's runs of the best way are kRunLength messages, and kRunBytes long at least: an
+// 8 KiB stream's choice is made once in 256 messages, a 1 MiB stream's once in 32 (the
+// messages in between go on with the run: next_in_run).
+START_TEST(test_stream_run_length)
+{
+    for (const size_t bytes : {size_t(8192), kSize}) {
+        Chooser c;
+        uint64_t now = 1000;
+        uint32_t streak = 0, longest = 0;
+        for (int k = 0; k < 20000; ++k) {
+            if (c.next_in_run(bytes, kAll)) {
+                ++streak;
+                now += bytes;
+                continue;
+            }
+            longest = std::max(longest, streak);
+            streak = 0;
+            const Chooser::Ticket t = c.pick(bytes, Case::stream, Way::pipeline, kAll, 0, now);
+            ck_assert(!t.wait);
+            const uint64_t took = bytes * (t.way == Way::pipeline ? 1 : 3);
+            now += took;
+            c.done(bytes, Case::stream, t, true, now, took);
+        }
+        const uint32_t want =
+            std::max(Chooser::kRunLength, uint32_t(Chooser::kRunBytes / double(bytes)));
+        ck_assert_uint_eq(longest + 1, want);
+    }
+    ck_assert_uint_eq(Chooser::kRunLength, 32); // (so the two sizes above differ)
+    ck_assert(Chooser::kRunBytes / 8192 > Chooser::kRunLength);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -865,6 +898,7 @@ int main()
     tcase_add_test(tc, test_rates_spare_first_tries);
     tcase_add_test(tc, test_rates_wrong);
     tcase_add_test(tc, test_stream_turns_pay_their_waits);
+    tcase_add_test(tc, test_stream_run_length);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
