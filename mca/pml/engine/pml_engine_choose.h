@@ -250,6 +250,7 @@ class Chooser {
                 update(c.est[size_t(t.way)], c.n[size_t(t.way)], per);
             plan(c);
             refresh(k, ex);
+            refresh_stores(k);
             return measured ? per : 0;
         }
         if (t.run == 0)
@@ -268,6 +269,7 @@ class Chooser {
             return 0;
         const double per = double(now_ns - st.run_start) * 1e-9 / st.run_bytes;
         update(st.est[size_t(st.way)], st.n[size_t(st.way)], per);
+        refresh_stores(class_of(bytes));
         return per;
     }
 
@@ -333,7 +335,8 @@ class Chooser {
     // counts towards the class's next turn to explore and its budget (not as a way chosen:
     // a get then a RNDV then a get, the second get is measured; an application that sends
     // some messages of a class non-contiguous gets its gets measured too).
-    void unoffered(size_t bytes, Case c)
+    // Returns time_unoffered()'s answer for it (alone; exchanged, false): one look at the class.
+    bool unoffered(size_t bytes, Case c)
     {
         const size_t k = class_of(bytes);
         Alone &a = c == Case::exchange ? exchange_[k] : alone_[k];
@@ -341,9 +344,10 @@ class Chooser {
         a.since += a.since < UINT32_MAX;
         a.rndv_warm = a.last_pipeline; // (time_unoffered())
         a.last_pipeline = true;
-        uint64_t &m = unoffered_[size_t(c)][k];
-        m += m < UINT64_MAX;
-        refresh(k, c == Case::exchange);
+        const bool ex = c == Case::exchange;
+        ++streams_[k].rndvs[ex];
+        refresh(k, ex);
+        return !ex && timed(a);
     }
 
     // Receiver: whether to time the RNDV of `bytes` that just came alone (unoffered()): one in
@@ -352,11 +356,7 @@ class Chooser {
     // offered messages a receiver declines were measured at 4.4 us where RNDVs took 9.3 (64
     // KiB, a Zen 5 VM at its slow cross-core level; the get 6-7 us), so with offers alone the
     // pipeline looked the fastest and was not.
-    bool time_unoffered(size_t bytes) const
-    {
-        const Alone &a = alone_[class_of(bytes)];
-        return a.allowed != 0 && a.rndv_warm && a.since % kTimeEvery == 0;
-    }
+    bool time_unoffered(size_t bytes) const { return timed(alone_[class_of(bytes)]); }
 
     // Receiver: a RNDV timed (time_unoffered()) took service_ns by the pipeline's stores w.
     void unoffered_done(size_t bytes, Way w, uint64_t service_ns)
@@ -365,6 +365,7 @@ class Chooser {
         update(a.est[size_t(w)], a.n[size_t(w)], per_byte(service_ns, bytes));
         plan(a);
         refresh(class_of(bytes), false);
+        refresh_stores(class_of(bytes));
     }
 
     // Sender: what the peer's receiver answered about messages of `bytes`: whether it asks for
@@ -389,15 +390,13 @@ class Chooser {
     // than cached ones for that size, in streams (where RNDVs mostly come) if both were measured
     // there, else alone; *known false if neither case has both measured (the BTL decides: one
     // measured alone says nothing about the other).
+    // (Kept in the class's first line by refresh_stores() whenever an estimate changes: read
+    // for every RNDV alone, it was two more lines a message.)
     bool streamed_pipeline(size_t bytes, bool *known) const
     {
-        const size_t k = class_of(bytes), p = size_t(Way::pipeline), s = size_t(Way::streamed);
-        const Stream &st = streams_[k];
-        const Alone &al = alone_[k];
-        const bool in_stream = st.n[p] > 0 && st.n[s] > 0;
-        *known = in_stream || (al.n[p] > 0 && al.n[s] > 0);
-        return *known && (in_stream ? st.est[s] * kStreamStoresMargin < st.est[p]
-                                    : al.est[s] * kStoresMargin < al.est[p]);
+        const Stream &st = streams_[class_of(bytes)];
+        *known = st.stores_known;
+        return st.stores_streamed;
     }
 
     static bool is_pipeline(Way w) { return w == Way::pipeline || w == Way::streamed; }
@@ -432,7 +431,8 @@ class Chooser {
                 for (size_t w = 0; w < kWays; ++w)
                     m[w] =
                         chosen_[size_t(c)][k][w] + (c == Case::stream ? streams_[k].counted[w] : 0);
-                const uint64_t rndv = unoffered_[size_t(c)][k];
+                const uint64_t rndv =
+                    c == Case::stream ? 0 : streams_[k].rndvs[c == Case::exchange];
                 if (m[0] + m[1] + m[2] + m[3] + rndv == 0)
                     continue;
                 const size_t bytes = size_t(1) << k;
@@ -468,7 +468,9 @@ class Chooser {
     }
 
   private:
-    struct Alone {
+    // What a RNDV alone reads and writes (unoffered(), time_unoffered(), asks()), from due to
+    // after_turn, in its second cache line.
+    struct alignas(64) Alone {
         double est[kWays] = {};
         uint32_t n[kWays] = {};      // times measured
         uint32_t picked[kWays] = {}; // times chosen while trying each way
@@ -609,6 +611,8 @@ class Chooser {
         uint32_t offers_left = kEpoch + 1; // sender: offers the peer's receiver asks for (told())
         uint32_t declines = 0; // sender: gets offered alone the peer's receiver declined (taken())
         uint32_t counted[kWays] = {}; // messages of the stream per way, not yet in chosen_
+        uint64_t rndvs[2] = {}; // receiver: RNDVs alone and exchanged (unoffered(), for report())
+        bool stores_known = false, stores_streamed = false; // streamed_pipeline()
         double est[kWays] = {};
         uint32_t n[kWays] = {};
         uint32_t tried[kWays] = {}; // measured runs started of each way
@@ -629,6 +633,8 @@ class Chooser {
         bool primed = false;
     };
     static_assert(offsetof(Stream, est) <= 64, "a stream's common fields fill one cache line");
+    static_assert(offsetof(Alone, due) >= 64 && offsetof(Alone, after_turn) < 128,
+                  "what a RNDV alone reads of its class is in one cache line");
 
     // An estimate moves a quarter of the way towards each time, clipped to half or twice it;
     // the first ones take the best time seen (the first may pay for cold pages).
@@ -804,6 +810,11 @@ class Chooser {
         return best;
     }
 
+    // Receiver: whether the RNDV that just came as a's do is timed (time_unoffered()).
+    static bool timed(const Alone &a)
+    {
+        return a.allowed != 0 && a.rndv_warm && a.since % kTimeEvery == 0;
+    }
     // Receiver: whether its answers ask for a get offered for the next message that comes as
     // a's do (asking_next()).
     static bool asks(const Alone &a)
@@ -815,6 +826,18 @@ class Chooser {
     void refresh(size_t k, bool ex)
     {
         streams_[k].asks[ex ? 1 : 0] = asks(ex ? exchange_[k] : alone_[k]);
+    }
+    // After an estimate of class k changed: what streamed_pipeline() answers.
+    void refresh_stores(size_t k)
+    {
+        const size_t p = size_t(Way::pipeline), s = size_t(Way::streamed);
+        Stream &st = streams_[k];
+        const Alone &al = alone_[k];
+        const bool in_stream = st.n[p] > 0 && st.n[s] > 0;
+        st.stores_known = in_stream || (al.n[p] > 0 && al.n[s] > 0);
+        st.stores_streamed =
+            st.stores_known && (in_stream ? st.est[s] * kStreamStoresMargin < st.est[p]
+                                          : al.est[s] * kStoresMargin < al.est[p]);
     }
     // A message of class k chosen in case c to go way w, for report(): a stream's counted in
     // its class's first line (the count in chosen_ would be one more line per message).
@@ -1012,7 +1035,6 @@ class Chooser {
     Alone alone_[kClasses];
     Alone exchange_[kClasses];
     uint64_t chosen_[3][kClasses][kWays] = {}; // messages per case, class and way
-    uint64_t unoffered_[3][kClasses] = {};     // and those that came with no offer
     Stream streams_[kClasses];
 };
 

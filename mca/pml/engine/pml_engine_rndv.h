@@ -1026,7 +1026,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, const Peer &peer, Choo
     typename State::Flow &f = flow(u.world_src);
     const bool exchange = f.sends > 0;
     if ((f.active == 0 && f.parked == 0) || exchange) {
-        ch->unoffered(u.total, exchange ? Case::exchange : Case::alone);
+        const bool time = ch->unoffered(u.total, exchange ? Case::exchange : Case::alone);
         bool known = !stores;
         if (stores) {
             const bool streamed = ch->streamed_pipeline(u.total, &known);
@@ -1034,7 +1034,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, const Peer &peer, Choo
         }
         // Alone, one RNDV in a few is timed (rndv_done): most of the pipeline's messages come
         // so, and in steady state; the offered ones the receiver declines may not be.
-        if (!exchange && known && ch->time_unoffered(u.total)) {
+        if (time && known) {
             r->ticket.way = stores && r->stores == stores_streaming ? Way::streamed : Way::pipeline;
             r->choose_ns = now_ns();
         }
