@@ -8,6 +8,9 @@
 # Prints the host (CPU, caches, memcpy bandwidth measured in the same run) and one table:
 # auto/best is auto against the best forced way (lat: <= 1.05 is within 5%; bw: >= 0.95),
 # auto/OMPI against Open MPI's default (lat: <= 1.0 is no worse; bw: >= 1.0).
+# Both of the medians, and paired: the median over the rounds of each round's own ratio (auto
+# against the best forced way of the same round, against Open MPI of the same round), which a
+# change of the host's speed between rounds or groups does not move.
 # auto reads the calibration this boot of this host already has, or makes it in its first run
 # (btl_sm_calibration_file); the choice it made is printed at the end.
 # Each group of measurements (one test and size, every implementation) is bracketed by the
@@ -51,6 +54,8 @@ r=1
 while [ "$r" -le "$rounds" ]; do
     for t in $tests; do for s in $sizes; do
         bench_group "$impls" "$t" "$s"
+        # shellcheck disable=SC2154 # $group is bench_group's (bench-lib.sh)
+        echo "$t $s$group" >>"$tmp/groups"
         for kv in $group; do
             [ "${kv#*=}" = - ] || echo "${kv#*=}" >>"$tmp/${kv%%=*}.$t.$s"
         done
@@ -70,17 +75,31 @@ echo
 bench_level
 echo "lat: half round trip in us (lower is better); bw: MB/s (higher is better)"
 echo
-echo "| test | size | auto | cma | none | split | Open MPI | MPICH | auto/best | auto/OMPI |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "auto/best and auto/OMPI: of the medians; paired: the median of each round's own ratio (the"
+echo "implementations of one round ran within seconds of each other, at one level of the host)"
+echo
+echo "| test | size | auto | cma | none | split | Open MPI | MPICH | auto/best | auto/OMPI | paired auto/best | paired auto/OMPI |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for t in $tests; do for s in $sizes; do
     set --
     for i in $impls; do set -- "$@" "$(median "$tmp/$i.$t.$s")"; done
-    echo "$t $s $*" | awk '{
+    paired=$(awk -v t="$t" -v s="$s" '$1 == t && $2 == s {
+        delete v; for (k = 3; k <= NF; ++k) { split($k, kv, "="); v[kv[1]] = kv[2] }
+        best = "-";
+        split("cma none split", w, " ");
+        for (j = 1; j <= 3; ++j) { x = v[w[j]]; if (x != "-" && x != "" && (best == "-" || (t == "lat" ? x + 0 < best + 0 : x + 0 > best + 0))) best = x }
+        if (v["auto"] != "-" && v["auto"] != "" && best != "-" && best + 0 > 0) b[++nb] = v["auto"] / best;
+        if (v["auto"] != "-" && v["auto"] != "" && v["ompi"] != "-" && v["ompi"] + 0 > 0) o[++no] = v["auto"] / v["ompi"] }
+        function med(a, n,   i, j, x) { if (n == 0) return "-";
+            for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+            return sprintf("%.2f", a[int((n + 1) / 2)]) }
+        END { print med(b, nb), med(o, no) }' "$tmp/groups")
+    echo "$t $s $* $paired" | awk '{
         best = "-";
         for (k = 4; k <= 6; ++k) if ($k != "-" && (best == "-" || ($1 == "lat" ? $k < best : $k > best))) best = $k;
         rb = ($3 == "-" || best == "-" || best == 0) ? "-" : sprintf("%.2f", $3 / best);
         ro = ($3 == "-" || $7 == "-" || $7 == 0) ? "-" : sprintf("%.2f", $3 / $7);
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, rb, ro }'
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, rb, ro, $9, $10 }'
 done; done
 echo
 "$build/mpirun" -np 2 --mca btl self,sm --mca btl_base_verbose 10 "$build/examples/hello" 2>&1 |
