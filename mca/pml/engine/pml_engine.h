@@ -343,7 +343,9 @@ template <class Policy> class Engine {
     static RgetGo rget_go(Req *r, const Unexpected &u, const Peer &peer, bool resuming);
     static RgetGo rndv_go(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch,
                           bool resuming);
-    static bool next_in_stream(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch);
+    static bool rndv_fast(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch);
+    static void unoffered_rndv(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch,
+                               typename State::Flow &f);
     static void trace_chosen(const Unexpected &u, Chooser::Ticket t, Case c, Chooser::Reason why);
     static void ask_pipeline(Req *r, const Unexpected &u, Proto offered);
     static int resume_parked();

@@ -989,18 +989,23 @@ void Engine<Policy>::trace_chosen(const Unexpected &u, Chooser::Ticket t, Case c
           (t.run ? ", measured" : "") + ")");
 }
 
-// The common case of rndv_go, inline where a RNDV is matched: another of the peer's under way,
-// none waiting, none of this process's own to the peer, and a run of the pipeline's stores
-// going on (next_in_run): r takes it. False: rndv_go decides. (Through rndv_go and chosen,
-// calls that looked the peer and its flow up again, an 8 KiB stream's receiver ran about 220
-// instructions a message more than with the pipeline forced, by cachegrind, and had 0.94 of
-// its bandwidth on a Zen 5 VM.)
+// The common cases of rndv_go, inline where a RNDV is matched (false: rndv_go decides):
+// - alone (none of the peer's under way or waiting) or exchanged (this process sends the peer a
+//   rendezvous message of its own): unoffered_rndv;
+// - in a stream, none waiting, and a run of the pipeline's stores going on (next_in_run): r
+//   takes it.
+// (Through rndv_go and chosen, calls that looked the peer and its flow up again, an 8 KiB
+// stream's receiver ran about 220 instructions a message more than with the pipeline forced,
+// by cachegrind, and had 0.94 of its bandwidth on a Zen 5 VM.)
 template <class Policy>
-inline bool Engine<Policy>::next_in_stream(Req *r, const Unexpected &u, const Peer &peer,
-                                           Chooser *ch)
+inline bool Engine<Policy>::rndv_fast(Req *r, const Unexpected &u, const Peer &peer, Chooser *ch)
 {
-    typename State::Flow &f = flow(u.world_src);
-    if (f.active == 0 || f.parked > 0 || f.sends > 0) // (ch, the peer's: its rails are there)
+    typename State::Flow &f = flow(u.world_src); // (ch, the peer's: its rails are there)
+    if (f.sends > 0 || (f.active == 0 && f.parked == 0)) {
+        unoffered_rndv(r, u, peer, ch, f);
+        return true;
+    }
+    if (f.parked > 0)
         return false;
     const auto way = ch->next_in_run(u.total, way_bit(Way::pipeline) | way_bit(Way::streamed));
     if (!way)
@@ -1009,6 +1014,29 @@ inline bool Engine<Policy>::next_in_stream(Req *r, const Unexpected &u, const Pe
     if (peer.stores_choice)
         r->stores = *way == Way::streamed ? stores_streaming : stores_cached;
     return true;
+}
+
+// A RNDV alone or exchanged (f: its peer's flow): no choice (offers are measured), the stores
+// the measurements favour; alone, one in a few is timed (rndv_done): most of the pipeline's
+// messages come so, and in steady state; the offered ones the receiver declines may not be.
+template <class Policy>
+inline void Engine<Policy>::unoffered_rndv(Req *r, const Unexpected &u, const Peer &peer,
+                                           Chooser *ch, typename State::Flow &f)
+{
+    const bool stores = peer.stores_choice;
+    const bool time = ch->unoffered(u.total, f.sends > 0 ? Case::exchange : Case::alone);
+    bool known = !stores;
+    if (stores) {
+        const bool streamed = ch->streamed_pipeline(u.total, &known);
+        r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
+    }
+    if (time && known) {
+        r->ticket.way = stores && r->stores == stores_streaming ? Way::streamed : Way::pipeline;
+        r->choose_ns = now_ns();
+    }
+    ++f.active; // in the flow until it ends (rndv_done): the next one sees a stream
+    r->flow_mark = ++f.started;
+    r->in_flow = true;
 }
 
 // A RNDV matched by r over a module whose receivers choose (ch), more of it to come by the
@@ -1022,25 +1050,9 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, const Peer &peer, Choo
 {
     if (peer.rdma.empty()) // (its rails went while it was parked)
         return RgetGo::pipeline;
-    const bool stores = peer.stores_choice;
     typename State::Flow &f = flow(u.world_src);
-    const bool exchange = f.sends > 0;
-    if ((f.active == 0 && f.parked == 0) || exchange) {
-        const bool time = ch->unoffered(u.total, exchange ? Case::exchange : Case::alone);
-        bool known = !stores;
-        if (stores) {
-            const bool streamed = ch->streamed_pipeline(u.total, &known);
-            r->stores = !known ? stores_btl : streamed ? stores_streaming : stores_cached;
-        }
-        // Alone, one RNDV in a few is timed (rndv_done): most of the pipeline's messages come
-        // so, and in steady state; the offered ones the receiver declines may not be.
-        if (time && known) {
-            r->ticket.way = stores && r->stores == stores_streaming ? Way::streamed : Way::pipeline;
-            r->choose_ns = now_ns();
-        }
-        ++f.active; // in the flow until it ends (rndv_done): the next one sees a stream
-        r->flow_mark = ++f.started;
-        r->in_flow = true;
+    if ((f.active == 0 && f.parked == 0) || f.sends > 0) {
+        unoffered_rndv(r, u, peer, ch, f);
         return RgetGo::pipeline;
     }
     if (!resuming && f.parked > 0) {
@@ -1048,7 +1060,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, const Peer &peer, Choo
         ++f.parked;
         return RgetGo::parked;
     }
-    // (Most of a stream's RNDVs went on with a run of the pipeline before: next_in_stream.)
+    // (Most of a stream's RNDVs went on with a run of the pipeline before: rndv_fast.)
     const unsigned pipelines = way_bit(Way::pipeline) | way_bit(Way::streamed);
     const uint64_t now = ch->needs_time(u.total) ? now_ns() : 0;
     const weft_btl_module_t *btl = peer.rdma[0].btl;
@@ -1064,7 +1076,7 @@ auto Engine<Policy>::rndv_go(Req *r, const Unexpected &u, const Peer &peer, Choo
         return RgetGo::parked;
     }
     chosen(r, u, f, ch, t, Case::stream, now, why);
-    if (stores)
+    if (peer.stores_choice)
         r->stores = t.way == Way::streamed ? stores_streaming : stores_cached;
     return RgetGo::pipeline;
 }
@@ -1285,8 +1297,8 @@ template <class Policy> void Engine<Policy>::rndv_matched(Req *r, const Unexpect
     // receivers choose the pipeline's stores, the ones this process measured faster for the
     // size (an RGET's choice set them already).
     if (!rget && peer && r->received < r->total)
-        if (Chooser *ch = chooser_for(*peer); ch && !next_in_stream(r, u, *peer, ch) &&
-                                              rndv_go(r, u, *peer, ch, false) == RgetGo::parked)
+        if (Chooser *ch = chooser_for(*peer);
+            ch && !rndv_fast(r, u, *peer, ch) && rndv_go(r, u, *peer, ch, false) == RgetGo::parked)
             return;
     ask_pipeline(r, u, offered);
 }
