@@ -98,8 +98,10 @@ class Chooser {
     // messages around it too (4 KiB ping-pongs on a Zen 5 VM, cached and streaming stores
     // within 10% of each other: turns every 32 messages cost 3% of the time).
     static constexpr uint32_t kTurnEvery = 256;
-    // Alone: one RNDV in this many is timed as the pipeline's (time_unoffered()).
-    static constexpr uint32_t kTimeEvery = 16;
+    // Alone: one RNDV in this many is timed as the pipeline's (time_unoffered()). A timed one
+    // reads the clock twice (costly on a VM) and plans again (plan()): a 4 KiB ping-pong on a
+    // Zen 5 VM took 1.040 of the pipeline forced's time timing one in 16, 1.007 one in 64.
+    static constexpr uint32_t kTimeEvery = 64;
     static constexpr uint32_t kEpoch = 8;      // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32; // stream: messages of any other run, at least
     // Stream: and at least this many bytes. A run's end costs a choice (pick_stream, the ways'

@@ -467,7 +467,9 @@ START_TEST(test_unoffered_timed)
         if (run == 100)
             at = k;
     }
-    ck_assert_msg(at >= 0 && at < 400, "100 gets in a row only at message %d", at);
+    // (found within a few timed RNDVs: 419 messages with one timed in 64)
+    ck_assert_msg(at >= 0 && at < 100 + 8 * int(Chooser::kTimeEvery),
+                  "100 gets in a row only at message %d", at);
     ck_assert_int_ge(p.timed, 2);
     ck_assert(p.rx.estimate(kSize, Case::alone, Way::pipeline) >
               p.rx.estimate(kSize, Case::alone, Way::get));
