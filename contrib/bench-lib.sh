@@ -51,6 +51,7 @@ bench_collect() {
         for c in $3; do
             a=${c%%:*} rest=${c#*:}
             bench_group "$2" "$a" "${rest%%:*}" "${rest#*:}"
+            echo "$c$group" >>"$tmp/groups"
             for kv in $group; do
                 [ "${kv#*=}" = - ] || echo "${kv#*=}" >>"$tmp/${kv%%=*}.$c"
             done
@@ -63,24 +64,36 @@ median() { [ -s "$1" ] && sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b}'; }
 
+# paired CASE A B: the median over the rounds of A's figure over B's in the same group (the two
+# ran within seconds of each other, at one level of the host), from $tmp/groups.
+paired() {
+    [ -s "$tmp/groups" ] || { echo "-"; return 0; }
+    awk -v c="$1" -v a="$2" -v b="$3" '$1 == c {
+        delete v; for (k = 2; k <= NF; ++k) { split($k, kv, "="); v[kv[1]] = kv[2] }
+        if (v[a] != "-" && v[a] != "" && v[b] != "-" && v[b] + 0 > 0) r[++n] = v[a] / v[b] }
+        END { if (n == 0) { print "-"; exit }
+            for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
+            printf "%.2f\n", r[int((n + 1) / 2)] }' "$tmp/groups"
+}
+
 # bench_table "HEADING A | HEADING B | HEADING C" "CASES": the medians, with Weft's ratios; with
 # an earlier build measured too ("before"), its figures and Weft/before.
 bench_table() {
     if [ -s "$tmp/before.${2%% *}" ]; then
-        echo "| $1 | Weft | before | Open MPI | MPICH | Weft/before | Weft/OMPI | Weft/MPICH |"
-        echo "|---|---|---|---|---|---|---|---|---|---|"
+        echo "| $1 | Weft | before | Open MPI | MPICH | Weft/before | Weft/OMPI | Weft/MPICH | paired Weft/before | paired Weft/OMPI | paired Weft/MPICH |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     else
-        echo "| $1 | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH |"
-        echo "|---|---|---|---|---|---|---|---|"
+        echo "| $1 | Weft | Open MPI | MPICH | Weft/OMPI | Weft/MPICH | paired Weft/OMPI | paired Weft/MPICH |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
     fi
     for c in $2; do
         a=${c%%:*} rest=${c#*:}
         w=$(median "$tmp/weft.$c") o=$(median "$tmp/ompi.$c") m=$(median "$tmp/mpich.$c")
         if [ -s "$tmp/before.${2%% *}" ]; then
             b=$(median "$tmp/before.$c")
-            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $b | $o | $m | $(ratio "$w" "$b") | $(ratio "$w" "$o") | $(ratio "$w" "$m") |"
+            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $b | $o | $m | $(ratio "$w" "$b") | $(ratio "$w" "$o") | $(ratio "$w" "$m") | $(paired "$c" weft before) | $(paired "$c" weft ompi) | $(paired "$c" weft mpich) |"
         else
-            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $o | $m | $(ratio "$w" "$o") | $(ratio "$w" "$m") |"
+            echo "| $a | ${rest%%:*} | ${rest#*:} | $w | $o | $m | $(ratio "$w" "$o") | $(ratio "$w" "$m") | $(paired "$c" weft ompi) | $(paired "$c" weft mpich) |"
         fi
     done
 }
