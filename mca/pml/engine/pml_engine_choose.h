@@ -393,7 +393,7 @@ class Chooser {
     // there, else alone; *known false if neither case has both measured (the BTL decides: one
     // measured alone says nothing about the other).
     // (Kept in the class's first line by refresh_stores() whenever an estimate changes: read
-    // for every RNDV alone, it was two more lines a message.)
+    // for every RNDV alone, it read the stream's and the alone's estimates each time.)
     bool streamed_pipeline(size_t bytes, bool *known) const
     {
         const Stream &st = streams_[class_of(bytes)];
@@ -597,7 +597,8 @@ class Chooser {
     }
     // A size class's stream, and first, in one cache line, what every rendezvous message of the
     // class reads or writes on the common paths: a stream's (next_in_run, asking), a sender's
-    // (offer, told) and a receiver's answer (asking_next). A message's copies push the rest out
+    // (offer, told), a receiver's answer (asking_next) and a RNDV alone's (its count, its stores:
+    // streamed_pipeline). A message's copies push the rest out
     // of the L1 between messages: with this and the chooser kept in the peer (chooser_for), a
     // 4 KiB ping-pong went from 1.07x the pipeline forced's time to 1.03x on a Zen 5 VM
     // (docs/performance.md).
@@ -868,17 +869,6 @@ class Chooser {
         return st.way;
     }
 
-    // A stream goes in runs, each run one way. Messages overlap in a stream, and completions
-    // come in batches, so a message's own time says little: a measured run (kEpoch messages)
-    // starts when none of the peer's messages is under way and the next run waits until it is
-    // over, and its time is from its first choice to its last byte. First each way gets
-    // kFirstSamples measured runs (the advice first), then runs of kRunLength messages go the
-    // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
-    // may have become slower); a way kClearMargin slower than the best only on one such turn
-    // in kRareFactor.
-    // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
-    // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
-    // awaited.
     // The messages of a run of `bytes` each that is not measured (kRunLength, kRunBytes).
     static uint32_t run_length(double bytes)
     {
@@ -886,6 +876,17 @@ class Chooser {
                                               : kRunLength;
     }
 
+    // A stream goes in runs, each run one way. Messages overlap in a stream, and completions
+    // come in batches, so a message's own time says little: a measured run (kEpoch messages)
+    // starts when none of the peer's messages is under way and the next run waits until it is
+    // over, and its time is from its first choice to its last byte. First each way gets
+    // kFirstSamples measured runs (the advice first), then runs of run_length() messages go the
+    // best way, and one run in kMeasureEvery is measured, each way in turn (the best too: it
+    // may have become slower); a way kClearMargin slower than the best only on one such turn
+    // in kRareFactor.
+    // A message that cannot take the way its run needs (an RNDV while the stream runs gets)
+    // goes the best way it can, outside the runs; the run is asked for (asking()), its offers
+    // awaited.
     static Ticket pick_stream(Stream &st, double bytes, Way advice, unsigned allowed,
                               unsigned possible, uint32_t active, uint64_t now_ns, Reason *why)
     {

@@ -234,8 +234,7 @@ template <class Policy> struct Request : weft_request {
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
     [[no_unique_address]] typename Policy::RequestExtra extra;
-    // Last, the state that only large or non-contiguous messages use: a small message's
-    // request touches six of its eleven cache lines.
+    // Last, the state that only large or non-contiguous messages use.
     weft_convertor_state_t conv{}; // !dense: for convertors over (buf, count, dtype)
     std::vector<Range> frag_work;  // in order (a vector: a request on the stack allocates nothing)
     std::array<size_t, 32> striped{}; // FRAG bytes given to each rail, by Rail::index
