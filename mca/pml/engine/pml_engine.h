@@ -306,8 +306,8 @@ template <class Policy> class Engine {
     static Cuts split(size_t from, size_t to, const RailList &rails);
     static void append_seg(std::string &msg, const Rail &rail, const RegCache::Entry *e, char *buf,
                            size_t off, size_t len);
-    static bool send_rget(Req *r, RndvHdr h, const RailList &rails, int world, size_t limit,
-                          weft_status_t *rc);
+    static bool send_rget(Req *r, RndvHdr h, const RailList &rails, int world, bool stream,
+                          size_t limit, weft_status_t *rc);
     static void send_fin(int world, uint64_t id, uint64_t offset, uint64_t length,
                          weft_status_t status, Req *r);
     static void put_done(weft_btl_module_t *, weft_btl_endpoint_t *, void *,

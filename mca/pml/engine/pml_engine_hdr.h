@@ -76,8 +76,17 @@ struct RgetHdr {
 enum AckStores : uint8_t { stores_btl = 0, stores_cached = 1, stores_streaming = 2 };
 // AckHdr::offers and FinHdr::offers, bits (pml_engine_choose.h): offers_yes, the receiver asks
 // for gets to be offered for messages of this one's size class in streams (Chooser::asking);
-// offers_next, for the next message of that class alone or exchanged (Chooser::asking_next).
-enum AckOffers : uint8_t { offers_no = 0, offers_yes = 1, offers_next = 2 };
+// offers_next, for the next message of that class alone or exchanged (Chooser::asking_next);
+// offers_stream_get, its best way for the class in streams is a get: offer every message of a
+// stream, without its first bytes; offers_alone_get, its best alone or exchanged is a get: the
+// offers go without their first bytes (Chooser::told).
+enum AckOffers : uint8_t {
+    offers_no = 0,
+    offers_yes = 1,
+    offers_next = 2,
+    offers_stream_get = 4,
+    offers_alone_get = 8
+};
 
 struct AckHdr {
     uint8_t type;

@@ -414,8 +414,8 @@ void Engine<Policy>::append_seg(std::string &msg, const Rail &rail, const RegCac
 // RDMA direct get: RGET with the registered pieces. false: nothing sent (no registration);
 // true: sent, or sending failed with *rc.
 template <class Policy>
-bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int world, size_t limit,
-                               weft_status_t *rc)
+bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int world, bool stream,
+                               size_t limit, weft_status_t *rc)
 {
     RgetHdr g{};
     g.rndv = h;
@@ -452,13 +452,14 @@ bool Engine<Policy>::send_rget(Req *r, RndvHdr h, const RailList &rails, int wor
         return false;
     }
     // To a module whose receivers choose, the first bytes go along, as in a RNDV: a receiver
-    // that takes the pipeline then pays nothing for the offer.
+    // that takes the pipeline then pays nothing for the offer. Not where it said that a get is
+    // its best (Chooser::first_bytes).
     size_t first = 0;
-    if (P->receiver_chooses && rails.size() == 1 &&
-        (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES)) {
-        const Peer *peer = peer_of(world);
-        const size_t room =
-            peer && peer->rndv_first > msg.size() ? peer->rndv_first - msg.size() : 0;
+    const Peer *peer = peer_of(world);
+    if (peer && P->receiver_chooses && rails.size() == 1 &&
+        (rails[0]->btl->btl_flags & WEFT_BTL_FLAG_RECEIVER_CHOOSES) &&
+        (!peer->chooser || peer->chooser->first_bytes(r->bytes, stream))) {
+        const size_t room = peer->rndv_first > msg.size() ? peer->rndv_first - msg.size() : 0;
         first = std::min(room, r->bytes - 1) & ~size_t(7);
     }
     g.first = uint32_t(first);
@@ -777,7 +778,7 @@ weft_status_t Engine<Policy>::start_rndv(Req *r, const MatchHdr &m, int world)
     r->chosen = r->ran = chosen;
     if (chosen == Proto::rdma_get) {
         weft_status_t rc = WEFT_SUCCESS;
-        if (send_rget(r, h, rails, world, peer->eager_limit, &rc)) {
+        if (send_rget(r, h, rails, world, stream, peer->eager_limit, &rc)) {
             if (rc != WEFT_SUCCESS)
                 untrack(r);
             // The receiver's answer (unless it came inside the call, over btl/self) tells the
@@ -883,7 +884,9 @@ template <class Policy> inline uint8_t Engine<Policy>::offers_byte(int world, si
     if (!ch)
         return offers_no;
     const Chooser::Asks a = ch->asks_for(total);
-    return uint8_t((a.now ? offers_yes : offers_no) | (a.next ? offers_next : offers_no));
+    return uint8_t((a.now ? offers_yes : offers_no) | (a.next ? offers_next : offers_no) |
+                   (a.stream_get ? offers_stream_get : offers_no) |
+                   (a.alone_get ? offers_alone_get : offers_no));
 }
 
 // A rendezvous receive r whose way this process did not choose is over: it leaves its flow.
@@ -920,7 +923,8 @@ template <class Policy>
 inline void Engine<Policy>::offer_answered(Req *r, bool took, uint8_t offers)
 {
     if (r->told_by) {
-        r->told_by->told(r->bytes, offers & offers_yes, offers & offers_next);
+        r->told_by->told(r->bytes, offers & offers_yes, offers & offers_next,
+                         offers & offers_stream_get, offers & offers_alone_get);
         r->told_by = nullptr;
     }
     if (!r->offered_by)
