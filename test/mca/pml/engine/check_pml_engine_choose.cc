@@ -955,6 +955,24 @@ START_TEST(test_alone_get_best_first_bytes)
 }
 END_TEST
 
+// The shared get is taken for the get only where it measures kStoresMargin faster: it takes the
+// peer's core too, and where the two are alike the choice flipped between them on noise.
+START_TEST(test_shared_get_needs_a_margin)
+{
+    for (const bool clear : {false, true}) {
+        Chooser c;
+        Sim s;
+        s.ns = {300000, 100000, clear ? 70000u : 95000u};
+        s.run(c, 100);
+        s.run(c, 1000);
+        if (clear)
+            ck_assert_int_ge(s.used[2], 950);
+        else
+            ck_assert_int_ge(s.used[1], 950);
+    }
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -982,6 +1000,7 @@ int main()
     tcase_add_test(tc, test_stream_run_length);
     tcase_add_test(tc, test_stream_get_best_offers_all);
     tcase_add_test(tc, test_alone_get_best_first_bytes);
+    tcase_add_test(tc, test_shared_get_needs_a_margin);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
