@@ -102,6 +102,12 @@ class Chooser {
     // reads the clock twice (costly on a VM) and plans again (plan()): a 4 KiB ping-pong on a
     // Zen 5 VM took 1.040 of the pipeline forced's time timing one in 16, 1.007 one in 64.
     static constexpr uint32_t kTimeEvery = 64;
+    // Alone: in the steady state, one message of the best way in this many is measured
+    // (Ticket::untimed): measuring each cost a 64 KiB ping-pong of gets 30-45 ns a message at
+    // its end on a Xeon VM (a clock read and done()), 2.6% of its time against the get forced.
+    // Few enough that a lasting change of the host is still followed within some tens of
+    // messages.
+    static constexpr uint32_t kMeasureBestEvery = 8;
     static constexpr uint32_t kEpoch = 8;      // stream: messages of a measured run
     static constexpr uint32_t kRunLength = 32; // stream: messages of any other run, at least
     // Stream: and at least this many bytes. A run's end costs a choice (pick_stream, the ways'
@@ -175,9 +181,10 @@ class Chooser {
     struct Ticket {
         Way way = Way::pipeline;
         bool wait = false;
-        bool warm = true;     // alone: the class's message before it went the same way
-        bool explore = false; // alone: a turn to explore's or the next (charged())
-        uint32_t run = 0;     // stream: the measured run it belongs to (0: none)
+        bool warm : 1 = true;     // alone: the class's message before it went the same way
+        bool explore : 1 = false; // alone: a turn to explore's or the next (charged())
+        bool untimed : 1 = false; // alone: not measured (done() need not be called: timed())
+        uint32_t run = 0;         // stream: the measured run it belongs to (0: none)
     };
     static_assert(sizeof(Ticket) == 8);
 
@@ -212,6 +219,8 @@ class Chooser {
             t.explore = charged(a, r);
             if (!steady)
                 plan(a);
+            else // the steady state's best: one message in kTimeEvery measured
+                t.untimed = ++a.untimed % kMeasureBestEvery != 0;
             refresh(class_of(bytes), ex);
         }
         if (why)
@@ -240,6 +249,8 @@ class Chooser {
     // measured (a message alone, or the last message of a measured run), else 0.
     double done(size_t bytes, Case cs, Ticket t, bool ok, uint64_t now_ns, uint64_t service_ns)
     {
+        if (t.untimed)
+            return 0;
         if (cs != Case::stream) {
             const size_t k = class_of(bytes);
             const bool ex = cs == Case::exchange;
@@ -520,6 +531,7 @@ class Chooser {
         bool rndv_warm = false;     // the last RNDV followed a message of the pipeline
         uint8_t again = 0;          // explored: the next messages go the same way (measured warm)
         bool after_turn = false;    // the last message ended a turn to explore
+        uint32_t untimed = 0;       // messages chosen in the steady state (pick())
         bool steady = false;        // plan(): every way tried first, the best measured: best_way
         bool rates_hold = false;    // plan(): prior_of() gave the rates
         Way best_way = Way::pipeline;
@@ -603,7 +615,7 @@ class Chooser {
         a.ask = !is_pipeline(best);
         a.get_best = a.ask;
         a.best_way = best;
-        a.steady = best_est > 0;
+        a.steady = best_est > 0 && a.n[size_t(best)] > kFirstSamples; // (prior_of)
         a.rates_hold = pr != nullptr;
         for (size_t w = 0; w < kWays; ++w)
             if ((a.allowed & (1u << w)) && a.picked[w] < tries(a, pr, w, best_est))

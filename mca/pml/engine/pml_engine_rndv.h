@@ -1099,6 +1099,17 @@ template <class Policy> inline void Engine<Policy>::chosen_done(Req *r, bool ok)
         r->choose_ns = 0;
         return;
     }
+    if (r->ticket.untimed) {
+        // Alone in the steady state, not measured (Chooser::pick): no clock read; it ended
+        // about when the last measured one would have (for the next one's stream detection:
+        // choose()).
+        f.last_done = r->choose_ns + f.last_service;
+        if (f.active)
+            --f.active;
+        r->chooser = nullptr;
+        r->choose_ns = 0;
+        return;
+    }
     chosen_measured(r, f, ok);
 }
 

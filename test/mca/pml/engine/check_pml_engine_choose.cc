@@ -973,6 +973,29 @@ START_TEST(test_shared_get_needs_a_margin)
 }
 END_TEST
 
+// Alone, in the steady state (every way tried, no turn due), one message of the best way in
+// kMeasureBestEvery is measured; the others' tickets say untimed (no clock read at their end).
+START_TEST(test_steady_best_sampled)
+{
+    Chooser c;
+    Sim s;
+    s.run(c, 300);
+    int untimed = 0, best = 0;
+    for (int i = 0; i < 800; ++i) {
+        const Chooser::Ticket t = c.pick(kSize, Case::alone, Way::pipeline, kAll, 0, s.now);
+        untimed += t.untimed;
+        best += t.way == Way::pipeline;
+        ck_assert(!t.untimed || t.way == Way::pipeline);
+        s.now += s.ns[size_t(t.way)];
+        c.done(kSize, Case::alone, t, true, s.now, s.ns[size_t(t.way)]);
+    }
+    ck_assert_int_ge(best, 780);
+    const int want = best * int(Chooser::kMeasureBestEvery - 1) / int(Chooser::kMeasureBestEvery);
+    ck_assert_int_ge(untimed, want - 40);
+    ck_assert_int_le(untimed, want + 8);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -1001,6 +1024,7 @@ int main()
     tcase_add_test(tc, test_stream_get_best_offers_all);
     tcase_add_test(tc, test_alone_get_best_first_bytes);
     tcase_add_test(tc, test_shared_get_needs_a_margin);
+    tcase_add_test(tc, test_steady_best_sampled);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
