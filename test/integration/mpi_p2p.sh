@@ -22,6 +22,13 @@ for btl in self,sm self,tcp; do
         jobs=$((jobs + 1))
     done
 done
+# tcp with the system's socket buffers and their auto-tuning (btl_tcp_sndbuf and rcvbuf 0; the
+# default sets them to twice btl_tcp_max_send_size).
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,tcp --mca btl_tcp_sndbuf 0 \
+    --mca btl_tcp_rcvbuf 0 "$B/test/integration/mpi_p2p" 2>&1) ||
+    fail "mpi_p2p over self,tcp with the system's socket buffers: $out"
+expect_in "mpi_p2p: 4 ranks," "$out" "mpi_p2p self,tcp system buffers"
+jobs=$((jobs + 1))
 # Derived datatypes: extents, pack/unpack, envelopes, Get_elements, sending a contiguous
 # derived type, refusing one with holes (until the PML packs through the datatype engine).
 for btl in self,sm self,tcp; do
