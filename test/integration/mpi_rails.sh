@@ -12,7 +12,8 @@ PROG="$WEFT_TEST_BUILDDIR/test/integration/mpi_rndv"
 rails() { # extra options...
     run ip netns exec "$hub" "$MPIRUN" --host "$ha:1,$hb:1" -np 2 --launch-agent 'ip netns exec {host}' \
         --bootstrap-addr "$net.1" --timeout 90 -x WEFT_MCA_mca_base_component_path \
-        --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 --mca pml_ob1_verbose 20 "$@" \
+        --mca btl self,tcp --mca btl_tcp_if_include rail1,rail2 --mca btl_tcp_eager_limit 64k \
+        --mca pml_ob1_verbose 20 "$@" \
         "$PROG" 65519 65520 65521 3000017 2>&1
 }
 out=$(rails) || fail "two rails: $out"
@@ -25,9 +26,9 @@ expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "max_send_per_range 1"
 expect_in "tag 0 cid 0 3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0" "$out" "max_send_per_range 1"
 expect_not_in "3000017 bytes: chose send/receive pipeline, ran send/receive pipeline over tcp:0+tcp:1" "$out" "max_send_per_range 1"
 # Rails removed under traffic (pml_ob1_fault_remove_rails, as a failover PML removes a failed
-# one): the 65519- and 65520-byte messages go eagerly, so the fifth rendezvous is the first
-# 3000017-byte one; once it has started, tcp:1 goes on both sides; that message and the rest
-# complete over tcp:0, every byte right.
+# one): the 65519- and 65520-byte messages go eagerly (btl_tcp_eager_limit 64k above), so the
+# fifth rendezvous is the first 3000017-byte one; once it has started, tcp:1 goes on both
+# sides; that message and the rest complete over tcp:0, every byte right.
 out=$(rails --mca pml_ob1_fault_remove_rails 5:tcp:1) || fail "tcp:1 removed under traffic: $out"
 expect_in "mpi_rndv: 2 ranks, 16 messages intact" "$out" "tcp:1 removed under traffic"
 expect_in "fault injection: btl/tcp:1 removed after 5 rendezvous messages" "$out" "tcp:1 removed"
