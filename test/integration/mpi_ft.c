@@ -13,8 +13,10 @@
  * (MPI_ERRORS_RETURN on MPI_COMM_WORLD) do WHAT:
  *   compute  compute for SECONDS (default 1) without calling MPI
  *   recv     MPI_Recv from the victim, which never sends: it must return MPIX_ERR_PROC_FAILED
- *   send     compute for SECONDS, then MPI_Send 64 KiB to the victim and MPI_Recv from it:
- *            both must return MPIX_ERR_PROC_FAILED
+ *   send     compute for SECONDS, then MPI_Send 256 KiB to the victim and MPI_Recv from it:
+ *            both must return MPIX_ERR_PROC_FAILED (256 KiB: above every BTL's eager limit, a
+ *            rendezvous, which needs the victim; an eager send may complete before the failure
+ *            is learnt, as MPI allows a buffered send to)
  *   coll     collectives on MPI_COMM_WORLD at once (the victim dies while they wait): barrier,
  *            bcast from the first survivor, reduce to it, allreduce of 1 and of 100000 ints,
  *            allgather, alltoall, then MPI_Comm_dup: each prints "rank R: OP returned CLASS";
@@ -507,7 +509,7 @@ int main(int argc, char **argv)
         }
         free(buf);
     } else if (strcmp(what, "send") == 0) {
-        static char buf[65536];
+        static char buf[262144];
         compute(seconds);
         int rc = MPI_Send(buf, sizeof buf, MPI_BYTE, victim, 0, MPI_COMM_WORLD);
         printf("rank %d: send returned %s\n", rank, class_name(rc));
