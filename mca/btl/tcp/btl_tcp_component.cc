@@ -274,7 +274,7 @@ weft_status_t register_params()
             "keeps the system default and its auto-tuning. Left at its default: twice "
             "btl_tcp_max_send_size, a window that holds two of the largest fragments (with "
             "the system's auto-tuning a 1 MiB ping-pong took 204 us against 142 on a Xeon "
-            "VM: the window had not grown)."),
+            "VM)."),
         def("rcvbuf", WEFT_MCA_PARAM_SIZE, "2m", 5,
             "Socket receive buffer size (SO_RCVBUF), at most the kernel's net.core.rmem_max; "
             "0 keeps the system default and its auto-tuning. Left at its default: twice "

@@ -1094,23 +1094,18 @@ template <class Policy> inline void Engine<Policy>::chosen_done(Req *r, bool ok)
     typename State::Flow &f = flow(r->world_peer);
     if (r->way_case == Case::stream && r->ticket.run == 0 && f.active > 1) {
         // Nothing to measure, and the flow goes on: no clock read.
-        --f.active;
-        r->chooser = nullptr;
-        r->choose_ns = 0;
-        return;
-    }
-    if (r->ticket.untimed) {
+    } else if (r->ticket.untimed) {
         // Alone in the steady state, not measured (Chooser::pick): no clock read; it ended
         // about when the last measured one would have (for the next one's stream detection:
         // choose()).
         f.last_done = r->choose_ns + f.last_service;
-        if (f.active)
-            --f.active;
-        r->chooser = nullptr;
-        r->choose_ns = 0;
-        return;
+    } else {
+        chosen_measured(r, f, ok);
     }
-    chosen_measured(r, f, ok);
+    if (f.active)
+        --f.active;
+    r->chooser = nullptr;
+    r->choose_ns = 0; // (a persistent receive's next RNDV is timed only if rndv_go says so)
 }
 
 template <class Policy>
@@ -1144,10 +1139,6 @@ void Engine<Policy>::chosen_measured(Req *r, typename State::Flow &f, bool ok)
     f.last_done = now;
     if (r->choose_ns)
         f.last_service = now - r->choose_ns;
-    if (f.active)
-        --f.active;
-    r->chooser = nullptr;
-    r->choose_ns = 0; // (a persistent receive's next RNDV is timed only if rndv_go says so)
 }
 
 // This process's last rendezvous send to world is over: an exchanged message held for it is
