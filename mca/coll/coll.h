@@ -1,5 +1,5 @@
 /*
- * coll/coll.h: the collective operations (coll) framework ABI, version 1.2.
+ * coll/coll.h: the collective operations (coll) framework ABI, version 1.3.
  *
  * Collectives are chosen per communicator and per operation: every component is asked about
  * each new communicator, and for each operation the module of highest priority that provides it
@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 #define WEFT_COLL_ABI_MAJOR 1
-#define WEFT_COLL_ABI_MINOR 2
+#define WEFT_COLL_ABI_MINOR 3
 
 typedef struct weft_coll_module weft_coll_module_t;
 typedef struct weft_coll_component weft_coll_component_t;
@@ -468,10 +468,20 @@ weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset,
 /* The same for a call that only modules of components built for coll ABI 1.<min_minor> or later
  * may take (those of older ones are passed over, as if they declined): the core asks for 1.2
  * when a datatype of the call is not contiguous, which no module built before 1.2 was given. */
-weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset,
-                                 size_t op_size, unsigned min_minor,
+weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset, size_t op_size,
+                                 unsigned min_minor,
                                  weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                                  void *context, int *found);
+/* (1.3) The same walk from the module after `module` by priority, as though `module` had
+ * declined: for a module that takes some calls itself and hands others to the modules below it
+ * by its own measure, and times what that costs (coll/sm chooses so between its large slots and
+ * the point-to-point algorithms below it). `module` is one that comm_query returned and that
+ * serves the operation on its communicator. Returns what the last call returned;
+ * WEFT_ERR_NOT_SUPPORTED, nothing called, when no module below provides the operation. A
+ * component that calls it is built for coll ABI 1.3 or later. Thread: mpi. */
+weft_status_t weft_coll_call_below(
+    const weft_coll_module_t *module, size_t op_offset, size_t op_size, unsigned min_minor,
+    weft_status_t (*invoke)(void *context, weft_coll_module_t *module), void *context);
 
 #ifdef __cplusplus
 } /* extern "C" */

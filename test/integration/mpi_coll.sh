@@ -129,12 +129,16 @@ done
 # coll/sm's operations above its small slots go through its large slots, in chunks of
 # coll_sm_large bytes: one chunk by default (1m) up to the full run's largest, and many with
 # 64-byte and 4 KiB chunks, whose slices at 5 ranks are a few elements or none; every op,
-# user ops (one non-commutative) and MPI_IN_PLACE among them.
-for large in 64 4k; do
+# user ops (one non-commutative) and MPI_IN_PLACE among them. Above the small slots, coll/sm
+# takes its large slots or hands the call to the modules below (coll/basic's point-to-point
+# algorithms): coll_sm_large_way forces each, every check of the full run both ways.
+for opt in "coll_sm_large 64" "coll_sm_large 4k" "coll_sm_large_way slots" \
+    "coll_sm_large_way below"; do
     for n in 2 5; do
-        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 240 --mca coll_sm_large $large \
-            "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with coll_sm_large $large: $out"
-        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll with coll_sm_large $large, $n ranks"
+        # shellcheck disable=SC2086 # opt is a parameter and its value
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 240 --mca $opt \
+            "$B/test/integration/mpi_coll" 2>&1) || fail "mpi_coll with $opt: $out"
+        expect_in "mpi_coll: $n ranks," "$out" "mpi_coll with $opt, $n ranks"
         jobs=$((jobs + 1))
     done
 done
@@ -146,6 +150,33 @@ for large in 1m 4k; do
     expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large $large"
     jobs=$((jobs + 1))
 done
+# coll_sm_large_way in a stream: forced, coll/basic says it took the large calls, and only when
+# handed them; auto, the default, compares the two ways in rounds of calls (each rank takes the
+# same way at each call, or the stream would hang or go wrong) and says its choice at verbose
+# level.
+for way in slots below; do
+    out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_large_way $way \
+        --mca coll_basic_verbose 10 "$B/test/programs/coll_stream" 1024 2>&1) ||
+        fail "coll_stream 1024 with coll_sm_large_way $way: $out"
+    expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large_way $way"
+    for op in bcast allreduce allgather alltoall; do
+        if [ $way = below ]; then
+            expect_in "coll/basic: $op of 4096 bytes on 5 ranks:" "$out" \
+                "coll_sm_large_way below: coll/basic takes the $op of 4 KiB blocks"
+        elif printf '%s\n' "$out" | grep -q "coll/basic: $op of 4096 bytes"; then
+            fail "coll_sm_large_way slots: coll/basic took a $op of 4 KiB blocks: $out"
+        fi
+    done
+    jobs=$((jobs + 1))
+done
+out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_verbose 10 \
+    "$B/test/programs/coll_stream" 1024 2>&1) || fail "coll_stream 1024, coll_sm_large_way auto: $out"
+expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large_way auto"
+for op in bcast allreduce allgather alltoall; do
+    expect_in "coll/sm: $op of 4096 to 8191 bytes on 5 ranks: the " "$out" \
+        "coll_sm_large_way auto: the $op of 4 KiB blocks said at verbose level"
+done
+jobs=$((jobs + 1))
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
     "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
 expect_in "'scan' is not one of barrier, bcast, reduce, allreduce, allgather, alltoall" "$out" \
@@ -161,4 +192,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them; the automatic sets 128, 64, 32 and 16 at 2, 4, 8 and 16 ranks, said at verbose level) and larger ones of each but the barrier in chunks, coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them; the automatic sets 128, 64, 32 and 16 at 2, 4, 8 and 16 ranks, said at verbose level) and larger ones of each but the barrier in chunks or handed below (coll_sm_large_way slots, below and auto, its choice said), coll/fixture's allreduce replaced only those"

@@ -57,6 +57,12 @@ struct Slot {
 weft_status_t call_slot(const CommColl *choice, Slot slot, unsigned min_minor,
                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                         void *context, bool &found);
+// The same from the module after `module` by priority (weft_coll_call_below): for a module
+// that hands a call down by its own choice. WEFT_ERR_NOT_SUPPORTED when module serves no
+// communicator's choice or no module below provides the operation.
+weft_status_t call_below(const weft_coll_module_t *module, Slot slot, unsigned min_minor,
+                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                         void *context);
 
 } // namespace weft::coll::base
 

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace weft::coll::base {
@@ -130,6 +132,28 @@ bool reaches(const weft_coll_module_t *m, Slot slot)
     return m->struct_size >= slot.offset + slot.size;
 }
 
+// Call the operation at slot on the enabled modules from ranked[first] on, by priority, until
+// one does not decline; owner (the module chosen for it) is taken to provide it, the others
+// only if their struct reaches it. Modules built for an older ABI than min_minor are passed over.
+weft_status_t walk(const CommColl &c, size_t first, const weft_coll_module_t *owner, Slot slot,
+                   unsigned min_minor,
+                   weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                   void *context)
+{
+    weft_status_t rc = WEFT_ERR_NOT_SUPPORTED;
+    for (size_t i = first; i < c.ranked.size() && rc == WEFT_ERR_NOT_SUPPORTED; ++i) {
+        const Offer &o = c.ranked[i];
+        if ((o.module == owner || reaches(o.module, slot)) && o.abi_minor >= min_minor)
+            rc = invoke(context, o.module);
+    }
+    return rc;
+}
+
+// Each enabled module's communicator choice, for weft_coll_call_below (which is handed the
+// module alone). Communicators may be made from progress (MPIX_Comm_ishrink): a lock.
+std::mutex served_lock;
+std::unordered_map<const weft_coll_module_t *, const CommColl *> served;
+
 } // namespace
 
 weft_status_t init(const AgreeObjects &objects)
@@ -222,6 +246,11 @@ weft_status_t comm_enable(weft_comm_t *comm, const char *label, CommColl **choic
             c->ranked.push_back(o);
     std::stable_sort(c->ranked.begin(), c->ranked.end(),
                      [](const Offer &a, const Offer &b) { return a.priority > b.priority; });
+    {
+        const std::lock_guard<std::mutex> hold(served_lock);
+        for (const Offer &o : c->ranked)
+            served[o.module] = c;
+    }
     *choice = c;
     if (mca::framework_base("coll")->verbose() >= 10)
         describe_choice(label, comm, c->table, names);
@@ -232,6 +261,11 @@ void comm_disable(weft_comm_t *comm, CommColl *choice)
 {
     if (!choice)
         return;
+    {
+        const std::lock_guard<std::mutex> hold(served_lock);
+        for (const Offer &o : choice->ranked)
+            served.erase(o.module);
+    }
     for (weft_coll_module_t *m : choice->modules)
         if (m->coll_module_disable)
             m->coll_module_disable(m, comm);
@@ -249,17 +283,29 @@ weft_status_t call_slot(const CommColl *choice, Slot slot, unsigned min_minor,
         return WEFT_ERR_NOT_SUPPORTED;
     // A module may decline one call (coll.h), and one built for an older ABI than the call
     // needs is passed over: the next module by priority that provides the operation takes it.
-    weft_status_t rc = WEFT_ERR_NOT_SUPPORTED;
-    bool after = false;
-    for (const Offer &o : choice->ranked) {
-        if (rc != WEFT_ERR_NOT_SUPPORTED)
-            break;
-        if (o.module == owner)
-            after = true;
-        if (after && (o.module == owner || reaches(o.module, slot)) && o.abi_minor >= min_minor)
-            rc = invoke(context, o.module);
+    const auto at = std::find_if(choice->ranked.begin(), choice->ranked.end(),
+                                 [owner](const Offer &o) { return o.module == owner; });
+    return walk(*choice, size_t(at - choice->ranked.begin()), owner, slot, min_minor, invoke,
+                context);
+}
+
+weft_status_t call_below(const weft_coll_module_t *module, Slot slot, unsigned min_minor,
+                         weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
+                         void *context)
+{
+    const CommColl *c = nullptr;
+    {
+        const std::lock_guard<std::mutex> hold(served_lock);
+        if (const auto it = served.find(module); it != served.end())
+            c = it->second;
     }
-    return rc;
+    if (!c)
+        return WEFT_ERR_NOT_SUPPORTED;
+    const auto at = std::find_if(c->ranked.begin(), c->ranked.end(),
+                                 [module](const Offer &o) { return o.module == module; });
+    if (at == c->ranked.end())
+        return WEFT_ERR_NOT_SUPPORTED;
+    return walk(*c, size_t(at - c->ranked.begin()) + 1, nullptr, slot, min_minor, invoke, context);
 }
 
 } // namespace weft::coll::base
@@ -301,8 +347,15 @@ weft_status_t weft_coll_call(const weft_coll_choice_t *choice, size_t op_offset,
     return rc;
 }
 
-weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset,
-                                 size_t op_size, unsigned min_minor,
+weft_status_t weft_coll_call_below(
+    const weft_coll_module_t *module, size_t op_offset, size_t op_size, unsigned min_minor,
+    weft_status_t (*invoke)(void *context, weft_coll_module_t *module), void *context)
+{
+    return weft::coll::base::call_below(module, {op_offset, op_size}, min_minor, invoke, context);
+}
+
+weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_offset, size_t op_size,
+                                 unsigned min_minor,
                                  weft_status_t (*invoke)(void *context, weft_coll_module_t *module),
                                  void *context, int *found)
 {

@@ -16,6 +16,8 @@
 // the others map it and answer; rank 0 removes the name once all have mapped it and tells every
 // live member whether all succeeded, so that every rank makes the same choice. When they did
 // not, the module declines every call and the modules below it serve.
+#include "coll_sm_learn.h"
+
 #include <coll/coll.h>
 #include <pml/pml.h>
 #include <weft/comm.h>
@@ -28,6 +30,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -46,7 +49,22 @@ namespace weft::coll::sm {
 namespace {
 
 weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullptr,
-                 *p_large = nullptr, *p_verbose = nullptr;
+                 *p_large = nullptr, *p_large_way = nullptr, *p_verbose = nullptr;
+
+// coll_sm_large_way: how the operations above the small slots are served.
+enum class LargeWay { automatic, slots, below };
+constexpr weft_mca_enum_value_t kLargeWayValues[] = {
+    {"auto", int(LargeWay::automatic)},
+    {"slots", int(LargeWay::slots)},
+    {"below", int(LargeWay::below)},
+    {nullptr, 0},
+};
+
+// The operations that have large slots, each learning its way per size class (Learner).
+enum LargeOp { kBcast, kReduce, kAllreduce, kAllgather, kAlltoall, kLargeOps };
+constexpr const char *kLargeOpNames[kLargeOps] = {"bcast", "reduce", "allreduce", "allgather",
+                                                  "alltoall"};
+constexpr unsigned kClasses = 65; // std::bit_width of a size_t
 
 struct alignas(64) Shared {
     alignas(64) std::atomic<uint32_t> arrived; // ranks in the current barrier
@@ -114,7 +132,9 @@ struct Module {
     uint32_t least_done = 0;    // the least of the `done` lines when last read (all_done)
     unsigned sets = 2;          // coll_sm_sets: generations in the segment at once
     size_t large = 0;           // coll_sm_large: bytes of a large slot (0: none)
-    bool broken = false;        // a member failed (ULFM): the shared counters can never settle
+    LargeWay large_way = LargeWay::automatic; // coll_sm_large_way
+    Learner learn[kLargeOps][kClasses];       // the ways chosen and being learnt (automatic)
+    bool broken = false; // a member failed (ULFM): the shared counters can never settle
 };
 
 Line *lines(Module *m) { return reinterpret_cast<Line *>(m->shared + 1); }
@@ -297,6 +317,96 @@ weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
     return step(m, comm);
 }
 
+// ---- Above the small slots: the large slots or the modules below, chosen (Learner).
+
+// The ranks' least times of a Learner, through the small slots (one arrival): their sums per
+// way, the same at every rank.
+weft_status_t share_times(Module *m, weft_comm_t *comm, const Learner &l, double sums[2])
+{
+    const int n = weft_comm_size(comm);
+    const uint32_t gen = m->generation + 1;
+    if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
+        return rc;
+    put(m, gen, n, weft_comm_rank(comm), l.least, sizeof l.least);
+    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    Finish f{m, comm, gen};
+    sums[0] = sums[1] = 0;
+    for (int r = 0; r < n; ++r) {
+        float t[2];
+        std::memcpy(t, slot(m, gen, n, r), sizeof t);
+        sums[0] += double(t[0]);
+        sums[1] += double(t[1]);
+    }
+    return WEFT_SUCCESS;
+}
+
+// The least coll ABI minor a module below must be built for to take a call with count elements
+// of type (coll.h: data with gaps from 1.2).
+unsigned contiguous_minor(weft_datatype_t *type, size_t count)
+{
+    return weft_datatype_is_contiguous(type, count) ? 0u : 2u;
+}
+
+// The call handed down, for large_call: operation op of weft_coll_module_t (its offset and
+// size, for weft_coll_call_below) and its call at a module below with these arguments.
+#define WEFT_SM_BELOW(op, ...)                                                                     \
+    offsetof(weft_coll_module_t, op), sizeof(weft_coll_module_t::op), [&](weft_coll_module_t *x) { \
+        return x->op ? x->op(__VA_ARGS__, x) : WEFT_ERR_NOT_SUPPORTED;                             \
+    }
+
+// A call above the small slots (bytes: what decides its size class, the same at every rank),
+// through the large slots (slots()) or handed to the modules below coll/sm (below(module),
+// through weft_coll_call_below; min_minor as there), as coll_sm_large_way says: auto learns
+// the way per operation and size class (Learner). Where no module below provides the
+// operation, the slots take it (the same at every rank: they have the same components).
+template <class Slots, class Below>
+weft_status_t large_call(Module *m, weft_comm_t *comm, LargeOp op, size_t bytes, unsigned min_minor,
+                         Slots slots, size_t op_offset, size_t op_size, Below below)
+{
+    auto hand_down = [&] {
+        return weft_coll_call_below(
+            &m->base, op_offset, op_size, min_minor,
+            [](void *c, weft_coll_module_t *x) { return (*static_cast<Below *>(c))(x); }, &below);
+    };
+    if (m->large_way == LargeWay::slots)
+        return slots();
+    if (m->large_way == LargeWay::below) {
+        const weft_status_t rc = hand_down();
+        return rc == WEFT_ERR_NOT_SUPPORTED ? slots() : rc;
+    }
+    const unsigned size_class = unsigned(std::bit_width(bytes));
+    Learner &l = m->learn[op][size_class];
+    l.begin_call();
+    if (l.choosing()) {
+        double sums[2];
+        if (weft_status_t rc = share_times(m, comm, l, sums); rc != WEFT_SUCCESS)
+            return rc;
+        const int before = l.way;
+        l.chose(Learner::decide(sums[kSlots], sums[kBelow]));
+        const int n = weft_comm_size(comm), level = int(weft_mca_param_int(p_verbose));
+        if (weft_comm_rank(comm) == 0 && (level >= 20 || (level >= 10 && l.way != before)))
+            weft_output(WEFT_OUTPUT_INFO,
+                        "coll/sm: %s of %zu to %zu bytes on %d ranks: %s (%.1f us a call through "
+                        "the modules below, %.1f through the large slots: each rank's least of "
+                        "%u calls each way, averaged over the ranks; round %u)",
+                        kLargeOpNames[op], size_t(1) << (size_class - 1),
+                        (size_t(1) << (size_class - 1)) * 2 - 1, n,
+                        l.way == kBelow ? "the modules below" : "the large slots", sums[kBelow] / n,
+                        sums[kSlots] / n, Learner::kTimed, unsigned(l.rounds));
+    }
+    const Way way = l.next();
+    const auto start = std::chrono::steady_clock::now();
+    weft_status_t rc = way == kBelow ? hand_down() : slots();
+    if (way == kBelow && rc == WEFT_ERR_NOT_SUPPORTED) {
+        l.slots_only(); // nothing below provides it
+        return slots();
+    }
+    const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+    l.took(rc == WEFT_SUCCESS ? took.count() : -1);
+    return rc;
+}
+
 // Every slot of generation gen folded in rank order into out (bytes of count elements).
 weft_status_t fold(Module *m, uint32_t gen, int n, void *out, size_t count, size_t bytes,
                    weft_datatype_t *type, weft_op_t *op)
@@ -395,8 +505,13 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm,
-                               -1);
+        return large_call(
+            m, comm, kAllreduce, bytes, 0,
+            [&] {
+                return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
+                                       op, comm, -1);
+            },
+            WEFT_SM_BELOW(coll_allreduce, sbuf, rbuf, count, type, op, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -424,8 +539,13 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
         // MPI_IN_PLACE is the root's only.
-        return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type, op, comm,
-                               root);
+        return large_call(
+            m, comm, kReduce, bytes, 0,
+            [&] {
+                return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
+                                       op, comm, root);
+            },
+            WEFT_SM_BELOW(coll_reduce, sbuf, rbuf, count, type, op, root, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -503,7 +623,10 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        return bcast_large(m, buf, count, type, root, comm);
+        return large_call(
+            m, comm, kBcast, bytes, contiguous_minor(type, count),
+            [&] { return bcast_large(m, buf, count, type, root, comm); },
+            WEFT_SM_BELOW(coll_bcast, buf, count, type, root, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -712,7 +835,12 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        return allgather_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+        return large_call(
+            m, comm, kAllgather, bytes,
+            std::max(in_place ? 0u : contiguous_minor(stype, scount),
+                     contiguous_minor(rtype, rcount * size_t(n))),
+            [&] { return allgather_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+            WEFT_SM_BELOW(coll_allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -751,7 +879,12 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
             return WEFT_ERR_NOT_SUPPORTED;
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
-        return alltoall_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+        return large_call(
+            m, comm, kAlltoall, bytes,
+            std::max(in_place ? 0u : contiguous_minor(stype, scount * size_t(n)),
+                     contiguous_minor(rtype, rcount * size_t(n))),
+            [&] { return alltoall_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+            WEFT_SM_BELOW(coll_alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -910,7 +1043,7 @@ constexpr const char *kOperations[] = {"barrier",   "bcast",     "reduce",
 
 weft_status_t register_params()
 {
-    const weft_mca_param_def_t defs[5] = {
+    const weft_mca_param_def_t defs[6] = {
         {.name = "priority",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "30",
@@ -964,25 +1097,42 @@ weft_status_t register_params()
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0..1g"},
+        {.name = "large_way",
+         .type = WEFT_MCA_PARAM_ENUM,
+         .default_value = "auto",
+         .help = "How bcasts, reduces, allreduces, allgathers and alltoalls above the small "
+                 "slots are served: slots (coll/sm's large slots: each rank copies in, then "
+                 "out), below (the modules below coll/sm: coll/basic's point-to-point "
+                 "algorithms, whose large messages the PML may move with one copy), or auto: "
+                 "per operation and size class (powers of two) on each communicator, what the "
+                 "first calls measure faster, both ways taken in turn, the ranks' times "
+                 "shared (coll_sm_verbose 10 says what was chosen and the times).",
+         .level = 5,
+         .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
+         .enum_values = kLargeWayValues,
+         .synonyms = nullptr,
+         .range = nullptr},
         {.name = "verbose",
          .type = WEFT_MCA_PARAM_INT,
          .default_value = "0",
          .help = "10: say, at each communicator's rank 0, how many sets and what large slots "
-                 "its segment has, and why.",
+                 "its segment has, and why, and which way each operation and size class above "
+                 "the small slots takes once learnt (coll_sm_large_way auto).",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
          .synonyms = nullptr,
          .range = "0..100"},
     };
-    weft_mca_param_t *handles[5] = {};
+    weft_mca_param_t *handles[6] = {};
     weft_status_t rc =
-        weft_mca_param_register_table("coll", "sm", defs, 5, sizeof defs[0], handles);
+        weft_mca_param_register_table("coll", "sm", defs, 6, sizeof defs[0], handles);
     p_priority = handles[0];
     p_operations = handles[1];
     p_sets = handles[2];
     p_large = handles[3];
-    p_verbose = handles[4];
+    p_large_way = handles[4];
+    p_verbose = handles[5];
     for (size_t i = 0; rc == WEFT_SUCCESS && i < weft_mca_param_list_count(p_operations); ++i) {
         const char *op = weft_mca_param_list_item(p_operations, i);
         if (std::none_of(std::begin(kOperations), std::end(kOperations),
@@ -1035,6 +1185,7 @@ weft_coll_module_t *comm_query(weft_comm_t *comm, int *priority)
              : unsigned(
                    std::clamp(int((1u << 20) / (size_t(weft_comm_size(comm)) * kStride)), 2, 128)));
     m->large = size_t(weft_mca_param_size(p_large)) / 64 * 64; // whole cache lines
+    m->large_way = LargeWay(weft_mca_param_enum(p_large_way));
     if (weft_mca_param_int(p_verbose) >= 10 && weft_comm_rank(comm) == 0)
         weft_output(WEFT_OUTPUT_INFO,
                     "coll/sm: a communicator of %d ranks: %u sets of small slots (%s), large "
