@@ -99,13 +99,16 @@ __attribute__((destructor)) void exit_cleanup()
     g_pending[0] = '\0';
 }
 
-// A slot: a header on its own cache line, then the data.
+// A slot: a header at the start of a cache line, then the data. A small slot's data starts in
+// the header's line (kSmallData), so that up to 48 bytes travel with their header, one line
+// from the writer's cache to each reader's, not two (an 8-byte reduce's root waits for one line
+// per rank); a large slot's data starts at the next line (kHead), for whole-line copies.
 struct Head {
     uint64_t bytes;            // what its rank put there
     std::atomic<uint32_t> gen; // the generation it is for, once the data is there
 };
-constexpr size_t kHead = 64, kStride = kHead + kSlot;
-static_assert(sizeof(Head) <= kHead);
+constexpr size_t kHead = 64, kSmallData = 16, kStride = kHead + kSlot;
+static_assert(sizeof(Head) <= kSmallData && kSmallData + kSlot <= kStride && kStride % 64 == 0);
 
 size_t small_size(int nranks, unsigned sets)
 {
@@ -143,7 +146,7 @@ Line *lines(Module *m) { return reinterpret_cast<Line *>(m->shared + 1); }
 char *slot(Module *m, uint32_t generation, int nranks, int rank)
 {
     return reinterpret_cast<char *>(lines(m) + nranks) +
-           (size_t(generation % m->sets) * size_t(nranks) + size_t(rank)) * kStride + kHead;
+           (size_t(generation % m->sets) * size_t(nranks) + size_t(rank)) * kStride + kSmallData;
 }
 
 // Rank's large slot, and the large result.
@@ -171,7 +174,12 @@ char *chunk_slot(Module *m, int nranks, int rank, unsigned half)
     return large_slot(m, nranks, rank) + half * (chunk_room(m) + kHead);
 }
 
-Head &head(char *data) { return *reinterpret_cast<Head *>(data - kHead); }
+// The header of a slot's data (small or large): at the start of the line before its first byte
+// (the segment, its lines and its slots are line-aligned).
+Head &head(char *data)
+{
+    return *reinterpret_cast<Head *>(reinterpret_cast<uintptr_t>(data - 1) & ~uintptr_t(63));
+}
 uint64_t &slot_bytes(char *data) { return head(data).bytes; }
 
 // This rank's part: its byte count, then its data.
