@@ -77,15 +77,26 @@ netns_rails() {
         ip -n "$ha" link set "rail$nr_r" up
         ip -n "$hb" link set "rail$nr_r" up
     done
-    for nr_try in $(seq 50); do
-        nr_n=0
-        for nr_ns in "$ha" "$hb"; do
-            for nr_r in $nr_rails; do
-                [ "$(ip netns exec "$nr_ns" cat /sys/class/net/rail$nr_r/operstate)" = up ] &&
-                    nr_n=$((nr_n + 1))
+    # shellcheck disable=SC2086
+    rails_running $nr_rails || :
+}
+# rails_running N...: wait (up to 5 s) until rails N... (1 for rail1) run on both $ha and
+# $hb, as the kernel reports them; false if one does not by then. btl/tcp takes only the
+# interfaces running at MPI_Init: a rail not running yet is no rail of that job. A link set up
+# again runs once the kernel's link watcher has seen it, which for these veths it does at most
+# once a second for every namespace together: 0.02 s later on an idle host, up to 1 s later
+# with links changing in other namespaces (the other tests of make -j2 check).
+rails_running() {
+    for _ in $(seq 50); do
+        rr_n=0
+        for rr_ns in "$ha" "$hb"; do
+            for rr_r in "$@"; do
+                [ "$(ip netns exec "$rr_ns" cat "/sys/class/net/rail$rr_r/operstate")" = up ] &&
+                    rr_n=$((rr_n + 1))
             done
         done
-        [ $nr_n -eq $((2 * ${2:-2})) ] && break
+        [ $rr_n -eq $((2 * $#)) ] && return 0
         sleep 0.1
     done
+    return 1
 }

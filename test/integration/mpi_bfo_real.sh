@@ -34,12 +34,20 @@ reset_rail1() {
         [ -n "$left" ] && echo "this kernel cannot destroy sockets: ss -K left $left" >"$1"
     fi
 }
-# fault KIND SECONDS [MPIRUN OPTIONS]: the job's output, each line stamped with the time it
-# came; the fault's time in $TEST_TMP/at (and for a flap, the link's return in $TEST_TMP/up).
-fault() {
+# rail1_up: rail1 up again on both hosts (a fault before may have left it down) and running
+# before a job starts: a job that starts before it runs has no rail1 at all (btl/tcp takes
+# running interfaces only), and its fault would find nothing to break.
+rail1_up() {
     ip -n "$ha" link set rail1 up
     ip -n "$hb" link set rail1 up
-    sleep 0.5
+    rails_running 1 ||
+        fail "rail1 not running 5 s after it was set up: $(ip -n "$ha" -br link show rail1);" \
+            "$(ip -n "$hb" -br link show rail1)"
+}
+# fault KIND SECONDS [MPIRUN OPTIONS]: the job's output, each line stamped with the time it
+# came; the fault's time in $TEST_TMP/at (and for a flap, the link's return in $TEST_TMP/up).
+# rail1_up first.
+fault() {
     rm -f "$TEST_TMP/flowing"
     (
         # One second after the first round is done (not after the launch: a slow start must
@@ -88,6 +96,7 @@ flowing() {
 }
 results=""
 for kind in down reset; do
+    rail1_up
     out=$(fault "$kind" 8)
     # A kernel without socket destruction (CONFIG_INET_DIAG_DESTROY) cannot reset them.
     if [ "$kind" = reset ] && grep -qi "cannot destroy\|not supported\|unknown option" "$TEST_TMP/ss"; then
@@ -106,6 +115,7 @@ done
 # A link that comes back (down 3 s, then up), with pml_bfo_readmit_interval 1000: mapped out on
 # both sides, then tried again each second until it answers; the rail is taken back on both
 # sides and carries traffic again (a new connection over rail1), every message intact.
+rail1_up
 out=$(fault flap 12 --mca pml_bfo_readmit_interval 1000 --mca btl_tcp_verbose 1)
 expect_in "messages intact" "$out" "rail1 flap: the job"
 expect_in "btl/tcp:0 mapped out for rank 1" "$out" "rail1 flap: rank 0 maps it out"
@@ -124,9 +134,7 @@ results="$results rail1 down for 3 s then up (pml_bfo_readmit_interval 1000): ma
 # rank 1's first act after the reset is a write on the broken connection. Every message must
 # still arrive: btl/tcp reads what the broken socket holds before it reports the failure.
 if ! grep -qi "cannot destroy\|not supported\|unknown option" "$TEST_TMP/ss"; then
-    ip -n "$ha" link set rail1 up
-    ip -n "$hb" link set rail1 up
-    sleep 0.5
+    rail1_up
     rm -f "$TEST_TMP/go"
     ip netns exec "$hub" timeout 120 "$MPIRUN" --host "$ha:1,$hb:1" -np 2 \
         --launch-agent 'ip netns exec {host}' --bootstrap-addr "$net.1" --timeout 60 \

@@ -153,9 +153,11 @@ int main(int argc, char **argv)
         }
         round_start = now;
         if (rank == 0 && round == 0) {
-            /* Connections over every rail are up: a test that injects a real fault waits for
-             * this line, so a slow start (a sanitizer build, a loaded host) cannot put the
-             * fault before the traffic. */
+            /* The eager rail's connection is up (the other rails connect when a pipeline
+             * first stripes over them, which messages of one FRAG, up to tcp's 1 MiB
+             * max_send_size, never do): a test that injects a real fault waits for this line,
+             * so a slow start (a sanitizer build, a loaded host) cannot put the fault before
+             * the traffic. */
             printf("mpi_bfo_trials: traffic flowing\n");
             fflush(stdout);
         }
