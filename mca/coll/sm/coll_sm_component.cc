@@ -577,6 +577,12 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
             });
         rc != WEFT_SUCCESS)
         return rc;
+    // The next generation's lines from the others, which in a loop of reduces they may have
+    // written already (they do not wait for the root): asked for now, they come in while this
+    // one is folded.
+    for (int r = 0; r < n; ++r)
+        if (r != me)
+            __builtin_prefetch(&head(slot(m, gen + 1, n, r)));
     return bytes ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
 }
 
