@@ -130,10 +130,11 @@ done
 # coll_sm_large bytes: one chunk by default (1m) up to the full run's largest, and many with
 # 64-byte and 4 KiB chunks, whose slices at 5 ranks are a few elements or none; every op,
 # user ops (one non-commutative) and MPI_IN_PLACE among them. Above the small slots, coll/sm
-# takes its large slots or hands the call to the modules below (coll/basic's point-to-point
-# algorithms): coll_sm_large_way forces each, every check of the full run both ways.
+# takes its large slots, hands the call to the modules below (coll/basic's point-to-point
+# algorithms) or, for bcast, allgather and alltoall, reads the others' buffers by cross-memory
+# attach (the single copy): coll_sm_large_way forces each, every check of the full run each way.
 for opt in "coll_sm_large 64" "coll_sm_large 4k" "coll_sm_large_way slots" \
-    "coll_sm_large_way below"; do
+    "coll_sm_large_way below" "coll_sm_large_way single"; do
     for n in 2 5; do
         # shellcheck disable=SC2086 # opt is a parameter and its value
         out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 240 --mca $opt \
@@ -151,20 +152,21 @@ for large in 1m 4k; do
     jobs=$((jobs + 1))
 done
 # coll_sm_large_way in a stream: forced, coll/basic says it took the large calls, and only when
-# handed them; auto, the default, compares the two ways in rounds of calls (each rank takes the
+# handed them; auto, the default, compares the ways in rounds of calls (each rank takes the
 # same way at each call, or the stream would hang or go wrong) and says its choice at verbose
-# level.
-for way in slots below; do
+# level, and whether the single copy works (it does wherever a job's processes run as one
+# user, as here).
+for way in slots below single; do
     out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_large_way $way \
         --mca coll_basic_verbose 10 "$B/test/programs/coll_stream" 1024 2>&1) ||
         fail "coll_stream 1024 with coll_sm_large_way $way: $out"
     expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large_way $way"
     for op in bcast allreduce allgather alltoall; do
-        if [ $way = below ]; then
+        if [ "$way" = below ]; then
             expect_in "coll/basic: $op of 4096 bytes on 5 ranks:" "$out" \
                 "coll_sm_large_way below: coll/basic takes the $op of 4 KiB blocks"
         elif printf '%s\n' "$out" | grep -q "coll/basic: $op of 4096 bytes"; then
-            fail "coll_sm_large_way slots: coll/basic took a $op of 4 KiB blocks: $out"
+            fail "coll_sm_large_way $way: coll/basic took a $op of 4 KiB blocks: $out"
         fi
     done
     jobs=$((jobs + 1))
@@ -176,6 +178,12 @@ for op in bcast allreduce allgather alltoall; do
     expect_in "coll/sm: $op of 4096 to 8191 bytes on 5 ranks: the " "$out" \
         "coll_sm_large_way auto: the $op of 4 KiB blocks said at verbose level"
 done
+for op in bcast allgather alltoall; do
+    printf '%s\n' "$out" | grep "coll/sm: $op of 4096 to 8191 bytes on 5 ranks:" |
+        grep -q "by the single copy" || fail "coll_sm_large_way auto: no single copy time for $op: $out"
+done
+expect_in "coll/sm: a communicator of 5 ranks: the single copy (cross-memory attach) works" "$out" \
+    "the single copy's check said at verbose level"
 jobs=$((jobs + 1))
 out=$(run "$MPIRUN" -np 2 --timeout 60 --mca coll_sm_operations barrier,scan \
     "$B/test/integration/mpi_coll" quick 2>&1) && fail "coll_sm_operations scan accepted: $out"
@@ -192,4 +200,4 @@ expect_in "MPI_COMM_WORLD (4 ranks): barrier=sm bcast=sm reduce=sm allreduce=fix
     "$out" "coll/fixture's allreduce chosen, the other operations kept"
 expect_in "iallreduce=basic" "$out" "coll/fixture offers no iallreduce"
 expect_in "agree=base iagree=base" "$out" "coll/base's agreement"
-echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them; the automatic sets 128, 64, 32 and 16 at 2, 4, 8 and 16 ranks, said at verbose level) and larger ones of each but the barrier in chunks or handed below (coll_sm_large_way slots, below and auto, its choice said), coll/fixture's allreduce replaced only those"
+echo "MPI collectives: $jobs mpi_coll jobs over self,sm and self,tcp (1..17 ranks), every check against its serial reference, each algorithm forced once; coll/sm's small barrier, bcast, reduce, allreduce, allgather and alltoall (coll_sm_operations narrows them; the automatic sets 128, 64, 32 and 16 at 2, 4, 8 and 16 ranks, said at verbose level) and larger ones of each but the barrier in chunks, handed below or read by the single copy (coll_sm_large_way slots, below, single and auto, its choice said), coll/fixture's allreduce replaced only those"

@@ -6,16 +6,20 @@
 // barrier of messages waits once per round: when the ranks outnumber the cores, each wait is a
 // context switch, and fewer waits make a faster barrier. The other operations are one arrival
 // each (two per chunk for a large allreduce or reduce), their data in a slot per rank
-// (README.md).
+// (README.md). Above the small slots a call may instead be handed to the modules below, or
+// (bcast, allgather, alltoall) read straight from the others' buffers by cross-memory attach:
+// which of the ways, each communicator learns per operation and size (coll_sm_learn.h).
 //
 // Every other operation stays with the modules below it.
 // It is set up at the communicator's first call of one of them (the same call at every
 // member: collectives are called in the same order), not when the communicator is made, so
 // making one never waits for the others here (MPIX_Comm_ishrink makes its communicator from
 // progress, and a member may fail meanwhile): rank 0 creates the segment and sends its name;
-// the others map it and answer; rank 0 removes the name once all have mapped it and tells every
-// live member whether all succeeded, so that every rank makes the same choice. When they did
-// not, the module declines every call and the modules below it serve.
+// the others map it, check that they can read rank 0's memory by cross-memory attach, and
+// answer; rank 0 removes the name once all have mapped it, checks that it can read theirs, and
+// tells every live member whether all succeeded (and whether the single copy works everywhere),
+// so that every rank makes the same choice. When they did not, the module declines every call
+// and the modules below it serve.
 #include "coll_sm_learn.h"
 
 #include <coll/coll.h>
@@ -36,6 +40,8 @@
 #include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
 
@@ -52,11 +58,12 @@ weft_mca_param_t *p_priority = nullptr, *p_operations = nullptr, *p_sets = nullp
                  *p_large = nullptr, *p_large_way = nullptr, *p_verbose = nullptr;
 
 // coll_sm_large_way: how the operations above the small slots are served.
-enum class LargeWay { automatic, slots, below };
+enum class LargeWay { automatic, slots, below, single };
 constexpr weft_mca_enum_value_t kLargeWayValues[] = {
     {"auto", int(LargeWay::automatic)},
     {"slots", int(LargeWay::slots)},
     {"below", int(LargeWay::below)},
+    {"single", int(LargeWay::single)},
     {nullptr, 0},
 };
 
@@ -73,10 +80,18 @@ struct alignas(64) Shared {
     // rank, then the large area: a large slot per rank (a Head, then coll_sm_large bytes) and
     // a result of coll_sm_large bytes.
 };
-// Each rank's own cache line: the last generation whose reads of others' slots it finished.
+// Each rank's own cache line: the last generation whose reads of others' slots it finished;
+// for the single copy (cross-memory attach), its process id, where it mapped the segment (for
+// the set-up's check) and, for the current operation, where its data is and how many bytes of
+// it it says it sends.
 struct alignas(64) Line {
     std::atomic<uint32_t> done;
+    int32_t pid;
+    uint64_t base;
+    uint64_t addr;
+    uint64_t says;
 };
+static_assert(sizeof(Line) == 64);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 constexpr size_t kSlot = 2048; // a rank's part of one generation, in bytes
 // The largest allreduce taken here: every rank folds every slot, so the work grows with the
@@ -136,7 +151,8 @@ struct Module {
     unsigned sets = 2;          // coll_sm_sets: generations in the segment at once
     size_t large = 0;           // coll_sm_large: bytes of a large slot (0: none)
     LargeWay large_way = LargeWay::automatic; // coll_sm_large_way
-    Learner learn[kLargeOps][kClasses];       // the ways chosen and being learnt (automatic)
+    bool single = false; // cross-memory attach works between every two ranks (set_up)
+    Learner learn[kLargeOps][kClasses]; // the ways chosen and being learnt (automatic)
     bool broken = false; // a member failed (ULFM): the shared counters can never settle
 };
 
@@ -188,6 +204,22 @@ void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes
     char *d = slot(m, gen, n, rank);
     slot_bytes(d) = bytes;
     std::memcpy(d, src, bytes);
+}
+
+// bytes at address `from` of process pid into dst, by cross-memory attach: 0, or the errno.
+int read_peer(int pid, void *dst, uint64_t from, size_t bytes)
+{
+    char *d = static_cast<char *>(dst);
+    while (bytes > 0) {
+        iovec local{d, bytes}, remote{reinterpret_cast<void *>(uintptr_t(from)), bytes};
+        const ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got <= 0)
+            return got < 0 ? errno : EIO;
+        d += got;
+        from += uint64_t(got);
+        bytes -= size_t(got);
+    }
+    return 0;
 }
 
 // a at or after b, across the wrap of the counters.
@@ -327,24 +359,27 @@ weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
 
 // ---- Above the small slots: the large slots or the modules below, chosen (Learner).
 
-// The ranks' least times of a Learner, through the small slots (one arrival): their sums per
+// The ranks' typical times of a Learner, through the small slots (one arrival): their sums per
 // way, the same at every rank.
-weft_status_t share_times(Module *m, weft_comm_t *comm, const Learner &l, double sums[2])
+weft_status_t share_times(Module *m, weft_comm_t *comm, const Learner &l, double sums[kMaxWays])
 {
     const int n = weft_comm_size(comm);
     const uint32_t gen = m->generation + 1;
     if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
         return rc;
-    put(m, gen, n, weft_comm_rank(comm), l.least, sizeof l.least);
+    float mine[kMaxWays];
+    for (unsigned w = 0; w < kMaxWays; ++w)
+        mine[w] = w < l.ways ? l.best[w] : std::numeric_limits<float>::infinity();
+    put(m, gen, n, weft_comm_rank(comm), mine, sizeof mine);
     if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     Finish f{m, comm, gen};
-    sums[0] = sums[1] = 0;
+    std::fill(sums, sums + kMaxWays, 0.0);
     for (int r = 0; r < n; ++r) {
-        float t[2];
+        float t[kMaxWays];
         std::memcpy(t, slot(m, gen, n, r), sizeof t);
-        sums[0] += double(t[0]);
-        sums[1] += double(t[1]);
+        for (unsigned w = 0; w < kMaxWays; ++w)
+            sums[w] += double(t[w]);
     }
     return WEFT_SUCCESS;
 }
@@ -368,50 +403,73 @@ unsigned contiguous_minor(weft_datatype_t *type, size_t count)
 // through weft_coll_call_below; min_minor as there), as coll_sm_large_way says: auto learns
 // the way per operation and size class (Learner). Where no module below provides the
 // operation, the slots take it (the same at every rank: they have the same components).
-template <class Slots, class Below>
+template <class Slots, class Single, class Below>
 weft_status_t large_call(Module *m, weft_comm_t *comm, LargeOp op, size_t bytes, unsigned min_minor,
-                         Slots slots, size_t op_offset, size_t op_size, Below below)
+                         Slots slots, Single single, size_t op_offset, size_t op_size, Below below)
 {
+    constexpr bool has_single = !std::is_same_v<Single, std::nullptr_t>;
     auto hand_down = [&] {
         return weft_coll_call_below(
             &m->base, op_offset, op_size, min_minor,
             [](void *c, weft_coll_module_t *x) { return (*static_cast<Below *>(c))(x); }, &below);
     };
-    if (m->large_way == LargeWay::slots)
-        return slots();
-    if (m->large_way == LargeWay::below) {
+    auto take = [&](Way w) -> weft_status_t {
+        if constexpr (has_single)
+            if (w == kSingle)
+                return single();
+        return w == kBelow ? hand_down() : slots();
+    };
+    switch (m->large_way) {
+    case LargeWay::slots: return slots();
+    case LargeWay::single: return take(has_single && m->single ? kSingle : kSlots);
+    case LargeWay::below: {
         const weft_status_t rc = hand_down();
         return rc == WEFT_ERR_NOT_SUPPORTED ? slots() : rc;
     }
+    case LargeWay::automatic: break;
+    }
     const unsigned size_class = unsigned(std::bit_width(bytes));
     Learner &l = m->learn[op][size_class];
+    if (l.rounds == 0 && l.calls == 0 && l.in_round)
+        l.ways = has_single && m->single ? 3 : 2; // the same at every rank
     l.begin_call();
     if (l.choosing()) {
-        double sums[2];
+        double sums[kMaxWays];
         if (weft_status_t rc = share_times(m, comm, l, sums); rc != WEFT_SUCCESS)
             return rc;
         const int before = l.way;
-        l.chose(Learner::decide(sums[kSlots], sums[kBelow]));
+        l.chose(l.decide(sums));
         const int n = weft_comm_size(comm), level = int(weft_mca_param_int(p_verbose));
-        if (weft_comm_rank(comm) == 0 && (level >= 20 || (level >= 10 && l.way != before)))
-            weft_output(WEFT_OUTPUT_INFO,
-                        "coll/sm: %s of %zu to %zu bytes on %d ranks: %s (%.1f us a call through "
-                        "the modules below, %.1f through the large slots: each rank's least of "
-                        "%u calls each way, averaged over the ranks; round %u)",
-                        kLargeOpNames[op], size_t(1) << (size_class - 1),
-                        (size_t(1) << (size_class - 1)) * 2 - 1, n,
-                        l.way == kBelow ? "the modules below" : "the large slots", sums[kBelow] / n,
-                        sums[kSlots] / n, Learner::kTimed, unsigned(l.rounds));
+        if (weft_comm_rank(comm) == 0 && (level >= 20 || (level >= 10 && l.way != before))) {
+            static constexpr const char *kNames[kMaxWays] = {"the large slots", "the modules below",
+                                                             "the single copy"};
+            char single_time[64] = "";
+            if (l.ways > kSingle)
+                std::snprintf(single_time, sizeof single_time, ", %.1f by the single copy",
+                              sums[kSingle] / n);
+            weft_output(
+                WEFT_OUTPUT_INFO,
+                "coll/sm: %s of %zu to %zu bytes on %d ranks: %s (%.1f us a call through "
+                "the modules below, %.1f through the large slots%s: each rank's lesser of two "
+                "runs of %u calls each way, averaged over the ranks; round %u)",
+                kLargeOpNames[op], size_t(1) << (size_class - 1),
+                (size_t(1) << (size_class - 1)) * 2 - 1, n, kNames[l.way], sums[kBelow] / n,
+                sums[kSlots] / n, single_time, Learner::kRun - 1, unsigned(l.rounds));
+        }
     }
     const Way way = l.next();
-    const auto start = std::chrono::steady_clock::now();
-    weft_status_t rc = way == kBelow ? hand_down() : slots();
+    weft_status_t rc = take(way);
     if (way == kBelow && rc == WEFT_ERR_NOT_SUPPORTED) {
         l.slots_only(); // nothing below provides it
         return slots();
     }
-    const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
-    l.took(rc == WEFT_SUCCESS ? took.count() : -1);
+    if (l.in_round) {
+        const std::chrono::duration<double, std::micro> now =
+            std::chrono::steady_clock::now().time_since_epoch();
+        l.took(now.count(), rc == WEFT_SUCCESS);
+    } else {
+        l.took(0);
+    }
     return rc;
 }
 
@@ -519,7 +577,7 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
                 return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
                                        op, comm, -1);
             },
-            WEFT_SM_BELOW(coll_allreduce, sbuf, rbuf, count, type, op, comm));
+            nullptr, WEFT_SM_BELOW(coll_allreduce, sbuf, rbuf, count, type, op, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -553,7 +611,7 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
                 return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
                                        op, comm, root);
             },
-            WEFT_SM_BELOW(coll_reduce, sbuf, rbuf, count, type, op, root, comm));
+            nullptr, WEFT_SM_BELOW(coll_reduce, sbuf, rbuf, count, type, op, root, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -623,6 +681,8 @@ char *block(void *base, int r, size_t count, weft_datatype_t *type)
 
 weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
                           weft_comm_t *comm);
+weft_status_t bcast_single(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
+                           weft_comm_t *comm);
 
 // The root's data in its slot, stamped with the generation; the others wait for the stamp and
 // copy it out. No arrival: the root goes on at once, as a message-based bcast's root does.
@@ -640,6 +700,7 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
         return large_call(
             m, comm, kBcast, bytes, contiguous_minor(type, count),
             [&] { return bcast_large(m, buf, count, type, root, comm); },
+            [&] { return bcast_single(m, buf, count, type, root, comm); },
             WEFT_SM_BELOW(coll_bcast, buf, count, type, root, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
@@ -704,6 +765,22 @@ weft_status_t exchange_chunk(Module *m, weft_comm_t *comm, bool first, uint64_t 
     return WEFT_SUCCESS;
 }
 
+// What an allgather's or alltoall's call says of its blocks: the ranks, this rank, whether in
+// place, the bytes of a block this rank expects (b) and of one it sends (says).
+struct Blocks {
+    int n, me;
+    bool in_place;
+    size_t b, says;
+};
+Blocks blocks_of(weft_comm_t *comm, const void *sbuf, size_t scount, weft_datatype_t *stype,
+                 size_t rcount, weft_datatype_t *rtype)
+{
+    const bool in_place = sbuf == WEFT_IN_PLACE;
+    const size_t b = rcount * weft_datatype_size(rtype);
+    return {weft_comm_size(comm), weft_comm_rank(comm), in_place, b,
+            in_place ? b : scount * weft_datatype_size(stype)};
+}
+
 // count elements of type at base as packed bytes: the buffer itself if contiguous, else a
 // packed copy in scratch (fill: packed now; finish() unpacks it).
 struct Packed {
@@ -732,9 +809,7 @@ struct Packed {
 weft_status_t allgather_large(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
                               void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
 {
-    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    const size_t b = rcount * weft_datatype_size(rtype),
-                 says = sbuf == WEFT_IN_PLACE ? b : scount * weft_datatype_size(stype);
+    const auto [n, me, in_place, b, says] = blocks_of(comm, sbuf, scount, stype, rcount, rtype);
     if (!usable(m, comm))
         return WEFT_ERR_PROC_FAILED;
     Packed out(rbuf, rcount * size_t(n), rtype, b * size_t(n), sbuf == WEFT_IN_PLACE);
@@ -763,10 +838,7 @@ weft_status_t allgather_large(Module *m, const void *sbuf, size_t scount, weft_d
 weft_status_t alltoall_large(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
                              void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
 {
-    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    const bool in_place = sbuf == WEFT_IN_PLACE;
-    const size_t b = rcount * weft_datatype_size(rtype),
-                 says = in_place ? b : scount * weft_datatype_size(stype);
+    const auto [n, me, in_place, b, says] = blocks_of(comm, sbuf, scount, stype, rcount, rtype);
     if (!usable(m, comm))
         return WEFT_ERR_PROC_FAILED;
     // In place, the data to send is read from rbuf before each chunk's bytes of it are written.
@@ -835,6 +907,119 @@ weft_status_t bcast_large(Module *m, void *buf, size_t count, weft_datatype_t *t
     return WEFT_SUCCESS;
 }
 
+// ---- The single copy (coll_sm_large_way single, or chosen): each rank reads what it needs
+// straight from the others' buffers by cross-memory attach, between two arrivals. After the
+// first, every rank's line says where its data is and how many bytes it sends (every rank
+// checks every rank's count, and all refuse a mismatch alike); after the second, every rank has
+// read what it needed, and a rank may return and its buffer change. One copy of every byte,
+// made by its reader, where the slots make two; no message, where the modules below make a
+// rendezvous each. Data with gaps goes through a packed copy at either end.
+
+// The first arrival: this rank's data at addr, `says` bytes (per block) of it.
+weft_status_t single_open(Module *m, weft_comm_t *comm, const void *addr, uint64_t says,
+                          uint64_t expect)
+{
+    const int n = weft_comm_size(comm);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    Line &mine = lines(m)[weft_comm_rank(comm)];
+    mine.addr = uint64_t(reinterpret_cast<uintptr_t>(addr));
+    mine.says = says;
+    if (weft_status_t rc = step(m, comm); rc != WEFT_SUCCESS)
+        return rc;
+    for (int r = 0; r < n; ++r)
+        if (lines(m)[r].says != expect)
+            return WEFT_ERR_TRUNCATE;
+    return WEFT_SUCCESS;
+}
+
+// The reads done (err: the first errno, 0 if none): the second arrival, then what to return.
+weft_status_t single_close(Module *m, weft_comm_t *comm, int err)
+{
+    const weft_status_t rc = step(m, comm);
+    if (err)
+        return err == ESRCH ? WEFT_ERR_PROC_FAILED : WEFT_ERR_NOT_AVAILABLE;
+    return rc;
+}
+
+// bytes of rank r's data, from offset `at` of what it published, into dst.
+int read_from(Module *m, int r, void *dst, size_t at, size_t bytes)
+{
+    return read_peer(lines(m)[r].pid, dst, lines(m)[r].addr + at, bytes);
+}
+
+// Every other rank's block (b bytes from offset `at` of what it published) into block r of
+// dst, then the second arrival.
+weft_status_t read_blocks(Module *m, weft_comm_t *comm, char *dst, size_t b, size_t at)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    int err = 0;
+    for (int k = 1; k < n && !err; ++k) {
+        const int r = (me + k) % n;
+        err = read_from(m, r, dst + size_t(r) * b, at, b);
+    }
+    return single_close(m, comm, err);
+}
+
+weft_status_t bcast_single(Module *m, void *buf, size_t count, weft_datatype_t *type, int root,
+                           weft_comm_t *comm)
+{
+    const int me = weft_comm_rank(comm);
+    const size_t bytes = count * weft_datatype_size(type);
+    Packed data(buf, count, type, bytes, me == root);
+    if (weft_status_t rc = single_open(m, comm, data.bytes, bytes, bytes); rc != WEFT_SUCCESS)
+        return rc;
+    const int err = me == root ? 0 : read_from(m, root, data.bytes, 0, bytes);
+    if (weft_status_t rc = single_close(m, comm, err); rc != WEFT_SUCCESS)
+        return rc;
+    if (me != root)
+        data.finish(buf, count, type, bytes);
+    return WEFT_SUCCESS;
+}
+
+weft_status_t allgather_single(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
+                               void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
+{
+    const auto [n, me, in_place, b, says] = blocks_of(comm, sbuf, scount, stype, rcount, rtype);
+    Packed out(rbuf, rcount * size_t(n), rtype, b * size_t(n), in_place);
+    // The own block: read by the others from where it is (in place, this rank writes only the
+    // others' blocks meanwhile).
+    Packed in(in_place ? out.bytes + size_t(me) * b : sbuf, in_place ? b : scount,
+              in_place ? weft_datatype_bytes() : stype, says, true);
+    if (weft_status_t rc = single_open(m, comm, in.bytes, says, b); rc != WEFT_SUCCESS)
+        return rc;
+    if (!in_place)
+        std::memcpy(out.bytes + size_t(me) * b, in.bytes, b);
+    if (weft_status_t rc = read_blocks(m, comm, out.bytes, b, 0); rc != WEFT_SUCCESS)
+        return rc;
+    out.finish(rbuf, rcount * size_t(n), rtype, b * size_t(n));
+    return WEFT_SUCCESS;
+}
+
+weft_status_t alltoall_single(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
+                              void *rbuf, size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm)
+{
+    const auto [n, me, in_place, b, says] = blocks_of(comm, sbuf, scount, stype, rcount, rtype);
+    Packed in(in_place ? rbuf : sbuf, (in_place ? rcount : scount) * size_t(n),
+              in_place ? rtype : stype, says * size_t(n), true);
+    // In place the others read what this rank sends while its receive buffer fills: from a
+    // copy.
+    std::vector<char> copy;
+    const char *src = in.bytes;
+    if (in_place && in.scratch.empty()) {
+        copy.assign(in.bytes, in.bytes + says * size_t(n));
+        src = copy.data();
+    }
+    Packed out(rbuf, rcount * size_t(n), rtype, b * size_t(n), false);
+    if (weft_status_t rc = single_open(m, comm, src, says, b); rc != WEFT_SUCCESS)
+        return rc;
+    std::memcpy(out.bytes + size_t(me) * b, src + size_t(me) * b, b);
+    if (weft_status_t rc = read_blocks(m, comm, out.bytes, b, size_t(me) * b); rc != WEFT_SUCCESS)
+        return rc;
+    out.finish(rbuf, rcount * size_t(n), rtype, b * size_t(n));
+    return WEFT_SUCCESS;
+}
+
 // Each rank's block in its slot, then every slot into the receive buffer in rank order.
 weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype, void *rbuf,
                         size_t rcount, weft_datatype_t *rtype, weft_comm_t *comm,
@@ -854,6 +1039,7 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
             std::max(in_place ? 0u : contiguous_minor(stype, scount),
                      contiguous_minor(rtype, rcount * size_t(n))),
             [&] { return allgather_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+            [&] { return allgather_single(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             WEFT_SM_BELOW(coll_allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
@@ -898,6 +1084,7 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
             std::max(in_place ? 0u : contiguous_minor(stype, scount * size_t(n)),
                      contiguous_minor(rtype, rcount * size_t(n))),
             [&] { return alltoall_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+            [&] { return alltoall_single(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             WEFT_SM_BELOW(coll_alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
@@ -943,6 +1130,27 @@ Shared *map_segment(int fd, size_t size)
     return p == MAP_FAILED ? nullptr : static_cast<Shared *>(p);
 }
 
+// This rank's process id and where it mapped the segment, in its line, and others allowed to
+// read its memory (cross-memory attach: not only its parent; as btl/sm's single copy does).
+void publish(Module *m, int rank)
+{
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    lines(m)[rank].pid = int32_t(getpid());
+    lines(m)[rank].base = uint64_t(reinterpret_cast<uintptr_t>(m->shared));
+}
+
+// Whether this rank can read rank 0's memory by cross-memory attach: rank 0's line, read
+// through rank 0's own mapping of the segment, must match this rank's view of it.
+bool attach_works(Module *m)
+{
+    const Line &zero = lines(m)[0];
+    Line got{};
+    const uint64_t at = zero.base + uint64_t(reinterpret_cast<char *>(&lines(m)[0]) -
+                                             reinterpret_cast<char *>(m->shared));
+    return read_peer(zero.pid, &got, at, sizeof got) == 0 && got.pid == zero.pid &&
+           got.base == zero.base;
+}
+
 // The set-up (see the top of this file). A member that fails meanwhile makes it fail at the
 // others (the segment's counters could never settle): WEFT_ERR_PROC_FAILED where that is
 // known, and later calls of this module fail too. A segment that could not be made or mapped
@@ -978,10 +1186,13 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
             name[0] = '\0'; // tells the others to give up too
         } else {
             new (m->shared) Shared{};
+            publish(m, 0);
         }
         // Every member hears from rank 0 whatever happens to the others (one that failed is
         // skipped: a send to it ends in error), so none waits for ever.
-        all_ok = m->shared != nullptr;
+        // Bit 0: every rank mapped the segment; bit 1: every other rank could read this one's
+        // memory by cross-memory attach.
+        all_ok = m->shared != nullptr ? 3 : 0;
         for (int r = 1; r < n; ++r)
             if (weft_status_t e = send(comm, r, tag, name, sizeof name); e != WEFT_SUCCESS)
                 rc = e;
@@ -990,6 +1201,17 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
             if (weft_status_t e = recv(comm, r, tag, &ok, 1); e != WEFT_SUCCESS)
                 rc = e;
             all_ok &= ok;
+        }
+        if (!(all_ok & 1))
+            all_ok = 0;
+        // And this one can read every other: their lines are written, they answered.
+        for (int r = 1; r < n && (all_ok & 2); ++r) {
+            Line got{};
+            const Line &their = lines(m)[r];
+            const uint64_t at = their.base + uint64_t(reinterpret_cast<char *>(&lines(m)[r]) -
+                                                      reinterpret_cast<char *>(m->shared));
+            if (read_peer(their.pid, &got, at, sizeof got) != 0 || got.pid != their.pid)
+                all_ok &= 1;
         }
         if (name[0])
             unlink(name); // everyone who could map it has
@@ -1010,16 +1232,27 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
             }
         }
         uint8_t ok = m->shared != nullptr;
+        if (ok) {
+            publish(m, weft_comm_rank(comm));
+            ok |= uint8_t(attach_works(m) << 1);
+        }
         if (rc == WEFT_SUCCESS)
             rc = send(comm, 0, tag, &ok, 1);
         if (rc == WEFT_SUCCESS)
             rc = recv(comm, 0, tag, &all_ok, 1);
     }
-    if (!all_ok && m->shared) {
+    all_ok &= 3; // what else a peer sent is not ours to read
+    if (!(all_ok & 1) && m->shared) {
         munmap(m->shared, m->size);
         m->shared = nullptr;
     }
-    if (all_ok) {
+    if (all_ok & 1) {
+        m->single = (all_ok & 2) != 0;
+        if (weft_mca_param_int(p_verbose) >= 10 && weft_comm_rank(comm) == 0)
+            weft_output(WEFT_OUTPUT_INFO,
+                        "coll/sm: a communicator of %d ranks: the single copy (cross-memory "
+                        "attach) %s",
+                        n, m->single ? "works between its ranks" : "does not work here");
         m->state = Module::ready;
         return WEFT_SUCCESS;
     }
@@ -1117,9 +1350,12 @@ weft_status_t register_params()
          .help = "How bcasts, reduces, allreduces, allgathers and alltoalls above the small "
                  "slots are served: slots (coll/sm's large slots: each rank copies in, then "
                  "out), below (the modules below coll/sm: coll/basic's point-to-point "
-                 "algorithms, whose large messages the PML may move with one copy), or auto: "
-                 "per operation and size class (powers of two) on each communicator, what the "
-                 "first calls measure faster, both ways taken in turn, the ranks' times "
+                 "algorithms, whose large messages the PML may move with one copy), single "
+                 "(bcast, allgather and alltoall: each rank reads what it needs straight from "
+                 "the others' buffers by cross-memory attach, where the set-up found it works; "
+                 "the others the slots), or auto: per operation and size class (powers of two) "
+                 "on each communicator, what runs of calls of each way measure fastest, in "
+                 "rounds at the first calls and after 64, 256, ... more, the ranks' times "
                  "shared (coll_sm_verbose 10 says what was chosen and the times).",
          .level = 5,
          .scope = WEFT_MCA_SCOPE_ALL_EQUAL,
