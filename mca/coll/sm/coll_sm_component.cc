@@ -357,10 +357,11 @@ weft_status_t barrier(weft_comm_t *comm, weft_coll_module_t *module)
     return step(m, comm);
 }
 
-// ---- Above the small slots: the large slots or the modules below, chosen (Learner).
+// ---- Above the small slots: the large slots, the modules below or the single copy, chosen
+// (Learner).
 
-// The ranks' typical times of a Learner, through the small slots (one arrival): their sums per
-// way, the same at every rank.
+// The ranks' times of a Learner's round (each rank's lesser run per way), through the small
+// slots (one arrival): their sums per way, the same at every rank.
 weft_status_t share_times(Module *m, weft_comm_t *comm, const Learner &l, double sums[kMaxWays])
 {
     const int n = weft_comm_size(comm);
@@ -399,10 +400,12 @@ unsigned contiguous_minor(weft_datatype_t *type, size_t count)
     }
 
 // A call above the small slots (bytes: what decides its size class, the same at every rank),
-// through the large slots (slots()) or handed to the modules below coll/sm (below(module),
-// through weft_coll_call_below; min_minor as there), as coll_sm_large_way says: auto learns
-// the way per operation and size class (Learner). Where no module below provides the
-// operation, the slots take it (the same at every rank: they have the same components).
+// through the large slots (slots()), by the single copy (single(); nullptr for the operations
+// without one) or handed to the modules below coll/sm (below(module), through
+// weft_coll_call_below; min_minor as there), as coll_sm_large_way says: auto learns the way per
+// operation and size class (Learner), among three where the set-up found that cross-memory
+// attach works. Where no module below provides the operation, the slots take it from then on
+// (the same at every rank: they have the same components).
 template <class Slots, class Single, class Below>
 weft_status_t large_call(Module *m, weft_comm_t *comm, LargeOp op, size_t bytes, unsigned min_minor,
                          Slots slots, Single single, size_t op_offset, size_t op_size, Below below)
