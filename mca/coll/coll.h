@@ -475,10 +475,12 @@ weft_status_t weft_coll_call_min(const weft_coll_choice_t *choice, size_t op_off
 /* (1.3) The same walk from the module after `module` by priority, as though `module` had
  * declined: for a module that takes some calls itself and hands others to the modules below it
  * by its own measure, and times what that costs (coll/sm chooses so between its large slots and
- * the point-to-point algorithms below it). `module` is one that comm_query returned and that
- * serves the operation on its communicator. Returns what the last call returned;
- * WEFT_ERR_NOT_SUPPORTED, nothing called, when no module below provides the operation. A
- * component that calls it is built for coll ABI 1.3 or later. Thread: mpi. */
+ * the point-to-point algorithms below it). `module` is one that comm_query returned for one
+ * communicator only (a module per communicator: it names the communicator) and that serves the
+ * operation there. The ranks must hand down the same calls (decide on what every rank passes
+ * alike, or agree). Returns what the last call returned; WEFT_ERR_NOT_SUPPORTED when no module
+ * below took it (none provides the operation, or each declined). A component that calls it is
+ * built for coll ABI 1.3 or later. Thread: mpi. */
 weft_status_t weft_coll_call_below(
     const weft_coll_module_t *module, size_t op_offset, size_t op_size, unsigned min_minor,
     weft_status_t (*invoke)(void *context, weft_coll_module_t *module), void *context);

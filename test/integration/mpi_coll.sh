@@ -171,6 +171,22 @@ for way in slots below single; do
     done
     jobs=$((jobs + 1))
 done
+# Short allgathers and alltoalls (rank 0 sends half a block), each followed by a right one: the
+# slots and the single copy refuse them at every rank (strict), every way keeps the next call
+# right and none hangs (a rank that refused must not run into the next call while another still
+# checks the refused one).
+for way in slots single auto; do
+    strict=strict
+    [ $way = auto ] && strict=
+    for n in 2 5; do
+        # shellcheck disable=SC2086 # strict is empty or one word
+        out=$(run "$MPIRUN" -np $n --oversubscribe --timeout 120 --mca coll_sm_large_way $way \
+            "$B/test/programs/coll_mismatch" $strict 2>&1) ||
+            fail "coll_mismatch with coll_sm_large_way $way at $n ranks: $out"
+        expect_in "coll_mismatch: $n ranks:" "$out" "coll_mismatch, coll_sm_large_way $way, $n ranks"
+        jobs=$((jobs + 1))
+    done
+done
 out=$(run "$MPIRUN" -np 5 --oversubscribe --timeout 120 --mca coll_sm_verbose 10 \
     "$B/test/programs/coll_stream" 1024 2>&1) || fail "coll_stream 1024, coll_sm_large_way auto: $out"
 expect_in "coll_stream: 5 ranks:" "$out" "coll_stream 1024 with coll_sm_large_way auto"

@@ -150,7 +150,9 @@ weft_status_t walk(const CommColl &c, size_t first, const weft_coll_module_t *ow
 }
 
 // Each enabled module's communicator choice, for weft_coll_call_below (which is handed the
-// module alone). Communicators may be made from progress (MPIX_Comm_ishrink): a lock.
+// module alone: a module of one communicator, coll.h; one shared by several, as coll/basic's
+// is, maps to the last communicator enabled with it). Communicators may be made from progress
+// (MPIX_Comm_ishrink): a lock.
 std::mutex served_lock;
 std::unordered_map<const weft_coll_module_t *, const CommColl *> served;
 
@@ -264,7 +266,8 @@ void comm_disable(weft_comm_t *comm, CommColl *choice)
     {
         const std::lock_guard<std::mutex> hold(served_lock);
         for (const Offer &o : choice->ranked)
-            served.erase(o.module);
+            if (const auto it = served.find(o.module); it != served.end() && it->second == choice)
+                served.erase(it); // a module shared by communicators may serve a later one
     }
     for (weft_coll_module_t *m : choice->modules)
         if (m->coll_module_disable)

@@ -385,12 +385,12 @@ weft_status_t share_times(Module *m, weft_comm_t *comm, const Learner &l, double
     return WEFT_SUCCESS;
 }
 
-// The least coll ABI minor a module below must be built for to take a call with count elements
-// of type (coll.h: data with gaps from 1.2).
-unsigned contiguous_minor(weft_datatype_t *type, size_t count)
-{
-    return weft_datatype_is_contiguous(type, count) ? 0u : 2u;
-}
+// The least coll ABI minor a module below must be built for to take a bcast, allgather or
+// alltoall handed down: 1.2, the first given data with gaps (coll.h), whatever this rank's
+// types: another rank's may have gaps where this one's has none, and a module passed over at
+// one rank only would send the ranks different ways. (reduce and allreduce reach the large
+// ways with contiguous data only, the same at every rank: 0.)
+constexpr unsigned kExchangeMinor = 2;
 
 // The call handed down, for large_call: operation op of weft_coll_module_t (its offset and
 // size, for weft_coll_call_below) and its call at a module below with these arguments.
@@ -701,7 +701,7 @@ weft_status_t bcast(void *buf, size_t count, weft_datatype_t *type, int root, we
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
         return large_call(
-            m, comm, kBcast, bytes, contiguous_minor(type, count),
+            m, comm, kBcast, bytes, kExchangeMinor,
             [&] { return bcast_large(m, buf, count, type, root, comm); },
             [&] { return bcast_single(m, buf, count, type, root, comm); },
             WEFT_SM_BELOW(coll_bcast, buf, count, type, root, comm));
@@ -931,8 +931,13 @@ weft_status_t single_open(Module *m, weft_comm_t *comm, const void *addr, uint64
     if (weft_status_t rc = step(m, comm); rc != WEFT_SUCCESS)
         return rc;
     for (int r = 0; r < n; ++r)
-        if (lines(m)[r].says != expect)
-            return WEFT_ERR_TRUNCATE;
+        if (lines(m)[r].says != expect) {
+            // Refused, after the second arrival all the same: until every rank has checked
+            // the lines, none may write its own again (its next call would), and a rank whose
+            // own count differs alone (an erroneous program) reads and arrives there too.
+            const weft_status_t rc = step(m, comm);
+            return rc != WEFT_SUCCESS ? rc : WEFT_ERR_TRUNCATE;
+        }
     return WEFT_SUCCESS;
 }
 
@@ -1038,9 +1043,7 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
         return large_call(
-            m, comm, kAllgather, bytes,
-            std::max(in_place ? 0u : contiguous_minor(stype, scount),
-                     contiguous_minor(rtype, rcount * size_t(n))),
+            m, comm, kAllgather, bytes, kExchangeMinor,
             [&] { return allgather_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             [&] { return allgather_single(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             WEFT_SM_BELOW(coll_allgather, sbuf, scount, stype, rbuf, rcount, rtype, comm));
@@ -1083,9 +1086,7 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
         if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
             return rc;
         return large_call(
-            m, comm, kAlltoall, bytes,
-            std::max(in_place ? 0u : contiguous_minor(stype, scount * size_t(n)),
-                     contiguous_minor(rtype, rcount * size_t(n))),
+            m, comm, kAlltoall, bytes, kExchangeMinor,
             [&] { return alltoall_large(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             [&] { return alltoall_single(m, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
             WEFT_SM_BELOW(coll_alltoall, sbuf, scount, stype, rbuf, rcount, rtype, comm));
@@ -1133,11 +1134,19 @@ Shared *map_segment(int fd, size_t size)
     return p == MAP_FAILED ? nullptr : static_cast<Shared *>(p);
 }
 
+// Whether the single copy may be taken at all (coll_sm_large_way auto or single, the same at
+// every rank): only then do the ranks let the others read them and check that they can.
+bool single_wanted(const Module *m)
+{
+    return m->large_way == LargeWay::automatic || m->large_way == LargeWay::single;
+}
+
 // This rank's process id and where it mapped the segment, in its line, and others allowed to
 // read its memory (cross-memory attach: not only its parent; as btl/sm's single copy does).
 void publish(Module *m, int rank)
 {
-    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    if (single_wanted(m))
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     lines(m)[rank].pid = int32_t(getpid());
     lines(m)[rank].base = uint64_t(reinterpret_cast<uintptr_t>(m->shared));
 }
@@ -1195,7 +1204,7 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
         // skipped: a send to it ends in error), so none waits for ever.
         // Bit 0: every rank mapped the segment; bit 1: every other rank could read this one's
         // memory by cross-memory attach.
-        all_ok = m->shared != nullptr ? 3 : 0;
+        all_ok = m->shared == nullptr ? 0 : single_wanted(m) ? 3 : 1;
         for (int r = 1; r < n; ++r)
             if (weft_status_t e = send(comm, r, tag, name, sizeof name); e != WEFT_SUCCESS)
                 rc = e;
@@ -1237,7 +1246,7 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
         uint8_t ok = m->shared != nullptr;
         if (ok) {
             publish(m, weft_comm_rank(comm));
-            ok |= uint8_t(attach_works(m) << 1);
+            ok |= uint8_t((single_wanted(m) && attach_works(m)) << 1);
         }
         if (rc == WEFT_SUCCESS)
             rc = send(comm, 0, tag, &ok, 1);
@@ -1255,7 +1264,10 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
             weft_output(WEFT_OUTPUT_INFO,
                         "coll/sm: a communicator of %d ranks: the single copy (cross-memory "
                         "attach) %s",
-                        n, m->single ? "works between its ranks" : "does not work here");
+                        n,
+                        !single_wanted(m) ? "is not used (coll_sm_large_way)"
+                        : m->single       ? "works between its ranks"
+                                          : "does not work here");
         m->state = Module::ready;
         return WEFT_SUCCESS;
     }
