@@ -7,7 +7,8 @@
 // context switch, and fewer waits make a faster barrier. The other operations are one arrival
 // each (two per chunk for a large allreduce or reduce), their data in a slot per rank
 // (README.md). Above the small slots a call may instead be handed to the modules below, or
-// (bcast, allgather, alltoall) read straight from the others' buffers by cross-memory attach:
+// (bcast, reduce, allgather, alltoall) read straight from the others' buffers by cross-memory
+// attach:
 // which of the ways, each communicator learns per operation and size (coll_sm_learn.h).
 //
 // Every other operation stays with the modules below it.
@@ -596,6 +597,9 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
 
 // The same with the result at the root only, and no arrival: each rank stamps its slot with
 // the generation once its part is there and leaves; the root waits for every stamp, then folds.
+weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t count,
+                            weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm);
+
 weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t *type,
                      weft_op_t *op, int root, weft_comm_t *comm, weft_coll_module_t *module)
 {
@@ -614,7 +618,8 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
                 return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
                                        op, comm, root);
             },
-            nullptr, WEFT_SM_BELOW(coll_reduce, sbuf, rbuf, count, type, op, root, comm));
+            [&] { return reduce_single(m, sbuf, rbuf, count, type, op, root, comm); },
+            WEFT_SM_BELOW(coll_reduce, sbuf, rbuf, count, type, op, root, comm));
     }
     if (weft_status_t rc = ready(m, comm); rc != WEFT_SUCCESS)
         return rc;
@@ -983,6 +988,49 @@ weft_status_t bcast_single(Module *m, void *buf, size_t count, weft_datatype_t *
     if (me != root)
         data.finish(buf, count, type, bytes);
     return WEFT_SUCCESS;
+}
+
+// A reduce above the small slots (contiguous data, large_ok): the root reads every other rank's
+// contribution and folds them, x0 op (x1 op (... op x(n-1))), MPI's order for a
+// non-commutative op, from the highest rank down; the others only open and close. One copy of
+// every other rank's data, made by the root, and no message.
+weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t count,
+                            weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t bytes = count * weft_datatype_size(type);
+    // In place (the root's only), the root's contribution is in rbuf, where the result goes:
+    // a copy of it first.
+    std::vector<char> own_copy;
+    const char *own = static_cast<const char *>(sbuf);
+    if (sbuf == WEFT_IN_PLACE) {
+        own_copy.assign(static_cast<char *>(rbuf), static_cast<char *>(rbuf) + bytes);
+        own = own_copy.data();
+    }
+    if (weft_status_t rc = single_open(m, comm, own, bytes, bytes); rc != WEFT_SUCCESS)
+        return rc;
+    int err = 0;
+    weft_status_t folded = WEFT_SUCCESS;
+    if (me == root) {
+        char *acc = static_cast<char *>(rbuf);
+        std::vector<char> part(bytes);
+        for (int r = n - 1; r >= 0 && !err && folded == WEFT_SUCCESS; --r) {
+            const char *x = own;
+            if (r != me) {
+                err = read_from(m, r, r == n - 1 ? acc : part.data(), 0, bytes);
+                x = r == n - 1 ? acc : part.data();
+            }
+            if (r == n - 1) {
+                if (x != acc)
+                    std::memcpy(acc, x, bytes);
+            } else if (!err) {
+                folded = weft_op_reduce(op, x, acc, count, type); // acc = x op acc
+            }
+        }
+    }
+    if (weft_status_t rc = single_close(m, comm, err); rc != WEFT_SUCCESS)
+        return rc;
+    return folded;
 }
 
 weft_status_t allgather_single(Module *m, const void *sbuf, size_t scount, weft_datatype_t *stype,
@@ -1366,9 +1414,10 @@ weft_status_t register_params()
                  "slots are served: slots (coll/sm's large slots: each rank copies in, then "
                  "out), below (the modules below coll/sm: coll/basic's point-to-point "
                  "algorithms, whose large messages the PML may move with one copy), single "
-                 "(bcast, allgather and alltoall: each rank reads what it needs straight from "
-                 "the others' buffers by cross-memory attach, where the set-up found it works; "
-                 "the others the slots), or auto: per operation and size class (powers of two) "
+                 "(bcast, reduce, allgather and alltoall: each rank reads what it needs "
+                 "straight from the others' buffers by cross-memory attach, where the set-up "
+                 "found it works; allreduce the slots), or auto: per operation and size class "
+                 "(powers of two) "
                  "on each communicator, what runs of calls of each way measure fastest, in "
                  "rounds at the first calls and after 64, 256, ... more, the ranks' times "
                  "shared (coll_sm_verbose 10 says what was chosen and the times).",

@@ -1,7 +1,7 @@
 // coll/sm: which way a large operation takes: its large slots (each rank copies in, then out),
 // the modules below coll/sm (coll/basic's point-to-point algorithms over the PML), or, for
-// bcast, allgather and alltoall where cross-memory attach works, a single copy (each rank reads
-// what it needs straight from the others' buffers), learnt on the host the job runs on. Which
+// bcast, reduce, allgather and alltoall where cross-memory attach works, a single copy (each rank
+// reads what it needs straight from the others' buffers), learnt on the host the job runs on. Which
 // is faster depends on the host, the ranks and the size. A Learner serves one operation and
 // one size class (sizes from 2^(k-1) to 2^k - 1) on one communicator, among `ways` ways (2: the
 // slots and below; 3: and the single copy). All its ranks run the same calls of an operation and
