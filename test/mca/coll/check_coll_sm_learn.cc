@@ -1,7 +1,7 @@
 // Tests for mca/coll/sm/coll_sm_learn.h: how coll/sm chooses, per operation and size class,
 // between its large slots, the modules below it and its single copy, driven here by simulated call
 // times as the component drives it (begin_call, the ranks' sums at a choice, next, took). Each test
-// forces one outcome, so both ways of the choice are covered.
+// forces one outcome, so each way of the choice is covered.
 #include "check_util.h"
 
 #include <coll/sm/coll_sm_learn.h>
