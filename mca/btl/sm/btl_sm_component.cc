@@ -2,6 +2,7 @@
 // btl_sm_segment_dir with one lock-free single-producer ring per local sender; see
 // btl_sm_segment.h for the layout and btl_sm_module.cc for the ring protocol.
 #include "btl_sm_calibrate.h"
+#include "btl_sm_copy.h"
 #include "btl_sm_module.h"
 
 #include <weft/mca.h>
@@ -37,6 +38,7 @@ enum Param {
     kCalibrationFile,
     kSplitPiece,
     kPoolStores,
+    kClaimAhead,
     kNumParams
 };
 weft_btl_rdma_params_t rdma_params;
@@ -230,6 +232,19 @@ weft_status_t register_params()
          .enum_values = kPoolStoresValues,
          .synonyms = nullptr,
          .range = nullptr},
+        {.name = "claim_ahead",
+         .type = WEFT_MCA_PARAM_BOOL,
+         .default_value = "true",
+         .help = "The sender asks for the lines of its ring at a receiver ahead of writing "
+                 "them (a prefetch with the intent to write), so that taking each line back "
+                 "from the receiver's cache overlaps the sender's other work; false: each "
+                 "store waits for its line. Where the CPU has no such prefetch (an x86-64 "
+                 "without PREFETCHW), false whatever the setting.",
+         .level = 6,
+         .scope = WEFT_MCA_SCOPE_LOCAL,
+         .enum_values = nullptr,
+         .synonyms = nullptr,
+         .range = nullptr},
     };
     weft_status_t rc =
         weft_mca_param_register_table("btl", kName, defs, kNumParams, sizeof defs[0], params);
@@ -324,6 +339,7 @@ bool read_config(Config &cfg, char *why, size_t why_len)
     cfg.single_copy = SingleCopy(weft_mca_param_enum(params[kSingleCopy]));
     cfg.split_piece = size_t(weft_mca_param_size(params[kSplitPiece]));
     cfg.pool_stores = PoolStores(weft_mca_param_enum(params[kPoolStores]));
+    cfg.claim_ahead = weft_mca_param_bool(params[kClaimAhead]) && can_prefetch_for_write();
     std::string file = weft_mca_param_string(params[kCalibrationFile])
                            ? weft_mca_param_string(params[kCalibrationFile])
                            : "";

@@ -63,6 +63,7 @@ struct Config {
     std::string calibration_file; // auto: where the rates are remembered ("" nowhere)
     size_t split_piece = 0;       // split: bytes per piece of a shared get
     PoolStores pool_stores = PoolStores::automatic;
+    bool claim_ahead = true; // the sender asks for the ring's next lines before it writes them
 };
 
 // What a process publishes under the modex key "btl.sm" (at init, before it knows its
@@ -197,6 +198,8 @@ struct Endpoint {
     uint64_t tx_tail = 0;       // the next slot this process writes (published in tx->tail
                                 // only at disconnect)
     uint64_t tx_head_cache = 0; // last head seen: saves a load of the peer's line while room
+    uint64_t tx_claimed = 0;    // slots before this were asked for ahead (claim_ahead)
+    bool tx_claim = false;      // btl_sm_claim_ahead, where the CPU can
     FragQueue pending;
     FragQueue inflight;
     weft_status_t state = WEFT_SUCCESS; // the error that broke the endpoint, once broken
