@@ -215,33 +215,16 @@ inline void copy_line_last(const char *slot, char *dst, const char *src, size_t 
     weft_copy(dst, src, head);
 }
 
-// Ask ahead for the lines the next messages will take. The receiver read them a lap ago, so
-// a store there first has to take the line back from the receiver's cache, a cross-core
-// round trip (about 150 ns on a 2-vCPU Xeon VM) that a sender writing a line per message
-// otherwise waits for on every message. Asked for with the intent to write
-// (prefetch_for_write) before they are needed, the trips overlap each other and the
-// sender's work. After a message of nslots slots: the lines of one more message of that
-// size (at least kClaimMinSlots, at most kClaimMaxSlots); never the line holding the next
-// stamp, which the receiver may be polling and which the sender writes last
-// (copy_line_last), nor a slot the receiver has not consumed as far as this sender knows.
-// Messages of one slot ask in steps of kClaimMinSlots, so that a ping-pong of them asks
-// rarely (each asking has a peer core answer while it waits for the message).
-// docs/performance.md has the measurements.
-inline constexpr uint64_t kLineSlots = kCacheLine / kSlotSize;
-inline constexpr uint64_t kClaimMinSlots = 4 * kLineSlots;
-inline constexpr uint64_t kClaimMaxSlots = 4096 / kSlotSize;
+// Ask ahead for the lines the next messages will take (claim_range, btl_sm_segment.h).
 inline void claim_ahead(Endpoint *ep, uint64_t nslots)
 {
-    const uint64_t tail = ep->tx_tail;
-    const uint64_t from = std::max(ep->tx_claimed, (tail | (kLineSlots - 1)) + 1);
-    const uint64_t to =
-        std::min(tail + std::clamp(nslots, kClaimMinSlots, kClaimMaxSlots) + kLineSlots,
-                 ep->tx_head_cache + ep->tx_mask + 1);
-    if (to <= from || (nslots < kLineSlots && to - from < kClaimMinSlots))
+    const ClaimRange r =
+        claim_range(ep->tx_tail, ep->tx_claimed, ep->tx_head_cache, ep->tx_mask + 1, nslots);
+    if (r.to <= r.from)
         return;
-    for (uint64_t i = from & ~(kLineSlots - 1); i < to; i += kLineSlots)
+    for (uint64_t i = r.from; i < r.to; i += kLineSlots)
         prefetch_for_write(ep->tx_slots + (i & ep->tx_mask) * kSlotSize);
-    ep->tx_claimed = to;
+    ep->tx_claimed = r.to;
 }
 
 // Publish the message written at tail_slot(ep): fill its header, stamp it, move the tail.
