@@ -22,6 +22,14 @@ for btl in self,sm self,tcp; do
         jobs=$((jobs + 1))
     done
 done
+# sm with the sender writing its ring's lines without asking for them ahead (btl_sm_claim_ahead
+# false; the default asks, the runs above).
+out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,sm --mca btl_sm_claim_ahead false \
+    --mca btl_base_verbose 10 "$B/test/integration/mpi_p2p" 2>&1) ||
+    fail "mpi_p2p over self,sm without claims ahead: $out"
+expect_in "mpi_p2p: 4 ranks," "$out" "mpi_p2p self,sm claim_ahead false"
+expect_in "ring lines not claimed ahead (btl_sm_claim_ahead false)" "$out" "btl/sm says claim_ahead false"
+jobs=$((jobs + 1))
 # tcp with the system's socket buffers and their auto-tuning (btl_tcp_sndbuf and rcvbuf 0; the
 # default sets them to twice btl_tcp_max_send_size).
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,tcp --mca btl_tcp_sndbuf 0 \

@@ -449,7 +449,11 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
     if (const weft_mca_param_t *v = weft_mca_param_find("btl_base_verbose");
         v && weft_mca_param_int(v) >= 10)
         log_info("btl/sm: " + note + "; flags " +
-                 weft_btl_flags_string(m->base.btl_flags, why, sizeof why));
+                 weft_btl_flags_string(m->base.btl_flags, why, sizeof why) +
+                 (cfg.claim_ahead ? "; ring lines claimed ahead"
+                  : weft_mca_param_bool(params[kClaimAhead])
+                      ? "; ring lines not claimed ahead (no PREFETCHW on this CPU)"
+                      : "; ring lines not claimed ahead (btl_sm_claim_ahead false)"));
     auto **modules = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));
     if (!modules) {
         m->base.btl_finalize(&m->base);
