@@ -98,6 +98,19 @@ class Chooser {
     // messages around it too (4 KiB ping-pongs on a Zen 5 VM, cached and streaming stores
     // within 10% of each other: turns every 32 messages cost 3% of the time).
     static constexpr uint32_t kTurnEvery = 256;
+    // Alone: but for large messages, whose caches a turn hardly disturbs, at least this many
+    // bytes apart (turn_every(): 64 messages of 4 MiB, 16 of 16 MiB), so that a wrong first
+    // measurement does not hold for minutes. Found at 4 MiB on a Xeon VM: one receiver measured
+    // the shared get 375 us in its first tries (warm-up), the pipeline 362, kept the pipeline,
+    // and in the benchmark's 377 messages never had a turn, where its peer's receiver, taking
+    // the shared get, measured 251; the ping-pong took 311 us against 270 with the shared get
+    // forced.
+    static constexpr uint64_t kTurnBytes = uint64_t(256) << 20;
+    static constexpr uint32_t kTurnLeast = 8;
+    static constexpr uint32_t turn_every(size_t k)
+    {
+        return uint32_t(std::clamp<uint64_t>(k < 64 ? kTurnBytes >> k : 0, kTurnLeast, kTurnEvery));
+    }
     // Alone: one RNDV in this many is timed as the pipeline's (time_unoffered()). A timed one
     // reads the clock twice (costly on a VM) and plans again (plan()): a 4 KiB ping-pong on a
     // Zen 5 VM took 1.040 of the pipeline forced's time timing one in 16, 1.007 one in 64.
@@ -215,8 +228,8 @@ class Chooser {
             if (!ex) // (the BTL measured no exchanges)
                 prime(a.prior, a.primed, bytes, false);
             bool steady = false;
-            t.way =
-                pick_alone(a, advice, ex ? allowed & ~way_bit(Way::shared) : allowed, &r, &steady);
+            t.way = pick_alone(a, advice, ex ? allowed & ~way_bit(Way::shared) : allowed, &r,
+                               &steady, turn_every(class_of(bytes)));
             t.warm = follows(a, t.way);
             t.explore = charged(a, r);
             if (!steady)
@@ -826,13 +839,14 @@ class Chooser {
     // as plan() last found it, without going through the ways; in a 32 KiB ping-pong, by
     // callgrind, plan() ran about 620 instructions a message and this about 470), and plan()
     // need not run.
-    static Way pick_alone(Alone &c, Way advice, unsigned allowed, Reason *why, bool *steady)
+    static Way pick_alone(Alone &c, Way advice, unsigned allowed, Reason *why, bool *steady,
+                          uint32_t gap)
     {
         ++c.count;
         c.since += c.since < UINT32_MAX;
         c.due += c.due < UINT32_MAX;
         if (c.steady && c.again == 0 && allowed == c.allowed &&
-            !(c.due >= kTurnEvery && c.since >= c.ready_at)) {
+            !(c.due >= gap && c.since >= c.ready_at)) {
             *steady = true;
             *why = Reason::best;
             return c.best_way;
@@ -867,11 +881,11 @@ class Chooser {
                 *why = Reason::first;
                 return first(w);
             }
-        // A turn to explore, each other way in turn, at most every kTurnEvery messages of
+        // A turn to explore, each other way in turn, at most every gap (turn_every) messages of
         // the class (those that came without an offer counted too: unoffered) and when the
         // budget covers it (kAloneBudget). The sender offers the message a turn falls on when
         // asked (asking_next), so the turn does not wait for its own offers.
-        if (c.due >= kTurnEvery && best_est > 0) {
+        if (c.due >= gap && best_est > 0) {
             const size_t w = turn_way(c, pr, best, best_est);
             if (w != kWays) { // (its messages' cost taken from its share as they end: done())
                 c.due = 0;
@@ -893,16 +907,16 @@ class Chooser {
     }
     // Receiver: whether its answers ask for a get offered for the next message that comes as
     // a's do (asking_next()).
-    static bool asks(const Alone &a)
+    static bool asks(const Alone &a, uint32_t gap)
     {
         return a.allowed != 0 && // never chosen: the sender offers (not declined yet)
-               (a.again > 0 || a.ask || (a.due + 1 >= kTurnEvery && a.since + 1 >= a.ready_at));
+               (a.again > 0 || a.ask || (a.due + 1 >= gap && a.since + 1 >= a.ready_at));
     }
     // After every change to class k's alone (or exchanged: ex) state: what asking_next() reads.
     void refresh(size_t k, bool ex)
     {
         const Alone &a = ex ? exchange_[k] : alone_[k];
-        streams_[k].asks[ex ? 1 : 0] = asks(a);
+        streams_[k].asks[ex ? 1 : 0] = asks(a, turn_every(k));
         streams_[k].alone_get[ex ? 1 : 0] = a.allowed != 0 && a.get_best;
     }
     // After an estimate of class k changed: what streamed_pipeline() answers.
