@@ -230,6 +230,8 @@ template <class Policy> struct Request : weft_request {
     bool in_flow = false;   // recv: a RNDV over such a module, counted in its flow's active
                             // (until rndv_done)
     Case way_case = Case::alone;
+    // recv: this receiver saw the rendezvous alone or exchanged, not in a stream (offers_byte).
+    bool seen_alone = false;
     uint8_t stores = 0; // AckStores: how the receiver asked its FRAGs to be written (both)
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
