@@ -91,6 +91,8 @@ struct alignas(64) Line {
     uint64_t base;
     uint64_t addr;
     uint64_t says;
+    uint64_t result; // a reduce's root: where the result goes (reduce_single)
+    uint32_t failed; // a reduce's other ranks: the call whose block they could not write
 };
 static_assert(sizeof(Line) == 64);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
@@ -152,7 +154,9 @@ struct Module {
     unsigned sets = 2;          // coll_sm_sets: generations in the segment at once
     size_t large = 0;           // coll_sm_large: bytes of a large slot (0: none)
     LargeWay large_way = LargeWay::automatic; // coll_sm_large_way
-    bool single = false; // cross-memory attach works between every two ranks (set_up)
+    bool single = false;       // cross-memory attach works between every two ranks (set_up)
+    uint32_t reduces = 0;      // reduce_single calls so far (Line::failed)
+    std::vector<char> scratch; // reduce_single's blocks, kept: fresh pages each call fault
     Learner learn[kLargeOps][kClasses]; // the ways chosen and being learnt (automatic)
     bool broken = false; // a member failed (ULFM): the shared counters can never settle
 };
@@ -219,6 +223,23 @@ int read_peer(int pid, void *dst, uint64_t from, size_t bytes)
         d += got;
         from += uint64_t(got);
         bytes -= size_t(got);
+    }
+    return 0;
+}
+
+// bytes from src into address `to` of process pid, by cross-memory attach: 0, or the errno.
+int write_peer(int pid, uint64_t to, const void *src, size_t bytes)
+{
+    const char *p = static_cast<const char *>(src);
+    while (bytes > 0) {
+        iovec local{const_cast<char *>(p), bytes},
+            remote{reinterpret_cast<void *>(uintptr_t(to)), bytes};
+        const ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+        if (put <= 0)
+            return put < 0 ? errno : EIO;
+        p += put;
+        to += uint64_t(put);
+        bytes -= size_t(put);
     }
     return 0;
 }
@@ -990,46 +1011,67 @@ weft_status_t bcast_single(Module *m, void *buf, size_t count, weft_datatype_t *
     return WEFT_SUCCESS;
 }
 
-// A reduce above the small slots (contiguous data, large_ok): the root reads every other rank's
-// contribution and folds them, x0 op (x1 op (... op x(n-1))), MPI's order for a
-// non-commutative op, from the highest rank down; the others only open and close. One copy of
-// every other rank's data, made by the root, and no message.
+// A reduce above the small slots (contiguous data, large_ok), every rank at work: the count is
+// cut in n blocks of whole elements, and rank r folds block r of every rank's contribution,
+// x0 op (x1 op (... op x(n-1))), MPI's order for a non-commutative op, from the highest rank
+// down, then writes it into the root's result by cross-memory attach (the root, its own block
+// straight). Each rank reads n - 1 blocks of an n-th of the data and writes one; where the root
+// read and folded everything alone, a 1 MiB reduce took 227 us at 2 ranks and 653 at 4 on a
+// 2-vCPU Xeon VM, against 151 and 373 this way. In place (the root's
+// only), the root's contribution is its result buffer: block r of it is read only by rank r,
+// before rank r writes block r there. A rank that could not write its block says so in its
+// line (failed: this call's number), which the root reads after the second arrival (a rank
+// writes it again only after the next call's first arrival, which waits for the root).
 weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t count,
                             weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
 {
     const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
-    const size_t bytes = count * weft_datatype_size(type);
-    // In place (the root's only), the root's contribution is in rbuf, where the result goes:
-    // a copy of it first.
-    std::vector<char> own_copy;
-    const char *own = static_cast<const char *>(sbuf);
-    if (sbuf == WEFT_IN_PLACE) {
-        own_copy.assign(static_cast<char *>(rbuf), static_cast<char *>(rbuf) + bytes);
-        own = own_copy.data();
-    }
+    const size_t size = weft_datatype_size(type), bytes = count * size;
+    const char *own = static_cast<const char *>(sbuf == WEFT_IN_PLACE ? rbuf : sbuf);
+    const uint32_t call = ++m->reduces;
+    if (me == root)
+        lines(m)[me].result = uint64_t(reinterpret_cast<uintptr_t>(rbuf));
     if (weft_status_t rc = single_open(m, comm, own, bytes, bytes); rc != WEFT_SUCCESS)
         return rc;
+    const size_t per = count / size_t(n), more = count % size_t(n), r0 = size_t(me);
+    const size_t elems = per + (r0 < more ? 1 : 0);
+    const size_t at = (r0 * per + std::min(r0, more)) * size, len = elems * size;
     int err = 0;
     weft_status_t folded = WEFT_SUCCESS;
-    if (me == root) {
-        char *acc = static_cast<char *>(rbuf);
-        std::vector<char> part(bytes);
+    if (len > 0) {
+        // The root folds straight into its result, unless in place (its own block is there).
+        const bool direct = me == root && sbuf != WEFT_IN_PLACE;
+        if (m->scratch.size() < 2 * len)
+            m->scratch.resize(2 * len);
+        char *acc = direct ? static_cast<char *>(rbuf) + at : m->scratch.data();
+        char *part = m->scratch.data() + len;
         for (int r = n - 1; r >= 0 && !err && folded == WEFT_SUCCESS; --r) {
-            const char *x = own;
+            char *into = r == n - 1 ? acc : part;
+            const char *x = own + at;
             if (r != me) {
-                err = read_from(m, r, r == n - 1 ? acc : part.data(), 0, bytes);
-                x = r == n - 1 ? acc : part.data();
+                err = read_from(m, r, into, at, len);
+                x = into;
+            } else if (r == n - 1) {
+                std::memcpy(acc, x, len);
             }
-            if (r == n - 1) {
-                if (x != acc)
-                    std::memcpy(acc, x, bytes);
-            } else if (!err) {
-                folded = weft_op_reduce(op, x, acc, count, type); // acc = x op acc
-            }
+            if (r != n - 1 && !err)
+                folded = weft_op_reduce(op, x, acc, elems, type); // acc = x op acc
         }
+        if (!err && folded == WEFT_SUCCESS && !direct) {
+            if (me == root)
+                std::memcpy(static_cast<char *>(rbuf) + at, acc, len);
+            else
+                err = write_peer(lines(m)[root].pid, lines(m)[root].result + at, acc, len);
+        }
+        if (me != root && (err || folded != WEFT_SUCCESS))
+            lines(m)[me].failed = call;
     }
     if (weft_status_t rc = single_close(m, comm, err); rc != WEFT_SUCCESS)
         return rc;
+    if (me == root)
+        for (int r = 0; r < n; ++r)
+            if (r != me && lines(m)[r].failed == call)
+                return folded != WEFT_SUCCESS ? folded : WEFT_ERR_NOT_AVAILABLE;
     return folded;
 }
 
