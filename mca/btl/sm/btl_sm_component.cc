@@ -238,8 +238,8 @@ weft_status_t register_params()
          .help = "The sender asks for the lines of its ring at a receiver ahead of writing "
                  "them (a prefetch with the intent to write), so that taking each line back "
                  "from the receiver's cache overlaps the sender's other work; false: each "
-                 "store waits for its line. Where the CPU has no such prefetch (an x86-64 "
-                 "without PREFETCHW), false whatever the setting.",
+                 "store waits for its line. Only on x86-64 with PREFETCHW (measured there); "
+                 "elsewhere false whatever the setting.",
          .level = 6,
          .scope = WEFT_MCA_SCOPE_LOCAL,
          .enum_values = nullptr,
@@ -452,7 +452,7 @@ weft_btl_module_t **init(int *num_modules, int enable_progress_threads, int enab
                  weft_btl_flags_string(m->base.btl_flags, why, sizeof why) +
                  (cfg.claim_ahead ? "; ring lines claimed ahead"
                   : weft_mca_param_bool(params[kClaimAhead])
-                      ? "; ring lines not claimed ahead (no PREFETCHW on this CPU)"
+                      ? "; ring lines not claimed ahead (not an x86-64 with PREFETCHW)"
                       : "; ring lines not claimed ahead (btl_sm_claim_ahead false)"));
     auto **modules = static_cast<weft_btl_module_t **>(std::malloc(sizeof(weft_btl_module_t *)));
     if (!modules) {

@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -92,7 +93,8 @@ struct alignas(64) Line {
     uint64_t addr;
     uint64_t says;
     uint64_t result; // a reduce's root: where the result goes (reduce_single)
-    uint32_t failed; // a reduce's other ranks: the call whose block they could not write
+    uint32_t failed; // a reduce's other ranks: the call whose block they could not give the root
+    int32_t failure; // and why (a weft_status_t)
 };
 static_assert(sizeof(Line) == 64);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
@@ -234,12 +236,12 @@ int write_peer(int pid, uint64_t to, const void *src, size_t bytes)
     while (bytes > 0) {
         iovec local{const_cast<char *>(p), bytes},
             remote{reinterpret_cast<void *>(uintptr_t(to)), bytes};
-        const ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-        if (put <= 0)
-            return put < 0 ? errno : EIO;
-        p += put;
-        to += uint64_t(put);
-        bytes -= size_t(put);
+        const ssize_t wrote = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+        if (wrote <= 0)
+            return wrote < 0 ? errno : EIO;
+        p += wrote;
+        to += uint64_t(wrote);
+        bytes -= size_t(wrote);
     }
     return 0;
 }
@@ -1020,8 +1022,8 @@ weft_status_t bcast_single(Module *m, void *buf, size_t count, weft_datatype_t *
 // 2-vCPU Xeon VM, against 151 and 373 this way. In place (the root's
 // only), the root's contribution is its result buffer: block r of it is read only by rank r,
 // before rank r writes block r there. A rank that could not write its block says so in its
-// line (failed: this call's number), which the root reads after the second arrival (a rank
-// writes it again only after the next call's first arrival, which waits for the root).
+// line (failed: this call's number; failure: why), which the root reads after the second arrival
+// (a rank writes it again only after the next call's first arrival, which waits for the root).
 weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t count,
                             weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
 {
@@ -1038,13 +1040,19 @@ weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t coun
     const size_t at = (r0 * per + std::min(r0, more)) * size, len = elems * size;
     int err = 0;
     weft_status_t folded = WEFT_SUCCESS;
-    if (len > 0) {
-        // The root folds straight into its result, unless in place (its own block is there).
-        const bool direct = me == root && sbuf != WEFT_IN_PLACE;
-        if (m->scratch.size() < 2 * len)
-            m->scratch.resize(2 * len);
+    // The root folds straight into its result, unless in place (its own block is there).
+    const bool direct = me == root && sbuf != WEFT_IN_PLACE;
+    const size_t need = len > 0 ? (direct ? len : 2 * len) : 0;
+    if (m->scratch.size() < need) {
+        try {
+            m->scratch.resize(need);
+        } catch (const std::bad_alloc &) {
+            err = ENOMEM; // (after the first arrival: the second must come all the same)
+        }
+    }
+    if (len > 0 && !err) {
         char *acc = direct ? static_cast<char *>(rbuf) + at : m->scratch.data();
-        char *part = m->scratch.data() + len;
+        char *part = m->scratch.data() + (direct ? 0 : len);
         for (int r = n - 1; r >= 0 && !err && folded == WEFT_SUCCESS; --r) {
             char *into = r == n - 1 ? acc : part;
             const char *x = own + at;
@@ -1063,15 +1071,19 @@ weft_status_t reduce_single(Module *m, const void *sbuf, void *rbuf, size_t coun
             else
                 err = write_peer(lines(m)[root].pid, lines(m)[root].result + at, acc, len);
         }
-        if (me != root && (err || folded != WEFT_SUCCESS))
-            lines(m)[me].failed = call;
+    }
+    if (me != root && (err || folded != WEFT_SUCCESS)) {
+        lines(m)[me].failure = folded != WEFT_SUCCESS ? folded
+                               : err == ESRCH         ? WEFT_ERR_PROC_FAILED
+                                                      : WEFT_ERR_NOT_AVAILABLE;
+        lines(m)[me].failed = call;
     }
     if (weft_status_t rc = single_close(m, comm, err); rc != WEFT_SUCCESS)
         return rc;
     if (me == root)
         for (int r = 0; r < n; ++r)
             if (r != me && lines(m)[r].failed == call)
-                return folded != WEFT_SUCCESS ? folded : WEFT_ERR_NOT_AVAILABLE;
+                return weft_status_t(lines(m)[r].failure);
     return folded;
 }
 
@@ -1249,8 +1261,12 @@ bool attach_works(Module *m)
     Line got{};
     const uint64_t at = zero.base + uint64_t(reinterpret_cast<char *>(&lines(m)[0]) -
                                              reinterpret_cast<char *>(m->shared));
+    // And write it: a reduce's ranks write their blocks into the root's memory. The same value
+    // the field holds, so nothing changes.
+    const uint64_t pid_at = zero.base + uint64_t(reinterpret_cast<const char *>(&zero.pid) -
+                                                 reinterpret_cast<char *>(m->shared));
     return read_peer(zero.pid, &got, at, sizeof got) == 0 && got.pid == zero.pid &&
-           got.base == zero.base;
+           got.base == zero.base && write_peer(zero.pid, pid_at, &zero.pid, sizeof zero.pid) == 0;
 }
 
 // The set-up (see the top of this file). A member that fails meanwhile makes it fail at the
@@ -1312,7 +1328,11 @@ weft_status_t set_up(Module *m, weft_comm_t *comm)
             const Line &their = lines(m)[r];
             const uint64_t at = their.base + uint64_t(reinterpret_cast<char *>(&lines(m)[r]) -
                                                       reinterpret_cast<char *>(m->shared));
-            if (read_peer(their.pid, &got, at, sizeof got) != 0 || got.pid != their.pid)
+            const uint64_t pid_at =
+                their.base + uint64_t(reinterpret_cast<const char *>(&their.pid) -
+                                      reinterpret_cast<char *>(m->shared));
+            if (read_peer(their.pid, &got, at, sizeof got) != 0 || got.pid != their.pid ||
+                write_peer(their.pid, pid_at, &their.pid, sizeof their.pid) != 0)
                 all_ok &= 1;
         }
         if (name[0])

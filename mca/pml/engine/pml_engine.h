@@ -335,7 +335,7 @@ template <class Policy> class Engine {
     static void offer_answered(Req *r, bool took, uint8_t offers);
     static void rndv_done(Req *r);
     static Chooser *chooser_for(const Peer &peer);
-    static uint8_t offers_byte(int world, size_t total, bool alone);
+    static uint8_t offers_byte(int world, size_t total, uint8_t seen);
     static unsigned allowed_ways(const weft_btl_module_t *btl);
     static void chosen(Req *r, const Unexpected &u, typename State::Flow &f, Chooser *ch,
                        Chooser::Ticket t, Case c, uint64_t now, Chooser::Reason why);

@@ -141,7 +141,7 @@ class Chooser {
     // first in the other way's caches) and costs about twice the difference to the best; a
     // way's turn comes when its share covers that, so with k other ways one r times slower
     // than the best comes once in 2 k (r - 1) / kAloneBudget messages (k = 3, a get 3x slower
-    // than the pipeline: once in 2400), one close to it at most every kTurnEvery.
+    // than the pipeline: once in 2400), one close to it at most every turn_every() messages.
     static constexpr double kAloneBudget = 0.005;
     // A measured run whose stream stopped for longer than this many times its messages' mean
     // time (a sender that waits between windows of messages) is not measured: the wait is
@@ -362,14 +362,19 @@ class Chooser {
     // its class.
     // stream_get, alone_get: the receiver's best way for the class in a stream, alone or
     // exchanged, is a get (told()).
+    // next_of: `next` for messages alone (0) and exchanged (1) apart.
     struct Asks {
         bool now, next, stream_get, alone_get;
+        bool next_of[2];
     };
     Asks asks_for(size_t bytes) const
     {
         const Stream &st = streams_[class_of(bytes)];
         return {st.want_offer || (!is_pipeline(st.way) && st.left > 0) || st.untried_gets,
-                st.asks[0] || st.asks[1], st.get_best, st.alone_get[0] || st.alone_get[1]};
+                st.asks[0] || st.asks[1],
+                st.get_best,
+                st.alone_get[0] || st.alone_get[1],
+                {st.asks[0], st.asks[1]}};
     }
 
     // Receiver: a message of `bytes` came alone or exchanged without an offer (a RNDV): it

@@ -151,7 +151,7 @@ auto Engine<Policy>::make(bool send, const void *buf, size_t count, weft_datatyp
     r->offered_by = nullptr;
     r->told_by = nullptr;
     r->in_flow = false;
-    r->seen_alone = false;
+    r->seen = 0;
     r->peer_send_id = 0;
     r->extra = typename Policy::RequestExtra{};
     r->is_send = send;

@@ -485,7 +485,7 @@ void Engine<Policy>::send_fin(int world, uint64_t id, uint64_t offset, uint64_t 
     fin.length = length;
     Policy::template fill_fin<Engine>(fin, r, offset);
     if (r && !r->is_send)
-        fin.offers = offers_byte(world, r->total, r->seen_alone);
+        fin.offers = offers_byte(world, r->total, r->seen);
     send_bytes(world, &fin, sizeof fin, nullptr, 0, true, Frag::fin);
 }
 
@@ -561,7 +561,7 @@ template <class Policy> void Engine<Policy>::send_ack(Req *r, uint64_t send_id, 
     ack.type = hdr_ack;
     ack.attempt = Policy::template attempt<Engine>(r);
     ack.stores = r->stores;
-    ack.offers = offers_byte(r->world_peer, r->total, r->seen_alone);
+    ack.offers = offers_byte(r->world_peer, r->total, r->seen);
     ack.send_id = send_id;
     ack.recv_id = r->received < r->total ? r->id : 0;
     ack.send_offset = send_offset;
@@ -877,23 +877,24 @@ template <class Policy> Chooser *Engine<Policy>::chooser_for(const Peer &peer)
 }
 
 // The offers byte of an answer to world about a message of `total` bytes (AckOffers) that this
-// receiver saw alone or exchanged (alone) or in a stream. The sender may see a stream where the
-// receiver sees messages alone: in a ping-pong of pipeline messages, the sender's last one is
-// still in its flow when the answer to it arrives, so its next one counts as a stream's, whose
-// offers follow offers_yes, not offers_next. An answer about a message seen alone that asks for
-// the next one (the receiver's best alone is a get, or a turn is due) asks for offers in a
-// stream too, so that such a sender offers it. Found at 4 MiB on a Xeon VM: one receiver, whose
-// best alone was the shared get (253 us against the pipeline's 379), had 181 messages come by
-// the pipeline with no get offered.
+// receiver saw (Req::seen) in a stream or not at all (0), alone (1) or exchanged (2). The
+// sender may see a stream where the receiver sees messages alone: in a ping-pong of pipeline
+// messages, the sender's last one is still in its flow when the answer to it arrives, so its
+// next one counts as a stream's, whose offers follow offers_yes, not offers_next. An answer
+// about a message seen alone (exchanged) that asks for the next one alone (exchanged: its own
+// state, not the other's) asks for offers in a stream too, so that such a sender offers it.
+// Found at 4 MiB on a Xeon VM: one receiver, whose best alone was the shared get (253 us
+// against the pipeline's 379), had 181 messages come by the pipeline with no get offered.
 template <class Policy>
-inline uint8_t Engine<Policy>::offers_byte(int world, size_t total, bool alone)
+inline uint8_t Engine<Policy>::offers_byte(int world, size_t total, uint8_t seen)
 {
     const Peer *peer = peer_of(world);
     Chooser *ch = peer ? chooser_for(*peer) : nullptr;
     if (!ch)
         return offers_no;
     const Chooser::Asks a = ch->asks_for(total);
-    return uint8_t((a.now || (alone && a.next) ? offers_yes : offers_no) |
+    const bool next_here = seen != 0 && a.next_of[seen - 1];
+    return uint8_t((a.now || next_here ? offers_yes : offers_no) |
                    (a.next ? offers_next : offers_no) |
                    (a.stream_get ? offers_stream_get : offers_no) |
                    (a.alone_get ? offers_alone_get : offers_no));
@@ -986,7 +987,7 @@ inline void Engine<Policy>::chosen(Req *r, const Unexpected &u, typename State::
     r->chooser = ch;
     r->ticket = t;
     r->way_case = c;
-    r->seen_alone = c != Case::stream;
+    r->seen = c == Case::stream ? 0 : c == Case::exchange ? 2 : 1;
     r->choose_ns = now;
     ++f.active;
     r->flow_mark = ++f.started;
@@ -1039,8 +1040,9 @@ inline void Engine<Policy>::unoffered_rndv(Req *r, const Unexpected &u, const Pe
                                            Chooser *ch, typename State::Flow &f)
 {
     const bool stores = peer.stores_choice;
-    const bool time = ch->unoffered(u.total, f.sends > 0 ? Case::exchange : Case::alone);
-    r->seen_alone = true;
+    const Case c = f.sends > 0 ? Case::exchange : Case::alone;
+    const bool time = ch->unoffered(u.total, c);
+    r->seen = c == Case::exchange ? 2 : 1;
     bool known = !stores;
     if (stores) {
         const bool streamed = ch->streamed_pipeline(u.total, &known);

@@ -230,8 +230,9 @@ template <class Policy> struct Request : weft_request {
     bool in_flow = false;   // recv: a RNDV over such a module, counted in its flow's active
                             // (until rndv_done)
     Case way_case = Case::alone;
-    // recv: this receiver saw the rendezvous alone or exchanged, not in a stream (offers_byte).
-    bool seen_alone = false;
+    // recv: how this receiver saw the rendezvous (offers_byte): 0 in a stream (or it did not
+    // choose), 1 alone, 2 exchanged.
+    uint8_t seen = 0;
     uint8_t stores = 0; // AckStores: how the receiver asked its FRAGs to be written (both)
     // both: registrations to give back at completion
     std::vector<RegCache::Entry *> regs;
