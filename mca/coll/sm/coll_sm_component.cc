@@ -213,37 +213,30 @@ void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes
     std::memcpy(d, src, bytes);
 }
 
-// bytes at address `from` of process pid into dst, by cross-memory attach: 0, or the errno.
-int read_peer(int pid, void *dst, uint64_t from, size_t bytes)
+// bytes between `mine` in this process and address `theirs` of process pid, by cross-memory
+// attach, read from there (write: false) or written there: 0, or the errno.
+int peer_copy(int pid, void *mine, uint64_t theirs, size_t bytes, bool write)
 {
-    char *d = static_cast<char *>(dst);
+    char *p = static_cast<char *>(mine);
     while (bytes > 0) {
-        iovec local{d, bytes}, remote{reinterpret_cast<void *>(uintptr_t(from)), bytes};
-        const ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-        if (got <= 0)
-            return got < 0 ? errno : EIO;
-        d += got;
-        from += uint64_t(got);
-        bytes -= size_t(got);
+        iovec local{p, bytes}, remote{reinterpret_cast<void *>(uintptr_t(theirs)), bytes};
+        const ssize_t moved = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                                    : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (moved <= 0)
+            return moved < 0 ? errno : EIO;
+        p += moved;
+        theirs += uint64_t(moved);
+        bytes -= size_t(moved);
     }
     return 0;
 }
-
-// bytes from src into address `to` of process pid, by cross-memory attach: 0, or the errno.
+int read_peer(int pid, void *dst, uint64_t from, size_t bytes)
+{
+    return peer_copy(pid, dst, from, bytes, false);
+}
 int write_peer(int pid, uint64_t to, const void *src, size_t bytes)
 {
-    const char *p = static_cast<const char *>(src);
-    while (bytes > 0) {
-        iovec local{const_cast<char *>(p), bytes},
-            remote{reinterpret_cast<void *>(uintptr_t(to)), bytes};
-        const ssize_t wrote = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-        if (wrote <= 0)
-            return wrote < 0 ? errno : EIO;
-        p += wrote;
-        to += uint64_t(wrote);
-        bytes -= size_t(wrote);
-    }
-    return 0;
+    return peer_copy(pid, const_cast<void *>(src), to, bytes, true);
 }
 
 // a at or after b, across the wrap of the counters.

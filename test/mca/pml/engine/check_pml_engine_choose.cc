@@ -1055,6 +1055,31 @@ START_TEST(test_large_messages_turn_sooner)
 }
 END_TEST
 
+// An answer says for each case apart whether it asks for the next message (Asks::next_of):
+// the engine sets offers_yes for a message seen alone only from the alone state's asking, so
+// that a two-way stream, seen exchanged, is not offered every message for the sake of the
+// messages alone.
+START_TEST(test_next_asked_per_case)
+{
+    Chooser c;
+    Sim s;
+    s.ns = {300000, 100000, 200000}; // the get the best alone
+    s.run(c, 300);
+    Chooser::Asks a = c.asks_for(kSize);
+    ck_assert(a.next_of[0]);
+    ck_assert(!a.next_of[1]); // nothing exchanged yet: no asking for it
+    ck_assert(a.next);
+    // Exchanged messages where the pipeline is the best: that state does not ask, the alone
+    // state still does.
+    s.ns = {100000, 300000, 200000};
+    for (int i = 0; i < 300; ++i)
+        s.alone(c, Way::pipeline, kAll, Case::exchange);
+    a = c.asks_for(kSize);
+    ck_assert(a.next_of[0]);
+    ck_assert(!a.next_of[1]);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -1085,6 +1110,7 @@ int main()
     tcase_add_test(tc, test_shared_get_needs_a_margin);
     tcase_add_test(tc, test_steady_best_sampled);
     tcase_add_test(tc, test_large_messages_turn_sooner);
+    tcase_add_test(tc, test_next_asked_per_case);
     suite_add_tcase(s, tc);
     return weft::test::run_suite(s);
 }
