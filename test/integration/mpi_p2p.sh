@@ -31,12 +31,27 @@ expect_in "mpi_p2p: 4 ranks," "$out" "mpi_p2p self,sm claim_ahead false"
 expect_in "ring lines not claimed ahead (btl_sm_claim_ahead false)" "$out" "btl/sm says claim_ahead false"
 jobs=$((jobs + 1))
 # tcp with the system's socket buffers and their auto-tuning (btl_tcp_sndbuf and rcvbuf 0; the
-# default sets them to twice btl_tcp_max_send_size).
+# default sets them to twice btl_tcp_max_send_size), and the system's congestion control on
+# connections inside this host too (btl_tcp_local_congestion empty; the default sets reno).
 out=$(run "$MPIRUN" -np 4 --oversubscribe --timeout 120 --mca btl self,tcp --mca btl_tcp_sndbuf 0 \
-    --mca btl_tcp_rcvbuf 0 "$B/test/integration/mpi_p2p" 2>&1) ||
+    --mca btl_tcp_rcvbuf 0 --mca btl_tcp_local_congestion "" --mca btl_tcp_verbose 2 \
+    "$B/test/integration/mpi_p2p" 2>&1) ||
     fail "mpi_p2p over self,tcp with the system's socket buffers: $out"
 expect_in "mpi_p2p: 4 ranks," "$out" "mpi_p2p self,tcp system buffers"
+expect_not_in "congestion control" "$out" "btl_tcp_local_congestion empty"
 jobs=$((jobs + 1))
+# The default's congestion control on loopback connections, said at btl_tcp_verbose 2; a name
+# the kernel does not have is warned about and the job runs on with the system's.
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,tcp --mca btl_tcp_verbose 2 \
+    "$B/test/integration/mpi_p2p" 2>&1) || fail "mpi_p2p over self,tcp, verbose: $out"
+expect_in "mpi_p2p: 2 ranks," "$out" "mpi_p2p self,tcp verbose"
+expect_in "127.0.0.1 - 127.0.0.1 stays inside this host: congestion control reno" "$out" \
+    "btl/tcp's local congestion control"
+out=$(run "$MPIRUN" -np 2 --timeout 60 --mca btl self,tcp --mca btl_tcp_local_congestion nosuchcc \
+    "$B/test/integration/mpi_p2p" 2>&1) || fail "mpi_p2p over self,tcp, unknown algorithm: $out"
+expect_in "mpi_p2p: 2 ranks," "$out" "mpi_p2p self,tcp unknown algorithm"
+expect_in "btl_tcp_local_congestion nosuchcc cannot be set" "$out" "unknown algorithm warned about"
+jobs=$((jobs + 2))
 # Derived datatypes: extents, pack/unpack, envelopes, Get_elements, sending a contiguous
 # derived type, refusing one with holes (until the PML packs through the datatype engine).
 for btl in self,sm self,tcp; do

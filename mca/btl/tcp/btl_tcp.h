@@ -38,6 +38,7 @@ struct Params {
     int64_t linger_ms = 0;
     size_t sndbuf = 0;
     size_t rcvbuf = 0;
+    std::string local_congestion; // empty: the system's
     size_t free_list_max = 0;
     int64_t verbose = 0;
     bool rdma = false;

@@ -109,7 +109,7 @@ void accept_all(Module *m)
                 debug(1, "%s: accept: %s", m->name().c_str(), std::strerror(errno));
             return;
         }
-        conn_accepted(m, fd,
+        conn_accepted(m, fd, ntohl(from.sin_addr.s_addr),
                       ipv4_string(ntohl(from.sin_addr.s_addr)) + ":" +
                           std::to_string(ntohs(from.sin_port)));
     }
@@ -188,6 +188,7 @@ enum {
     P_FREE_LIST_MAX,
     P_VERBOSE,
     P_RDMA,
+    P_LOCAL_CONGESTION,
     P_COUNT
 };
 weft_mca_param_t *handle[P_COUNT];
@@ -295,6 +296,14 @@ weft_status_t register_params()
             "does; they are there so that the RDMA protocols, and pml/bfo's recovery of "
             "them, run over tcp rails. Every rank must use the same value.",
             WEFT_MCA_SCOPE_ALL_EQUAL),
+        def("local_congestion", WEFT_MCA_PARAM_STRING, "reno", 5,
+            "TCP congestion control (TCP_CONGESTION) of the connections that stay inside this "
+            "host: both ends at one address, or the peer's in 127.0.0.0/8. Their bytes never "
+            "meet a network to share, and a pacing algorithm costs them throughput: with the "
+            "system's bbr a 4 MiB stream over loopback moved 5,950 MB/s, with reno 8,270 "
+            "(Xeon VM). Empty keeps the system's default; a name the kernel does not offer or "
+            "allow is warned about once and the system's default kept. Connections to other "
+            "hosts always keep the system's."),
     };
     if (weft_status_t rc =
             weft_mca_param_register_table("btl", "tcp", defs, P_COUNT, sizeof defs[0], handle);
@@ -326,6 +335,8 @@ bool read_params(std::string &why)
     p.rdma = weft_mca_param_bool(handle[P_RDMA]) != 0;
     p.sndbuf = size_t(weft_mca_param_size(handle[P_SNDBUF]));
     p.rcvbuf = size_t(weft_mca_param_size(handle[P_RCVBUF]));
+    const char *cc = weft_mca_param_string(handle[P_LOCAL_CONGESTION]);
+    p.local_congestion = cc ? cc : "";
     // Left at their default, the buffers follow the largest fragment (the help says why).
     const size_t window = p.max_send_size <= size_t(INT_MAX) / 2 ? 2 * p.max_send_size : INT_MAX;
     if (weft_mca_param_source(handle[P_SNDBUF]) == WEFT_MCA_SOURCE_DEFAULT)
@@ -358,7 +369,8 @@ bool read_params(std::string &why)
         "max_send_size",    "exclusivity",     "latency",        "bandwidth",
         "user_timeout",     "keepalive",       "keepalive_time", "keepalive_intvl",
         "keepalive_probes", "connect_timeout", "linger",         "sndbuf",
-        "rcvbuf",           "free_list_max",   "verbose",        "rdma"};
+        "rcvbuf",           "free_list_max",   "verbose",        "rdma",
+        "local_congestion"};
     for (const IntParam &ip : ints) {
         const int64_t v = weft_mca_param_int(handle[ip.index]);
         if (v < ip.min || v > ip.max) {
@@ -385,6 +397,15 @@ bool read_params(std::string &why)
               ") and btl_tcp_rndv_eager_limit (" + std::to_string(p.rndv_eager_limit) +
               ") must be at least 1 and at most btl_tcp_max_send_size (" +
               std::to_string(p.max_send_size) + ")";
+        return false;
+    }
+    // A name as the kernel spells its algorithms (TCP_CA_NAME_MAX is 16, the NUL included).
+    if (p.local_congestion.size() > 15 ||
+        p.local_congestion.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
+            std::string::npos) {
+        why = "btl_tcp_local_congestion is \"" + p.local_congestion +
+              "\"; it must be empty or the name of a TCP congestion control algorithm (at most "
+              "15 of a-z, 0-9, _), as in net.ipv4.tcp_available_congestion_control";
         return false;
     }
     if (p.sndbuf > INT_MAX || p.rcvbuf > INT_MAX) {

@@ -1082,6 +1082,7 @@ bool ep_connect(Endpoint *ep)
         return false;
     }
     tune_socket(fd);
+    choose_congestion(fd, m->self.addr, ep->peer.addr);
     // Leave from this module's interface address, so that a rail stays on its interface.
     sockaddr_in local{};
     local.sin_family = AF_INET;
@@ -1151,6 +1152,24 @@ void tune_socket(int fd)
         set(SOL_SOCKET, SO_SNDBUF, int(params.sndbuf), "SO_SNDBUF");
     if (params.rcvbuf > 0)
         set(SOL_SOCKET, SO_RCVBUF, int(params.rcvbuf), "SO_RCVBUF");
+}
+
+void choose_congestion(int fd, uint32_t mine, uint32_t theirs)
+{
+    const std::string &cc = params.local_congestion;
+    if (cc.empty() || (mine != theirs && (theirs >> 24) != 127))
+        return;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc.data(), socklen_t(cc.size())) == 0) {
+        debug(2, "connection %s - %s stays inside this host: congestion control %s",
+              ipv4_string(mine).c_str(), ipv4_string(theirs).c_str(), cc.c_str());
+        return;
+    }
+    static bool warned = false;
+    if (!std::exchange(warned, true))
+        warn("btl_tcp_local_congestion %s cannot be set: %s (see the sysctls "
+             "net.ipv4.tcp_available_congestion_control and tcp_allowed_congestion_control); "
+             "connections inside this host keep the system's algorithm",
+             cc.c_str(), std::strerror(errno));
 }
 
 weft_status_t ep_enqueue(Endpoint *ep, Frag *f)
@@ -1369,9 +1388,10 @@ void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status)
     }
 }
 
-void conn_accepted(Module *m, int fd, const std::string &peer)
+void conn_accepted(Module *m, int fd, uint32_t peer_addr, const std::string &peer)
 {
     tune_socket(fd);
+    choose_congestion(fd, m->self.addr, peer_addr);
     Conn *c = new_conn(m, fd, false, ConnState::hello_wait, peer);
     if (!watch(c, EPOLLIN)) {
         debug(1, "%s: cannot watch the connection from %s: %s", m->name().c_str(), peer.c_str(),

@@ -178,7 +178,7 @@ int ep_run_failure(Endpoint *ep);
 void ep_release(const std::vector<Endpoint *> &eps, weft_status_t status);
 
 // A socket accept() returned on module m's listener.
-void conn_accepted(Module *m, int fd, const std::string &peer);
+void conn_accepted(Module *m, int fd, uint32_t peer_addr, const std::string &peer);
 // An epoll event on a connection; returns the callbacks made.
 int conn_event(Conn *c, uint32_t events);
 void conn_close(Conn *c);
@@ -199,6 +199,9 @@ int check_kernel_acks();
 
 // TCP_NODELAY, TCP_USER_TIMEOUT, keepalive and buffer sizes from the parameters.
 void tune_socket(int fd);
+// A connection between addresses mine and theirs (host byte order) that stays inside this host
+// gets btl_tcp_local_congestion's algorithm; others keep the system's.
+void choose_congestion(int fd, uint32_t mine, uint32_t theirs);
 
 } // namespace weft::btl::tcp
 
