@@ -299,9 +299,9 @@ weft_status_t register_params()
         def("local_congestion", WEFT_MCA_PARAM_STRING, "reno", 5,
             "TCP congestion control (TCP_CONGESTION) of the connections that stay inside this "
             "host: both ends at one address, or the peer's in 127.0.0.0/8. Their bytes never "
-            "meet a network to share, and a pacing algorithm costs them throughput: with the "
-            "system's bbr a 4 MiB stream over loopback moved 5,950 MB/s, with reno 8,270 "
-            "(Xeon VM). Empty keeps the system's default; a name the kernel does not offer or "
+            "meet a network to share, and the system's algorithm may cost them throughput: "
+            "with bbr a 4 MiB stream over loopback moved 5,950 MB/s, with reno 8,270 (Xeon "
+            "VM). Empty keeps the system's default; a name the kernel does not offer or "
             "allow is warned about once and the system's default kept. Connections to other "
             "hosts always keep the system's."),
     };

@@ -205,12 +205,25 @@ Head &head(char *data)
 }
 uint64_t &slot_bytes(char *data) { return head(data).bytes; }
 
+// bytes of src into a small slot's data d: what goes past the header's line first, the
+// header's line last. The readers of a stamped slot poll that line; written in between, it
+// would go to them and back once more before the stamp (a 1 KiB allgather at 2 ranks by
+// stamps: 0.69 us written front to back).
+void fill(char *d, const void *src, size_t bytes)
+{
+    constexpr size_t kInLine = kHead - kSmallData;
+    const size_t first = std::min(bytes, kInLine);
+    if (bytes > first)
+        std::memcpy(d + first, static_cast<const char *>(src) + first, bytes - first);
+    std::memcpy(d, src, first);
+}
+
 // This rank's part: its byte count, then its data.
 void put(Module *m, uint32_t gen, int n, int rank, const void *src, size_t bytes)
 {
     char *d = slot(m, gen, n, rank);
+    fill(d, src, bytes);
     slot_bytes(d) = bytes;
-    std::memcpy(d, src, bytes);
 }
 
 // bytes between `mine` in this process and address `theirs` of process pid, by cross-memory
@@ -343,6 +356,28 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
     }
     return wait_for(
         m, comm, [&] { return m->shared->generation.load(std::memory_order_acquire) == target; });
+}
+
+// Stamp this rank's small slot of the next generation (its part is there) and wait until every
+// rank has stamped its own: an arrival of the operations whose every rank reads every slot,
+// without the shared counter. Each rank's line travels once to each reader, where an arrival
+// moves the counter's line from rank to rank and then the generation's to every waiter (an
+// 8-byte allgather at 2 ranks: 0.39 us with the counter). A slot is written again only once
+// every rank has finished reading it (writable), so a stamp seen stays until then.
+weft_status_t stamp_and_wait(Module *m, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const uint32_t gen = ++m->generation;
+    head(slot(m, gen, n, weft_comm_rank(comm))).gen.store(gen, std::memory_order_release);
+    int seen = 0; // the ranks before this one have stamped theirs
+    return wait_for(m, comm, [&] {
+        for (; seen < n; ++seen)
+            if (head(slot(m, gen, n, seen)).gen.load(std::memory_order_acquire) != gen)
+                return false;
+        return true;
+    });
 }
 
 // The segment, set up at the first call that needs it.
@@ -605,7 +640,7 @@ weft_status_t allreduce(const void *sbuf, void *rbuf, size_t count, weft_datatyp
     if (weft_status_t rc = writable(m, comm, gen); rc != WEFT_SUCCESS)
         return rc;
     put(m, gen, n, weft_comm_rank(comm), sbuf == WEFT_IN_PLACE ? rbuf : sbuf, bytes);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = stamp_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     Finish f{m, comm, gen};
     return bytes ? fold(m, gen, n, rbuf, count, bytes, type, op) : WEFT_SUCCESS;
@@ -693,8 +728,12 @@ void unpack(void *dst, size_t count, weft_datatype_t *type, const char *src, siz
 // slot holds is cut, and refused by every reader).
 void put_part(char *mine, size_t says, const void *src, size_t count, weft_datatype_t *type)
 {
+    const size_t bytes = std::min(says, kSlot);
+    if (weft_datatype_is_contiguous(type, count))
+        fill(mine, src, bytes);
+    else
+        pack(mine, src, count, type, bytes);
     slot_bytes(mine) = says;
-    pack(mine, src, count, type, std::min(says, kSlot));
 }
 
 // Block r of count elements of type from base.
@@ -1153,7 +1192,7 @@ weft_status_t allgather(const void *sbuf, size_t scount, weft_datatype_t *stype,
         put_part(mine, bytes, block(rbuf, me, rcount, rtype), rcount, rtype);
     else
         put_part(mine, scount * weft_datatype_size(stype), sbuf, scount, stype);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = stamp_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     Finish f{m, comm, gen};
     for (int r = 0; r < n; ++r)
@@ -1197,7 +1236,7 @@ weft_status_t alltoall(const void *sbuf, size_t scount, weft_datatype_t *stype, 
     else
         put_part(mine, scount * weft_datatype_size(stype) * size_t(n), sbuf, scount * size_t(n),
                  stype);
-    if (weft_status_t rc = arrive_and_wait(m, comm); rc != WEFT_SUCCESS)
+    if (weft_status_t rc = stamp_and_wait(m, comm); rc != WEFT_SUCCESS)
         return rc;
     Finish f{m, comm, gen};
     for (int r = 0; r < n; ++r)
