@@ -606,6 +606,67 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
     return WEFT_SUCCESS;
 }
 
+// A reduce that fits half a large slot (chunk_room), through the large slots with the root
+// folding: every other rank copies its part into its half of the slot (the halves taken in
+// turn, as the exchange chunks take them), stamps it and goes on; the root waits for the
+// stamps and folds x0 op (x1 op (... op x(n-1))) (MPI's order) straight into its result. No
+// arrival, and no rank but the root waits for more than the root's reads of the half it writes,
+// from two calls back: in a loop, the others copy in the next call's parts while the root folds
+// this one's. (Copying in, folding a slice each and copying out, with two arrivals, a 2-rank
+// reduce of 64 KiB took 13.1 us, and by the modules below 5.1; docs/performance.md.)
+weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t count,
+                             weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
+{
+    const int n = weft_comm_size(comm), me = weft_comm_rank(comm);
+    const size_t total = count * weft_datatype_size(type);
+    if (!usable(m, comm))
+        return WEFT_ERR_PROC_FAILED;
+    const unsigned half = chunk_room(m) < m->large ? m->chunks++ & 1 : 0;
+    if (weft_status_t rc = all_done(m, comm, m->half_read[half]); rc != WEFT_SUCCESS)
+        return rc;
+    const uint32_t gen = ++m->generation;
+    Finish f{m, comm, gen};
+    m->large_read = m->half_read[half] = gen;
+    const bool in_place = sbuf == WEFT_IN_PLACE;
+    char *mine = chunk_slot(m, n, me, half);
+    if (me != root || (in_place && root != n - 1)) {
+        // (The root's own part in its slot only when its result, which holds it, is written
+        // with the last rank's part first.)
+        std::memcpy(mine, in_place ? rbuf : sbuf, total);
+        slot_bytes(mine) = total;
+        head(mine).gen.store(gen, std::memory_order_release);
+    }
+    if (me != root)
+        return WEFT_SUCCESS;
+    int seen = 0; // the ranks before it have stamped theirs
+    if (weft_status_t rc = wait_for(
+            m, comm,
+            [&] {
+                for (; seen < n; ++seen)
+                    if (seen != root &&
+                        head(chunk_slot(m, n, seen, half)).gen.load(std::memory_order_acquire) !=
+                            gen)
+                        return false;
+                return true;
+            });
+        rc != WEFT_SUCCESS)
+        return rc;
+    for (int r = 0; r < n; ++r)
+        if (r != root && slot_bytes(chunk_slot(m, n, r, half)) != total)
+            return WEFT_ERR_TRUNCATE;
+    auto part = [&](int r) -> const void * {
+        if (r != root)
+            return chunk_slot(m, n, r, half);
+        return in_place ? (root == n - 1 ? rbuf : mine) : sbuf;
+    };
+    if (part(n - 1) != rbuf)
+        std::memcpy(rbuf, part(n - 1), total);
+    for (int r = n - 2; r >= 0; --r)
+        if (weft_status_t rc = weft_op_reduce(op, part(r), rbuf, count, type); rc != WEFT_SUCCESS)
+            return rc;
+    return WEFT_SUCCESS;
+}
+
 // Whether an allreduce or reduce too large for the small slots goes through the large ones:
 // if the segment has them, the data is contiguous and an element fits (the same at every
 // rank: the count and type are).
@@ -666,6 +727,8 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
         return large_call(
             m, comm, kReduce, bytes, 0,
             [&] {
+                if (bytes <= chunk_room(m))
+                    return reduce_at_root(m, sbuf, rbuf, count, type, op, root, comm);
                 return allreduce_large(m, sbuf == WEFT_IN_PLACE ? rbuf : sbuf, rbuf, count, type,
                                        op, comm, root);
             },
