@@ -301,8 +301,9 @@ weft_status_t register_params()
             "host: both ends at one address, or the peer's in 127.0.0.0/8. Their bytes never "
             "meet a network to share, and the system's algorithm may cost them throughput: "
             "with bbr a 4 MiB stream over loopback moved 5,950 MB/s, with reno 8,270 (Xeon "
-            "VM). Empty keeps the system's default; a name the kernel does not offer or "
-            "allow is warned about once and the system's default kept. Connections to other "
+            "VM). Empty keeps the system's default. A value that is not such a name (at most "
+            "15 of a-z, 0-9 and _) is refused at start-up; a name the kernel does not offer "
+            "or allow is warned about once and the system's default kept. Connections to other "
             "hosts always keep the system's."),
     };
     if (weft_status_t rc =

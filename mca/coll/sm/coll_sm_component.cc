@@ -126,6 +126,11 @@ __attribute__((destructor)) void exit_cleanup()
 struct Head {
     uint64_t bytes;            // what its rank put there
     std::atomic<uint32_t> gen; // the generation it is for, once the data is there
+    // A large slot's: the stamp of its second half (reduce_at_root), here, in the first half's
+    // header, because the second half's header lies inside the data of the whole slot, which
+    // allreduce_large and bigger reduces write with the user's bytes (a stale stamp there
+    // could hold any value, the next generation too).
+    std::atomic<uint32_t> gen1;
 };
 constexpr size_t kHead = 64, kSmallData = 16, kStride = kHead + kSlot;
 static_assert(sizeof(Head) <= kSmallData && kSmallData + kSlot <= kStride && kStride % 64 == 0);
@@ -614,6 +619,13 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
 // from two calls back: in a loop, the others copy in the next call's parts while the root folds
 // this one's. (Copying in, folding a slice each and copying out, with two arrivals, a 2-rank
 // reduce of 64 KiB took 13.1 us, and by the modules below 5.1; docs/performance.md.)
+// The stamp of rank's half of its large slot (Head::gen1).
+std::atomic<uint32_t> &half_stamp(Module *m, int n, int rank, unsigned half)
+{
+    Head &h = head(large_slot(m, n, rank));
+    return half ? h.gen1 : h.gen;
+}
+
 weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t count,
                              weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
 {
@@ -634,7 +646,7 @@ weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t cou
         // with the last rank's part first.)
         std::memcpy(mine, in_place ? rbuf : sbuf, total);
         slot_bytes(mine) = total;
-        head(mine).gen.store(gen, std::memory_order_release);
+        half_stamp(m, n, me, half).store(gen, std::memory_order_release);
     }
     if (me != root)
         return WEFT_SUCCESS;
@@ -644,8 +656,7 @@ weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t cou
             [&] {
                 for (; seen < n; ++seen)
                     if (seen != root &&
-                        head(chunk_slot(m, n, seen, half)).gen.load(std::memory_order_acquire) !=
-                            gen)
+                        half_stamp(m, n, seen, half).load(std::memory_order_acquire) != gen)
                         return false;
                 return true;
             });
