@@ -37,8 +37,8 @@ int main(int argc, char **argv)
             big[k] = v;
         CHECK(MPI_Allreduce(big, sum, BIG, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS,
               "round %d: allreduce failed", i);
-        CHECK(sum[0] == n * v && sum[BIG - 1] == n * v, "round %d: allreduce gave %d, not %d",
-              i, sum[0], n * v);
+        CHECK(sum[0] == n * v && sum[BIG - 1] == n * v, "round %d: allreduce gave %d, not %d", i,
+              sum[0], n * v);
         for (int k = 0; k < SMALL; ++k)
             small[k] = rank * 7 + i + k;
         const int rc = MPI_Reduce(small, out, SMALL, MPI_INT, MPI_SUM, i % n, MPI_COMM_WORLD);
