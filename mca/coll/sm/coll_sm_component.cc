@@ -611,14 +611,6 @@ weft_status_t allreduce_large(Module *m, const void *src, void *rbuf, size_t cou
     return WEFT_SUCCESS;
 }
 
-// A reduce that fits half a large slot (chunk_room), through the large slots with the root
-// folding: every other rank copies its part into its half of the slot (the halves taken in
-// turn, as the exchange chunks take them), stamps it and goes on; the root waits for the
-// stamps and folds x0 op (x1 op (... op x(n-1))) (MPI's order) straight into its result. No
-// arrival, and no rank but the root waits for more than the root's reads of the half it writes,
-// from two calls back: in a loop, the others copy in the next call's parts while the root folds
-// this one's. (Copying in, folding a slice each and copying out, with two arrivals, a 2-rank
-// reduce of 64 KiB took 13.1 us, and by the modules below 5.1; docs/performance.md.)
 // The stamp of rank's half of its large slot (Head::gen1).
 std::atomic<uint32_t> &half_stamp(Module *m, int n, int rank, unsigned half)
 {
@@ -626,6 +618,14 @@ std::atomic<uint32_t> &half_stamp(Module *m, int n, int rank, unsigned half)
     return half ? h.gen1 : h.gen;
 }
 
+// A reduce that fits half a large slot (chunk_room), through the large slots with the root
+// folding: every other rank copies its part into its half of the slot (the halves taken in
+// turn, as the exchange chunks take them), stamps it (half_stamp) and goes on; the root waits for
+// the stamps and folds x0 op (x1 op (... op x(n-1))) (MPI's order) straight into its result. No
+// arrival, and no rank but the root waits for more than the root's reads of the half it writes,
+// from two calls back: in a loop, the others copy in the next call's parts while the root folds
+// this one's. (Copying in, folding a slice each and copying out, with two arrivals, a 2-rank
+// reduce of 64 KiB took 13.1 us, and by the modules below 5.1; docs/performance.md.)
 weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t count,
                              weft_datatype_t *type, weft_op_t *op, int root, weft_comm_t *comm)
 {
