@@ -363,6 +363,21 @@ weft_status_t arrive_and_wait(Module *m, weft_comm_t *comm)
         m, comm, [&] { return m->shared->generation.load(std::memory_order_acquire) == target; });
 }
 
+// Wait until stamp(r) holds gen for every rank r < n. A stamp seen stays until its reader has
+// finished with the generation (writable, all_done), so the wait goes on from the first rank
+// not seen yet.
+template <class Stamp>
+weft_status_t wait_stamps(Module *m, weft_comm_t *comm, int n, uint32_t gen, Stamp stamp)
+{
+    int seen = 0;
+    return wait_for(m, comm, [&] {
+        for (; seen < n; ++seen)
+            if (stamp(seen).load(std::memory_order_acquire) != gen)
+                return false;
+        return true;
+    });
+}
+
 // Stamp this rank's small slot of the next generation (its part is there) and wait until every
 // rank has stamped its own: an arrival of the operations whose every rank reads every slot,
 // without the shared counter. Each rank's line travels once to each reader, where an arrival
@@ -376,13 +391,8 @@ weft_status_t stamp_and_wait(Module *m, weft_comm_t *comm)
         return WEFT_ERR_PROC_FAILED;
     const uint32_t gen = ++m->generation;
     head(slot(m, gen, n, weft_comm_rank(comm))).gen.store(gen, std::memory_order_release);
-    int seen = 0; // the ranks before this one have stamped theirs
-    return wait_for(m, comm, [&] {
-        for (; seen < n; ++seen)
-            if (head(slot(m, gen, n, seen)).gen.load(std::memory_order_acquire) != gen)
-                return false;
-        return true;
-    });
+    return wait_stamps(
+        m, comm, n, gen, [&](int r) -> auto & { return head(slot(m, gen, n, r)).gen; });
 }
 
 // The segment, set up at the first call that needs it.
@@ -646,20 +656,12 @@ weft_status_t reduce_at_root(Module *m, const void *sbuf, void *rbuf, size_t cou
         // with the last rank's part first.)
         std::memcpy(mine, in_place ? rbuf : sbuf, total);
         slot_bytes(mine) = total;
-        half_stamp(m, n, me, half).store(gen, std::memory_order_release);
     }
+    half_stamp(m, n, me, half).store(gen, std::memory_order_release); // (the root's: no data)
     if (me != root)
         return WEFT_SUCCESS;
-    int seen = 0; // the ranks before it have stamped theirs
-    if (weft_status_t rc = wait_for(
-            m, comm,
-            [&] {
-                for (; seen < n; ++seen)
-                    if (seen != root &&
-                        half_stamp(m, n, seen, half).load(std::memory_order_acquire) != gen)
-                        return false;
-                return true;
-            });
+    if (weft_status_t rc = wait_stamps(
+            m, comm, n, gen, [&](int r) -> auto & { return half_stamp(m, n, r, half); });
         rc != WEFT_SUCCESS)
         return rc;
     for (int r = 0; r < n; ++r)
@@ -758,14 +760,8 @@ weft_status_t reduce(const void *sbuf, void *rbuf, size_t count, weft_datatype_t
     head(slot(m, gen, n, me)).gen.store(gen, std::memory_order_release);
     if (me != root)
         return WEFT_SUCCESS;
-    if (weft_status_t rc = wait_for(
-            m, comm,
-            [&] {
-                for (int r = 0; r < n; ++r)
-                    if (head(slot(m, gen, n, r)).gen.load(std::memory_order_acquire) != gen)
-                        return false;
-                return true;
-            });
+    if (weft_status_t rc = wait_stamps(
+            m, comm, n, gen, [&](int r) -> auto & { return head(slot(m, gen, n, r)).gen; });
         rc != WEFT_SUCCESS)
         return rc;
     // The next generation's lines from the others, which in a loop of reduces they may have
